@@ -1,0 +1,1 @@
+"""Numerics of the drivetrain elements; no FMI import anywhere in this package."""

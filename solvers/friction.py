@@ -1,0 +1,394 @@
+"""Stick/slip of n bodies in series joined by dry-friction interfaces.
+
+Biagiotti & Zanasi, "Efficient simulation of static and dynamic friction for
+automotive applications" (seed ``biagiotti-zanasi-static-dynamic-friction.txt``).
+
+Model (eq. 5, 10, 16)
+    J_i w_i' = F_i - tau_(i-1,i)... written as  J W' = F - D^T tau,
+with ``D`` the (n-1) x n difference matrix (row j: +1 at body j, -1 at body j+1) and
+``tau_j`` the torque interface j transmits from body j to body j+1.
+
+Decoupling (eq. 7-9, 11, 17)
+    mean motion      J_tot * w_mean' = sum(F)                 (no friction in it)
+    relative motion  s' = g - M tau,   s = D W (slip speeds),
+                     M = D J^-1 D^T  (= J_R^-1),  g = D J^-1 F  (= J_R^-1 F_R)
+    back to bodies   W = w_mean * 1 + K s,  K = J^-1 D^T M^-1   (the matrix T of eq. 7)
+so a stuck interface keeps its slip exactly zero: it is not integrated at all.
+
+Friction of a slipping interface (eq. 2), with direction d = sign(s):
+    tau = d * (T_c + (T_s - T_c) * exp(-|s / w_s|^alpha)) + d_visc * s
+``w_s = 0`` means no Stribeck drop (tau = d*T_c + d_visc*s at any slip).
+Friction of the stuck set xi (eq. 19), given the torques of the others:
+    tau_xi = M_xixi^-1 (g_xi - M_xi,rest tau_rest)
+and it holds while |tau_j| <= T_s,j (eq. 20-21).
+
+Exact stuck set.  Eq. 19-22 saturate each violating interface on its own, which the
+seed admits is only approximate when neighbouring interfaces stick and one saturates.
+Here every interface at zero slip gets a mode from {STUCK, FORWARD, BACKWARD}; the
+candidate assignments are tested in order of decreasing number of stuck interfaces
+and the first consistent one is taken: every stuck friction within its static limit,
+every interface that breaks away accelerating in the direction it was assigned, with
+its friction at the breakaway level ``d * T_k0`` (``T_k0 = T_s`` with a Stribeck drop,
+``T_c`` without).  This is the mixed linear complementarity problem of the stuck set
+solved by enumeration (at most 3^5 candidates for six bodies).
+
+Stepping.  External torques and capacities are constant over a step.  Inside the step
+the solver runs from event to event: a slip that reaches zero (the interface is then
+re-resolved: it locks or reverses) or, with several interfaces, a stuck friction that
+reaches its static limit.  With constant friction in every slipping interface the
+motion between events is quadratic in time and events are found in closed form;
+otherwise the slip ODE is integrated by :mod:`solvers.ode` with event location.
+Nothing here depends on the step size: there is no velocity band and no chattering.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+from functools import lru_cache
+
+import numpy as np
+
+from .ode import integrate
+
+
+class Mode(IntEnum):
+    """State of one friction interface (names as in Modelica's Rotational library)."""
+
+    BACKWARD = -1  # slipping, s < 0
+    STUCK = 0      # s == 0 held by static friction
+    FORWARD = 1    # slipping, s > 0
+    FREE = 2       # zero capacity (normal force 0): only viscous friction
+
+
+class StepError(RuntimeError):
+    """A step that cannot be taken; the caller keeps its previous state."""
+
+
+MAX_EVENTS_PER_STEP = 10_000
+_STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19
+
+
+@dataclass(frozen=True)
+class InterfaceLaw:
+    """Friction law of one interface (eq. 2); capacities come with the normal force.
+
+    mu_s, mu_k      static and kinetic friction coefficients, 0 <= mu_k <= mu_s
+    r_eff           effective friction radius [m]
+    n_surfaces      number of friction surfaces
+    w_stribeck      Stribeck speed [rad/s]; 0 = no Stribeck drop
+    alpha_stribeck  Stribeck exponent
+    d_visc          viscous friction coefficient [N.m.s/rad]
+    """
+
+    mu_s: float = 0.4
+    mu_k: float = 0.3
+    r_eff: float = 0.15
+    n_surfaces: float = 2.0
+    w_stribeck: float = 0.0
+    alpha_stribeck: float = 1.0
+    d_visc: float = 0.0
+
+    def capacities(self, f_n: float) -> tuple[float, float]:
+        """Static and kinetic torque capacities (T_s, T_c) at normal force f_n."""
+        lever = self.r_eff * self.n_surfaces * f_n
+        return self.mu_s * lever, self.mu_k * lever
+
+    def slipping_torque(self, s: float, direction: int, t_s: float, t_c: float) -> float:
+        """Eq. 2 with the sign taken from the slip direction of the current mode."""
+        level = t_c
+        if self.w_stribeck > 0.0 and t_s != t_c:
+            level += (t_s - t_c) * math.exp(-((abs(s) / self.w_stribeck) ** self.alpha_stribeck))
+        return direction * level + self.d_visc * s
+
+    def breakaway_torque(self, t_s: float, t_c: float) -> float:
+        """Friction level at the instant of breakaway, T_k0 = F(0+)."""
+        return t_s if self.w_stribeck > 0.0 else t_c
+
+    def is_constant(self) -> bool:
+        """True when a slipping interface has a constant torque (analytic motion)."""
+        return self.w_stribeck == 0.0 and self.d_visc == 0.0
+
+
+@dataclass(frozen=True)
+class ChainState:
+    """State in decoupled coordinates (angles of the mean and relative motion).
+
+    theta_mean, w_mean : J-weighted mean angle and speed (eq. 8)
+    q, s               : relative angles and slips, q_j = phi_j - phi_(j+1), s = q'
+    modes              : Mode of each interface
+    e_loss             : energy dissipated by friction since the start [J]
+    """
+
+    theta_mean: float
+    w_mean: float
+    q: tuple[float, ...]
+    s: tuple[float, ...]
+    modes: tuple[Mode, ...]
+    e_loss: float = 0.0
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """Outcome of one step: the new state and what happened inside the step."""
+
+    state: ChainState
+    n_events: int
+    event_times: tuple[float, ...] = field(default_factory=tuple)
+
+
+@lru_cache(maxsize=None)
+def _candidates(k: int) -> tuple[tuple[Mode, ...], ...]:
+    """Mode assignments for k zero-slip interfaces, most stuck first."""
+    options = (Mode.STUCK, Mode.FORWARD, Mode.BACKWARD)
+    assignments = itertools.product(options, repeat=k)
+    return tuple(sorted(assignments, key=lambda a: -sum(m == Mode.STUCK for m in a)))
+
+
+class FrictionChain:
+    """n >= 2 bodies in series with n-1 friction interfaces (module docstring).
+
+    Parameters
+    ----------
+    inertias : sequence of n positive floats [kg.m2]
+    laws     : sequence of n-1 :class:`InterfaceLaw`
+    """
+
+    def __init__(self, inertias, laws):
+        inertias = np.asarray(inertias, dtype=float)
+        if inertias.ndim != 1 or inertias.size < 2:
+            raise ValueError(f"inertias must hold at least two values, got {inertias!r}")
+        for i, j in enumerate(inertias, start=1):
+            if not (math.isfinite(j) and j > 0.0):
+                raise ValueError(f"inertia J_{i} = {j!r} must be finite and > 0")
+        if len(laws) != inertias.size - 1:
+            raise ValueError(f"{inertias.size} bodies need {inertias.size - 1} interface laws, got {len(laws)}")
+        n = inertias.size
+        self.n = n
+        self.inertias = inertias
+        self.laws = tuple(laws)
+        self.j_total = float(inertias.sum())
+        d = np.zeros((n - 1, n))
+        for j in range(n - 1):
+            d[j, j], d[j, j + 1] = 1.0, -1.0
+        self.d = d
+        j_inv = np.diag(1.0 / inertias)
+        self.m = d @ j_inv @ d.T                      # J_R^-1 (eq. 17)
+        self.k = j_inv @ d.T @ np.linalg.inv(self.m)  # W = w_mean + K s (eq. 7)
+        self.dj_inv = d @ j_inv                       # g = D J^-1 F
+        self._m_list = self.m.tolist()
+        self._constant = all(law.is_constant() for law in self.laws)
+
+    # ------------------------------------------------------------------ coordinates
+    def state_from_bodies(self, phi, w, modes=None, e_loss=0.0) -> ChainState:
+        """Decoupled state from body angles and speeds; modes from the slip signs."""
+        phi = np.asarray(phi, dtype=float)
+        w = np.asarray(w, dtype=float)
+        q = self.d @ phi
+        s = self.d @ w
+        if modes is None:
+            modes = tuple(Mode.STUCK if x == 0.0 else Mode(int(np.sign(x))) for x in s)
+        return ChainState(
+            theta_mean=float(self.inertias @ phi) / self.j_total,
+            w_mean=float(self.inertias @ w) / self.j_total,
+            q=tuple(q.tolist()),
+            s=tuple(s.tolist()),
+            modes=tuple(modes),
+            e_loss=e_loss,
+        )
+
+    def body_angles(self, state: ChainState) -> np.ndarray:
+        return state.theta_mean + self.k @ np.asarray(state.q)
+
+    def body_speeds(self, state: ChainState) -> np.ndarray:
+        return state.w_mean + self.k @ np.asarray(state.s)
+
+    def kinetic_energy(self, w_mean: float, s) -> float:
+        """0.5 W^T J W = 0.5 J_tot w_mean^2 + 0.5 s^T M^-1 s (T^T J T is block-diagonal)."""
+        s = np.asarray(s, dtype=float)
+        return 0.5 * self.j_total * w_mean**2 + 0.5 * float(s @ np.linalg.solve(self.m, s))
+
+    # ------------------------------------------------------------------ friction
+    def relative_free_acceleration(self, torques) -> np.ndarray:
+        """g = D J^-1 F: slip accelerations without friction."""
+        return self.dj_inv @ np.asarray(torques, dtype=float)
+
+    def resolve(self, s, modes, g, t_s, t_c):
+        """Modes and friction torques at an instant (the exact stuck set).
+
+        Interfaces with non-zero slip keep their slip direction; interfaces with zero
+        capacity are FREE; the rest (zero slip, capacity > 0) are resolved by testing
+        candidate assignments (module docstring).  Returns (modes, tau) as lists.
+        """
+        m = self.n - 1
+        new_modes = list(modes)
+        tau = [0.0] * m
+        zero = []
+        for j in range(m):
+            law = self.laws[j]
+            if t_s[j] <= 0.0:
+                new_modes[j] = Mode.FREE
+                tau[j] = law.d_visc * s[j]
+            elif s[j] != 0.0:
+                new_modes[j] = Mode.FORWARD if s[j] > 0.0 else Mode.BACKWARD
+                tau[j] = law.slipping_torque(s[j], new_modes[j], t_s[j], t_c[j])
+            else:
+                zero.append(j)
+        if not zero:
+            return new_modes, tau
+        mm = self._m_list
+        for assignment in _candidates(len(zero)):
+            stuck = [j for j, a in zip(zero, assignment) if a == Mode.STUCK]
+            trial = list(tau)
+            for j, a in zip(zero, assignment):
+                if a != Mode.STUCK:
+                    trial[j] = a * self.laws[j].breakaway_torque(t_s[j], t_c[j])
+            if stuck:
+                known = [j for j in range(m) if j not in stuck]
+                rhs = [g[i] - sum(mm[i][j] * trial[j] for j in known) for i in stuck]
+                if len(stuck) == 1:
+                    solved = [rhs[0] / mm[stuck[0]][stuck[0]]]
+                else:
+                    sub = self.m[np.ix_(stuck, stuck)]
+                    solved = np.linalg.solve(sub, rhs).tolist()
+                if any(abs(x) > t_s[j] * (1.0 + _STICK_TOL) for x, j in zip(solved, stuck)):
+                    continue
+                for j, x in zip(stuck, solved):
+                    trial[j] = x
+            consistent = True
+            for j, a in zip(zero, assignment):
+                if a != Mode.STUCK:
+                    accel = g[j] - sum(mm[j][i] * trial[i] for i in range(m))
+                    if a * accel <= 0.0:
+                        consistent = False
+                        break
+            if consistent:
+                for j, a in zip(zero, assignment):
+                    new_modes[j] = Mode(a)
+                return new_modes, trial
+        raise StepError(f"no consistent stick/slip assignment for interfaces {zero} (g = {list(g)})")
+
+    def friction_torques(self, state: ChainState, torques, t_s, t_c):
+        """Modes and friction torques of ``state`` under the given external torques."""
+        g = self.relative_free_acceleration(torques).tolist()
+        return self.resolve(state.s, state.modes, g, t_s, t_c)
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
+        """Advance ``state`` by ``h`` with constant external torques and capacities.
+
+        Raises StepError (the state passed in is never modified: it is immutable).
+        """
+        if not (h > 0.0 and math.isfinite(h)):
+            raise StepError(f"step size h = {h!r} must be finite and > 0")
+        torques = np.asarray(torques, dtype=float)
+        a_mean = float(torques.sum()) / self.j_total
+        g = self.relative_free_acceleration(torques).tolist()
+        s = list(state.s)
+        q = list(state.q)
+        modes = list(state.modes)
+        theta, w_mean = state.theta_mean, state.w_mean
+        ke_start = self.kinetic_energy(w_mean, s)
+        t = 0.0
+        event_times = []
+        constant = self._constant
+        for _ in range(MAX_EVENTS_PER_STEP):
+            modes, tau = self.resolve(s, modes, g, t_s, t_c)
+            remaining = h - t
+            if constant or all(modes[j] == Mode.STUCK for j in range(self.n - 1)):
+                dt, event = self._advance_constant(s, q, modes, tau, g, remaining)
+            else:
+                dt, event = self._advance_ode(s, q, modes, g, t_s, t_c, remaining)
+            theta += w_mean * dt + 0.5 * a_mean * dt * dt
+            w_mean += a_mean * dt
+            t += dt
+            if event is None:
+                break
+            event_times.append(t)
+        else:
+            raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step of {h} s")
+        # modes valid at the end of the step under the same inputs
+        modes, _ = self.resolve(s, modes, g, t_s, t_c)
+        # Energy balance with constant torques: dissipated = work of F - change of KE.
+        new_phi_minus_old = (theta - state.theta_mean) + self.k @ (np.asarray(q) - np.asarray(state.q))
+        work = float(torques @ new_phi_minus_old)
+        e_loss = state.e_loss + work - (self.kinetic_energy(w_mean, s) - ke_start)
+        new_state = ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
+        return StepResult(new_state, len(event_times), tuple(event_times))
+
+    def _slip_acceleration(self, j, tau, g):
+        row = self._m_list[j]
+        return g[j] - sum(row[i] * tau[i] for i in range(self.n - 1))
+
+    def _advance_constant(self, s, q, modes, tau, g, remaining):
+        """Constant friction in every slipping interface: closed-form motion (in place)."""
+        m = self.n - 1
+        accel = [0.0 if modes[j] == Mode.STUCK else self._slip_acceleration(j, tau, g) for j in range(m)]
+        dt, event = remaining, None
+        for j in range(m):
+            if modes[j] in (Mode.FORWARD, Mode.BACKWARD) and accel[j] * modes[j] < 0.0:
+                t_zero = -s[j] / accel[j]
+                if t_zero < dt:
+                    dt, event = t_zero, j
+        for j in range(m):
+            if modes[j] != Mode.STUCK:
+                q[j] += s[j] * dt + 0.5 * accel[j] * dt * dt
+                s[j] += accel[j] * dt
+        if event is not None:
+            s[event] = 0.0
+        return dt, event
+
+    def _advance_ode(self, s, q, modes, g, t_s, t_c, remaining):
+        """Nonlinear friction in a slipping interface: integrate the slips (in place)."""
+        m = self.n - 1
+        slip = [j for j in range(m) if modes[j] != Mode.STUCK]
+        stuck = [j for j in range(m) if modes[j] == Mode.STUCK]
+        g_arr = np.asarray(g)
+        m_ss = self.m[np.ix_(stuck, stuck)]
+        m_sk = self.m[np.ix_(stuck, slip)]
+        m_ks = self.m[np.ix_(slip, stuck)]
+        m_kk = self.m[np.ix_(slip, slip)]
+        if stuck:
+            a_inv = np.linalg.inv(m_ss)
+            p_stuck = a_inv @ g_arr[stuck]              # tau_xi = P - Q tau_k  (eq. 19)
+            q_stuck = a_inv @ m_sk
+            schur = m_kk - m_ks @ q_stuck               # s_k' = c - S tau_k
+            c_slip = g_arr[slip] - m_ks @ p_stuck
+        else:
+            schur, c_slip = m_kk, g_arr[slip]
+        laws = [self.laws[j] for j in slip]
+        dirs = [int(modes[j]) if modes[j] != Mode.FREE else 0 for j in slip]
+        caps = [(t_s[j], t_c[j]) for j in slip]
+        nk = len(slip)
+
+        def slip_torques(y):
+            return np.array([
+                law.slipping_torque(y[i], d, ts, tc) if d else law.d_visc * y[i]
+                for i, (law, d, (ts, tc)) in enumerate(zip(laws, dirs, caps))
+            ])
+
+        def rhs(_t, y):
+            return np.concatenate((c_slip - schur @ slip_torques(y), y[:nk]))
+
+        events = [
+            (lambda _t, y, i=i, d=d: d * y[i]) for i, d in enumerate(dirs) if d
+        ]
+        event_ids = [slip[i] for i, d in enumerate(dirs) if d]
+        if stuck:
+            for r, j in enumerate(stuck):
+                limit = t_s[j]
+                events.append(lambda _t, y, r=r, limit=limit: limit - abs(p_stuck[r] - q_stuck[r] @ slip_torques(y)))
+                event_ids.append(j)
+        y0 = np.array([s[j] for j in slip] + [0.0] * nk)
+        scale = max(1.0, max(abs(x) for x in s))
+        result = integrate(rhs, 0.0, y0, remaining, events, rtol=1e-10, atol=1e-12 * scale)
+        for i, j in enumerate(slip):
+            s[j] = float(result.y[i])
+            q[j] += float(result.y[nk + i])
+        if result.event is None:
+            return result.t, None
+        j = event_ids[result.event]
+        if modes[j] != Mode.STUCK:
+            s[j] = 0.0
+        return result.t, j
