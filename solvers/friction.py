@@ -128,6 +128,15 @@ class ChainState:
     modes: tuple[Mode, ...]
     e_loss: float = 0.0
 
+    def to_json(self) -> list:
+        return [self.theta_mean, self.w_mean, list(self.q), list(self.s),
+                [int(m) for m in self.modes], self.e_loss]
+
+    @classmethod
+    def from_json(cls, data) -> "ChainState":
+        theta, w, q, s, modes, e_loss = data
+        return cls(theta, w, tuple(q), tuple(s), tuple(Mode(m) for m in modes), e_loss)
+
 
 @dataclass(frozen=True)
 class StepResult:

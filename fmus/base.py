@@ -1,0 +1,171 @@
+"""ElementSlave: the one place where an element meets pythonfmu.
+
+An element declares ``VARIABLES`` (records of :mod:`fmus.variables`) and implements
+
+* ``initial_state()``         -> immutable state object (after parameters are checked)
+* ``advance(t, h)``           -> new state after one communication step (pure: it may
+                                 raise, the committed state is untouched)
+* ``refresh_outputs()``       sets the state outputs (those without feedthrough)
+* ``feedthrough_outputs()``   dict of the outputs that depend on the current inputs
+* ``encode_state`` / ``decode_state`` for FMU state get/set (JSON-friendly)
+* optionally ``cross_check()`` (parameter relations) and ``checked_variables()``.
+
+Errors are funnelled through two places: a bad parameter makes
+``fmi2ExitInitializationMode`` fail (pythonfmu turns the raised exception into
+fmi2Fatal; the error is logged first with the variable name and allowed range); a bad
+input or an impossible step makes ``fmi2DoStep`` return fmi2Discard with an error log
+naming the variable, and the instance keeps the state of the last communication point.
+"""
+from __future__ import annotations
+
+import math
+
+from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
+from pythonfmu.default_experiment import DefaultExperiment
+from pythonfmu.enums import Fmi2Initial, Fmi2Status
+
+from solvers.friction import StepError
+from solvers.ode import IntegrationError
+
+from .variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
+
+_FMI_TYPES = {REAL: Real, INTEGER: Integer, BOOLEAN: Boolean}
+_ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
+
+
+class ParameterError(ValueError):
+    """Parameters that cannot describe a physical element."""
+
+
+class ElementSlave(Fmi2Slave):
+    """Base of every element FMU (see the module docstring)."""
+
+    VARIABLES: tuple[Var, ...] = ()
+    DEFAULT_STOP = 1.0
+    DEFAULT_STEP = 1e-3
+    author = "drivetrain-fmu"
+    license = "MIT"
+    version = "0.1.0"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.default_experiment = DefaultExperiment(0.0, self.DEFAULT_STOP, self.DEFAULT_STEP)
+        self.state = None
+        self._feedthrough_cache = (None, None)
+        self._state_token = 0
+        self._inputs = [v for v in self.VARIABLES if v.causality == INPUT]
+        self._stored = [v for v in self.VARIABLES if v.causality != OUTPUT or not v.depends]
+        for var in self.VARIABLES:
+            if var.causality == OUTPUT and var.depends:
+                self.register_variable(self._fmi_variable(var, getter=self._feedthrough_getter(var.name)))
+            else:
+                setattr(self, var.name, var.start if var.causality != OUTPUT else _ZERO[var.type])
+                self.register_variable(self._fmi_variable(var))
+
+    @staticmethod
+    def _fmi_variable(var: Var, getter=None):
+        discrete = var.type != REAL
+        if var.causality == PARAMETER:
+            kw = dict(causality=Fmi2Causality.parameter, variability=Fmi2Variability.fixed,
+                      initial=Fmi2Initial.exact)
+        elif var.causality == INPUT:
+            kw = dict(causality=Fmi2Causality.input,
+                      variability=Fmi2Variability.discrete if discrete else Fmi2Variability.continuous)
+        else:
+            kw = dict(causality=Fmi2Causality.output,
+                      variability=Fmi2Variability.discrete if discrete else Fmi2Variability.continuous,
+                      initial=Fmi2Initial.calculated)
+        return _FMI_TYPES[var.type](var.name, description=var.description, getter=getter, **kw)
+
+    # ------------------------------------------------------------------ element API
+    def checked_variables(self):
+        """Parameters and inputs whose range is checked (all by default)."""
+        return [v for v in self.VARIABLES if v.causality != OUTPUT]
+
+    def cross_check(self) -> list[str]:
+        """Messages for parameter relations that single ranges cannot express."""
+        return []
+
+    def initial_state(self):
+        raise NotImplementedError
+
+    def advance(self, t: float, h: float):
+        raise NotImplementedError
+
+    def refresh_outputs(self) -> None:
+        raise NotImplementedError
+
+    def feedthrough_outputs(self) -> dict:
+        return {}
+
+    def encode_state(self, state):
+        return state.to_json()
+
+    def decode_state(self, data):
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ FMI
+    def exit_initialization_mode(self):
+        problems = [self.checked_variable_problem(v) for v in self.checked_variables()
+                    if v.causality == PARAMETER]
+        problems = [p for p in problems if p] + self.cross_check()
+        if problems:
+            message = "invalid parameters: " + "; ".join(problems)
+            self.log(message, Fmi2Status.error)
+            raise ParameterError(message)
+        self.state = self.initial_state()
+        self._state_token += 1
+        self.refresh_outputs()
+
+    def checked_variable_problem(self, var: Var):
+        return var.violation(getattr(self, var.name))
+
+    def do_step(self, current_time: float, step_size: float) -> bool:
+        if self.state is None:
+            return self._refuse("fmi2DoStep called before initialization")
+        if not (step_size > 0.0 and math.isfinite(step_size)):
+            return self._refuse(f"communication step size {step_size!r} must be finite and > 0")
+        inputs = set(v.name for v in self.checked_variables() if v.causality == INPUT)
+        for var in self._inputs:
+            if var.name in inputs:
+                problem = var.violation(getattr(self, var.name))
+                if problem:
+                    return self._refuse(f"input {problem}; step from t = {current_time} refused")
+        try:
+            new_state = self.advance(current_time, step_size)
+        except (StepError, IntegrationError, ArithmeticError, ValueError) as exc:
+            return self._refuse(f"step from t = {current_time} with h = {step_size} refused: {exc}")
+        self.state = new_state
+        self._state_token += 1
+        self.refresh_outputs()
+        return True
+
+    def _refuse(self, message: str) -> bool:
+        self.log(message, Fmi2Status.error)
+        return False
+
+    def _feedthrough_getter(self, name):
+        def get():
+            if self.state is None:
+                return 0.0
+            key = (self._state_token,) + tuple(getattr(self, v.name) for v in self._inputs)
+            cached_key, values = self._feedthrough_cache
+            if cached_key != key:
+                values = self.feedthrough_outputs()
+                self._feedthrough_cache = (key, values)
+            return values[name]
+        return get
+
+    def _get_fmu_state(self):
+        return {
+            "variables": {v.name: getattr(self, v.name) for v in self._stored},
+            "state": None if self.state is None else self.encode_state(self.state),
+        }
+
+    def _set_fmu_state(self, saved):
+        for name, value in saved["variables"].items():
+            setattr(self, name, value)
+        self.state = None if saved["state"] is None else self.decode_state(saved["state"])
+        self._state_token += 1
+        if self.state is not None:
+            self.refresh_outputs()

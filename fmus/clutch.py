@@ -1,0 +1,207 @@
+"""Friction clutch elements: Clutch (2 bodies), DualClutch (3), ClutchChain (2..6).
+
+All three are the n-body friction chain of Biagiotti & Zanasi (solvers.friction):
+bodies i = 1..n with inertia J_i and external torque tau_i, interface j joining body j
+and body j+1 with capacity T_s = mu_s r_eff n_surfaces f_n (static) and
+T_c = mu_k r_eff n_surfaces f_n (kinetic) and the Stribeck law of eq. 2.
+``tau_fric`` is the torque an interface transmits from body j to body j+1
+(acts -tau_fric on body j, +tau_fric on body j+1); ``w_slip = w_j - w_(j+1)``.
+"""
+from __future__ import annotations
+
+from solvers.friction import ChainState, FrictionChain, InterfaceLaw, Mode
+
+from .base import ElementSlave
+from .variables import BOOLEAN, INTEGER, input_, output, parameter
+
+
+def _interface_variables(tag: str, label: str, law: dict, locked_start: bool):
+    return [
+        parameter(f"mu_s{tag}", None, f"static friction coefficient of {label}", law["mu_s"], low=0.0),
+        parameter(f"mu_k{tag}", None, f"kinetic friction coefficient of {label} (<= mu_s)", law["mu_k"], low=0.0),
+        parameter(f"r_eff{tag}", "m", f"effective friction radius of {label}", law["r_eff"], low=0.0, low_open=True),
+        parameter(f"n_surfaces{tag}", None, f"number of friction surfaces of {label}", law["n_surfaces"],
+                  low=0.0, low_open=True),
+        parameter(f"w_stribeck{tag}", "rad/s", f"Stribeck speed of {label} (0: no Stribeck drop)",
+                  law["w_stribeck"], low=0.0),
+        parameter(f"alpha_stribeck{tag}", None, f"Stribeck exponent of {label}", law["alpha_stribeck"],
+                  low=0.0, low_open=True),
+        parameter(f"d_visc{tag}", "N.m.s/rad", f"viscous friction coefficient of {label}", law["d_visc"], low=0.0),
+        parameter(f"locked{tag}_start", None, f"{label} starts locked (needs equal start speeds)",
+                  locked_start, type=BOOLEAN),
+    ]
+
+
+def chain_variables(n: int, tags: list[str], labels: list[str], inertias, law: dict,
+                    w_start, normal_forces, count_parameter: bool = False):
+    """The variable table of an n-body chain whose interfaces carry the suffixes ``tags``."""
+    bodies = range(1, n + 1)
+    torque_inputs = [f"tau_{i}" for i in bodies] + [f"f_n{t}" for t in tags]
+    variables = []
+    if count_parameter:
+        variables.append(parameter("n_bodies", None, f"number of bodies in the chain (2..{n})", 3,
+                                   type=INTEGER, low=2, high=n))
+    for i, j in zip(bodies, inertias):
+        variables.append(parameter(f"J_{i}", "kg.m2", f"inertia of body {i}", j, low=0.0, low_open=True))
+    for tag, label in zip(tags, labels):
+        variables += _interface_variables(tag, label, law, False)
+    for i, w in zip(bodies, w_start):
+        variables.append(parameter(f"phi_{i}_start", "rad", f"initial angle of body {i}", 0.0))
+        variables.append(parameter(f"w_{i}_start", "rad/s", f"initial speed of body {i}", w))
+    for i in bodies:
+        variables.append(input_(f"tau_{i}", "N.m", f"external torque on body {i}, positive accelerating it"))
+    for tag, label, f_n in zip(tags, labels, normal_forces):
+        variables.append(input_(f"f_n{tag}", "N", f"normal (clamp) force of {label}; 0 opens it", f_n, low=0.0))
+    for i in bodies:
+        variables.append(output(f"phi_{i}", "rad", f"angle of body {i}"))
+        variables.append(output(f"w_{i}", "rad/s", f"speed of body {i}"))
+    for j, (tag, label) in enumerate(zip(tags, labels), start=1):
+        variables += [
+            output(f"tau_fric{tag}", "N.m", f"torque {label} transmits from body {j} to body {j + 1}",
+                   depends=torque_inputs),
+            output(f"w_slip{tag}", "rad/s", f"slip speed of {label}, w_{j} - w_{j + 1}"),
+            output(f"locked{tag}", None, f"{label} is stuck (static friction holds it)", type=BOOLEAN,
+                   depends=torque_inputs),
+        ]
+    variables += [
+        output("p_loss", "W", "power dissipated by friction", depends=[f"f_n{t}" for t in tags]),
+        output("e_loss", "J", "energy dissipated by friction since the start"),
+    ]
+    return tuple(variables)
+
+
+class FrictionChainElement(ElementSlave):
+    """Body element holding a chain of bodies joined by friction interfaces."""
+
+    N_BODIES = 2
+    TAGS: tuple[str, ...] = ("",)
+    description = "Bodies in series joined by dry-friction interfaces (Biagiotti-Zanasi stick/slip)"
+
+    # --- sizes (ClutchChain makes them a parameter)
+    def active_bodies(self) -> int:
+        return self.N_BODIES
+
+    def active_tags(self):
+        return self.TAGS[: self.active_bodies() - 1]
+
+    # --- parameters
+    def law(self, tag: str) -> InterfaceLaw:
+        return InterfaceLaw(*(float(getattr(self, f"{name}{tag}")) for name in
+                              ("mu_s", "mu_k", "r_eff", "n_surfaces", "w_stribeck", "alpha_stribeck", "d_visc")))
+
+    def cross_check(self):
+        problems = []
+        for tag in self.active_tags():
+            mu_s, mu_k = getattr(self, f"mu_s{tag}"), getattr(self, f"mu_k{tag}")
+            if mu_k > mu_s:
+                problems.append(f"mu_k{tag} = {mu_k!r} must not exceed mu_s{tag} = {mu_s!r}; allowed range [0, mu_s{tag}]")
+        for j, tag in enumerate(self.active_tags(), start=1):
+            w_a, w_b = getattr(self, f"w_{j}_start"), getattr(self, f"w_{j + 1}_start")
+            if getattr(self, f"locked{tag}_start") and w_a != w_b:
+                problems.append(f"locked{tag}_start = true needs w_{j}_start == w_{j + 1}_start "
+                                f"(got {w_a!r} and {w_b!r})")
+        return problems
+
+    def initial_state(self) -> ChainState:
+        n = self.active_bodies()
+        self.chain = FrictionChain([getattr(self, f"J_{i}") for i in range(1, n + 1)],
+                                   [self.law(tag) for tag in self.active_tags()])
+        self._laws = self.chain.laws
+        state = self.chain.state_from_bodies([getattr(self, f"phi_{i}_start") for i in range(1, n + 1)],
+                                             [getattr(self, f"w_{i}_start") for i in range(1, n + 1)])
+        return state
+
+    def decode_state(self, data):
+        return ChainState.from_json(data)
+
+    # --- stepping
+    def _inputs_now(self):
+        n = self.active_bodies()
+        torques = [getattr(self, f"tau_{i}") for i in range(1, n + 1)]
+        t_s, t_c = [], []
+        for law, tag in zip(self._laws, self.active_tags()):
+            ts, tc = law.capacities(getattr(self, f"f_n{tag}"))
+            t_s.append(ts)
+            t_c.append(tc)
+        return torques, t_s, t_c
+
+    def advance(self, t, h):
+        torques, t_s, t_c = self._inputs_now()
+        return self.chain.step(self.state, torques, t_s, t_c, h).state
+
+    def refresh_outputs(self):
+        phi = self.chain.body_angles(self.state)
+        w = self.chain.body_speeds(self.state)
+        for i in range(self.active_bodies()):
+            setattr(self, f"phi_{i + 1}", float(phi[i]))
+            setattr(self, f"w_{i + 1}", float(w[i]))
+        for tag, s in zip(self.active_tags(), self.state.s):
+            setattr(self, f"w_slip{tag}", s)
+        self.e_loss = self.state.e_loss
+
+    def feedthrough_outputs(self):
+        torques, t_s, t_c = self._inputs_now()
+        modes, tau = self.chain.friction_torques(self.state, torques, t_s, t_c)
+        values = {f"tau_fric{tag}": 0.0 for tag in self.TAGS}
+        values.update({f"locked{tag}": False for tag in self.TAGS})
+        p_loss = 0.0
+        for tag, mode, torque, s in zip(self.active_tags(), modes, tau, self.state.s):
+            values[f"tau_fric{tag}"] = torque
+            values[f"locked{tag}"] = mode == Mode.STUCK
+            p_loss += torque * s
+        values["p_loss"] = p_loss
+        return values
+
+
+_Z1_LAW = dict(mu_s=0.4, mu_k=0.32, r_eff=0.125, n_surfaces=2.0, w_stribeck=0.0, alpha_stribeck=1.0, d_visc=0.0)
+_Z3_LAW = dict(mu_s=0.4, mu_k=0.3, r_eff=0.15, n_surfaces=2.0, w_stribeck=5.0, alpha_stribeck=1.0, d_visc=0.0)
+
+
+class Clutch(FrictionChainElement):
+    """Dry friction clutch joining body 1 and body 2 (defaults: case Z1, lock at 0.14583 s)."""
+
+    description = "Dry friction clutch between two inertias, exact stick/slip (Biagiotti-Zanasi)"
+    N_BODIES = 2
+    TAGS = ("",)
+    DEFAULT_STOP = 0.5
+    VARIABLES = chain_variables(2, [""], ["the clutch"], (0.2, 0.28), _Z1_LAW, (100.0, 0.0), (1000.0,))
+
+
+class DualClutch(FrictionChainElement):
+    """Double clutch of a DCT: body 2 engine side, clutch a to body 1, clutch b to body 3."""
+
+    description = "Double clutch (DCT): three inertias, two friction interfaces (Biagiotti-Zanasi)"
+    N_BODIES = 3
+    TAGS = ("_a", "_b")
+    DEFAULT_STOP = 1.0
+    VARIABLES = chain_variables(3, ["_a", "_b"], ["clutch a", "clutch b"], (0.05, 0.25, 0.05), _Z3_LAW,
+                                (0.0, 0.0, 0.0), (0.0, 0.0))
+
+
+class ClutchChain(FrictionChainElement):
+    """Up to six bodies in series joined by clutches; ``n_bodies`` chooses how many."""
+
+    description = "Chain of up to six inertias joined by friction clutches (Biagiotti-Zanasi, n bodies)"
+    N_BODIES = 6
+    TAGS = ("_1", "_2", "_3", "_4", "_5")
+    DEFAULT_STOP = 1.0
+    VARIABLES = chain_variables(6, list(TAGS), [f"clutch {j}" for j in range(1, 6)], (0.1,) * 6, _Z3_LAW,
+                                (0.0,) * 6, (0.0,) * 5, count_parameter=True)
+
+    def active_bodies(self):
+        return int(self.n_bodies)
+
+    def checked_variables(self):
+        n = int(self.n_bodies) if 2 <= int(self.n_bodies) <= 6 else 6
+
+        def active(name):
+            core = name[:-len("_start")] if name.endswith("_start") else name
+            base, _, index = core.rpartition("_")
+            return int(index) <= (n if base in ("J", "phi", "w", "tau") else n - 1)
+
+        return [v for v in super().checked_variables() if v.name == "n_bodies" or active(v.name)]
+
+    def cross_check(self):
+        if not 2 <= int(self.n_bodies) <= 6:
+            return []  # reported by the range check of n_bodies
+        return super().cross_check()
