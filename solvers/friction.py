@@ -106,10 +106,6 @@ class InterfaceLaw:
         """Friction level at the instant of breakaway, T_k0 = F(0+)."""
         return t_s if self.w_stribeck > 0.0 else t_c
 
-    def is_constant(self) -> bool:
-        """True when a slipping interface has a constant torque (analytic motion)."""
-        return self.w_stribeck == 0.0 and self.d_visc == 0.0
-
 
 @dataclass(frozen=True)
 class ChainState:
@@ -187,7 +183,7 @@ class FrictionChain:
         self.k = j_inv @ d.T @ np.linalg.inv(self.m)  # W = w_mean + K s (eq. 7)
         self.dj_inv = d @ j_inv                       # g = D J^-1 F
         self._m_list = self.m.tolist()
-        self._constant = all(law.is_constant() for law in self.laws)
+        self._m_inv = np.linalg.inv(self.m)
 
     # ------------------------------------------------------------------ coordinates
     def state_from_bodies(self, phi, w, modes=None, e_loss=0.0) -> ChainState:
@@ -216,7 +212,7 @@ class FrictionChain:
     def kinetic_energy(self, w_mean: float, s) -> float:
         """0.5 W^T J W = 0.5 J_tot w_mean^2 + 0.5 s^T M^-1 s (T^T J T is block-diagonal)."""
         s = np.asarray(s, dtype=float)
-        return 0.5 * self.j_total * w_mean**2 + 0.5 * float(s @ np.linalg.solve(self.m, s))
+        return 0.5 * self.j_total * w_mean**2 + 0.5 * float(s @ self._m_inv @ s)
 
     # ------------------------------------------------------------------ friction
     def relative_free_acceleration(self, torques) -> np.ndarray:
@@ -301,11 +297,10 @@ class FrictionChain:
         ke_start = self.kinetic_energy(w_mean, s)
         t = 0.0
         event_times = []
-        constant = self._constant
         for _ in range(MAX_EVENTS_PER_STEP):
             modes, tau = self.resolve(s, modes, g, t_s, t_c)
             remaining = h - t
-            if constant or all(modes[j] == Mode.STUCK for j in range(self.n - 1)):
+            if self._phase_is_analytic(modes, t_s, t_c):
                 dt, event = self._advance_constant(s, q, modes, tau, g, remaining)
             else:
                 dt, event = self._advance_ode(s, q, modes, g, t_s, t_c, remaining)
@@ -325,6 +320,17 @@ class FrictionChain:
         e_loss = state.e_loss + work - (self.kinetic_energy(w_mean, s) - ke_start)
         new_state = ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
         return StepResult(new_state, len(event_times), tuple(event_times))
+
+    def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
+        """True when every non-stuck interface has a constant torque in its mode."""
+        for law, mode, ts, tc in zip(self.laws, modes, t_s, t_c):
+            if mode == Mode.STUCK:
+                continue
+            if law.d_visc != 0.0:
+                return False
+            if mode != Mode.FREE and law.w_stribeck > 0.0 and ts != tc:
+                return False
+        return True
 
     def _slip_acceleration(self, j, tau, g):
         row = self._m_list[j]

@@ -1,0 +1,64 @@
+"""Z3: the double-clutch vehicle of Biagiotti & Zanasi, section 4 (Fig. 9-11).
+
+Engine: constant 400 N.m on the engine-side shaft (body 2) of the DualClutch.  Body 1
+(odd gear) and body 3 (even gear) drive the vehicle inertia J_v through shafts
+(k, b, ratio R1 = 3.5) and (k, b, ratio R3 = 2.2); the vehicle loses b_v w_v.
+Clutch a is clamped with 6000 N from t = 0; at 4 s it opens and clutch b closes
+with linear ramps over 0.5 s.  Values marked *chosen* in REFERENCE_CASES.md.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .master import Connection, Instance, Result, run
+
+ENGINE_TORQUE = 400.0
+CLAMP_FORCE = 6000.0
+SHIFT_START, SHIFT_DURATION = 4.0, 0.5
+STOP = 10.0
+
+CLUTCH = dict(J_1=0.05, J_2=0.25, J_3=0.05,
+              **{f"{p}_{c}": v for c in "ab" for p, v in
+                 dict(mu_s=0.4, mu_k=0.3, r_eff=0.15, n_surfaces=2.0, w_stribeck=5.0, alpha_stribeck=1.0).items()})
+SHAFT_ODD = dict(k=5000.0, d=5.0, ratio=3.5)
+SHAFT_EVEN = dict(k=5000.0, d=5.0, ratio=2.2)
+VEHICLE = dict(J=135.0, d_ground=20.0)
+
+CONNECTIONS = [
+    Connection("clutch", "phi_1", "shaft_odd", "phi_1"), Connection("clutch", "w_1", "shaft_odd", "w_1"),
+    Connection("vehicle", "phi", "shaft_odd", "phi_2"), Connection("vehicle", "w", "shaft_odd", "w_2"),
+    Connection("clutch", "phi_3", "shaft_even", "phi_1"), Connection("clutch", "w_3", "shaft_even", "w_1"),
+    Connection("vehicle", "phi", "shaft_even", "phi_2"), Connection("vehicle", "w", "shaft_even", "w_2"),
+    Connection("shaft_odd", "tau_1", "clutch", "tau_1"), Connection("shaft_even", "tau_1", "clutch", "tau_3"),
+    Connection("shaft_odd", "tau_2", "vehicle", "tau_1"), Connection("shaft_even", "tau_2", "vehicle", "tau_2"),
+]
+
+RECORD = ["clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w", "clutch.tau_fric_a", "clutch.tau_fric_b",
+          "clutch.locked_a", "clutch.locked_b", "clutch.w_slip_a", "clutch.w_slip_b",
+          "shaft_odd.tau_1", "shaft_even.tau_1", "clutch.f_n_a", "clutch.f_n_b", "clutch.e_loss"]
+
+
+def clamp_forces(t: float) -> tuple[float, float]:
+    """(f_n_a, f_n_b): a closed until the shift, then linear hand-over to b."""
+    x = min(max((t - SHIFT_START) / SHIFT_DURATION, 0.0), 1.0)
+    return CLAMP_FORCE * (1.0 - x), CLAMP_FORCE * x
+
+
+def inputs(t: float) -> dict[str, float]:
+    f_a, f_b = clamp_forces(t)
+    return {"clutch.tau_2": ENGINE_TORQUE, "clutch.f_n_a": f_a, "clutch.f_n_b": f_b}
+
+
+def simulate(fmu_dir, step: float = 1e-3, stop: float = STOP, progress: bool = False) -> Result:
+    fmu_dir = Path(fmu_dir)
+    instances = {
+        "clutch": Instance(fmu_dir / "DualClutch.fmu", "clutch", CLUTCH),
+        "shaft_odd": Instance(fmu_dir / "Shaft.fmu", "shaft_odd", SHAFT_ODD),
+        "shaft_even": Instance(fmu_dir / "Shaft.fmu", "shaft_even", SHAFT_EVEN),
+        "vehicle": Instance(fmu_dir / "Inertia.fmu", "vehicle", VEHICLE),
+    }
+    try:
+        return run(instances, CONNECTIONS, stop, step, RECORD, inputs, progress)
+    finally:
+        for inst in instances.values():
+            inst.free()
