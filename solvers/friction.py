@@ -184,6 +184,10 @@ class FrictionChain:
         self.dj_inv = d @ j_inv                       # g = D J^-1 F
         self._m_list = self.m.tolist()
         self._m_inv = np.linalg.inv(self.m)
+        # plain-float copies for the per-step arithmetic (numpy overhead dominates at n <= 6)
+        self._m_inv_list = self._m_inv.tolist()
+        self._dj_inv_list = self.dj_inv.tolist()
+        self._k_list = self.k.tolist()
 
     # ------------------------------------------------------------------ coordinates
     def state_from_bodies(self, phi, w, modes=None, e_loss=0.0) -> ChainState:
@@ -203,21 +207,23 @@ class FrictionChain:
             e_loss=e_loss,
         )
 
-    def body_angles(self, state: ChainState) -> np.ndarray:
-        return state.theta_mean + self.k @ np.asarray(state.q)
+    def body_angles(self, state: ChainState) -> list[float]:
+        """phi = theta_mean + K q."""
+        return [state.theta_mean + sum(k * x for k, x in zip(row, state.q)) for row in self._k_list]
 
-    def body_speeds(self, state: ChainState) -> np.ndarray:
-        return state.w_mean + self.k @ np.asarray(state.s)
+    def body_speeds(self, state: ChainState) -> list[float]:
+        """W = w_mean + K s (stuck interfaces contribute exactly nothing)."""
+        return [state.w_mean + sum(k * x for k, x in zip(row, state.s)) for row in self._k_list]
 
     def kinetic_energy(self, w_mean: float, s) -> float:
         """0.5 W^T J W = 0.5 J_tot w_mean^2 + 0.5 s^T M^-1 s (T^T J T is block-diagonal)."""
-        s = np.asarray(s, dtype=float)
-        return 0.5 * self.j_total * w_mean**2 + 0.5 * float(s @ self._m_inv @ s)
+        relative = sum(si * sum(r * sj for r, sj in zip(row, s)) for si, row in zip(s, self._m_inv_list))
+        return 0.5 * self.j_total * w_mean**2 + 0.5 * relative
 
     # ------------------------------------------------------------------ friction
     def relative_free_acceleration(self, torques) -> np.ndarray:
-        """g = D J^-1 F: slip accelerations without friction."""
-        return self.dj_inv @ np.asarray(torques, dtype=float)
+        """g = D J^-1 F: slip accelerations without friction (a list)."""
+        return [sum(r * f for r, f in zip(row, torques)) for row in self._dj_inv_list]
 
     def resolve(self, s, modes, g, t_s, t_c):
         """Modes and friction torques at an instant (the exact stuck set).
@@ -276,7 +282,7 @@ class FrictionChain:
 
     def friction_torques(self, state: ChainState, torques, t_s, t_c):
         """Modes and friction torques of ``state`` under the given external torques."""
-        g = self.relative_free_acceleration(torques).tolist()
+        g = self.relative_free_acceleration(torques)
         return self.resolve(state.s, state.modes, g, t_s, t_c)
 
     # ------------------------------------------------------------------ stepping
@@ -287,9 +293,8 @@ class FrictionChain:
         """
         if not (h > 0.0 and math.isfinite(h)):
             raise StepError(f"step size h = {h!r} must be finite and > 0")
-        torques = np.asarray(torques, dtype=float)
-        a_mean = float(torques.sum()) / self.j_total
-        g = self.relative_free_acceleration(torques).tolist()
+        a_mean = sum(torques) / self.j_total
+        g = self.relative_free_acceleration(torques)
         s = list(state.s)
         q = list(state.q)
         modes = list(state.modes)
@@ -315,8 +320,9 @@ class FrictionChain:
         # modes valid at the end of the step under the same inputs
         modes, _ = self.resolve(s, modes, g, t_s, t_c)
         # Energy balance with constant torques: dissipated = work of F - change of KE.
-        new_phi_minus_old = (theta - state.theta_mean) + self.k @ (np.asarray(q) - np.asarray(state.q))
-        work = float(torques @ new_phi_minus_old)
+        dq = [a - b for a, b in zip(q, state.q)]
+        d_theta = theta - state.theta_mean
+        work = sum(f * (d_theta + sum(k * x for k, x in zip(row, dq))) for f, row in zip(torques, self._k_list))
         e_loss = state.e_loss + work - (self.kinetic_energy(w_mean, s) - ke_start)
         new_state = ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
         return StepResult(new_state, len(event_times), tuple(event_times))
