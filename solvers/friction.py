@@ -317,8 +317,7 @@ class FrictionChain:
             event_times.append(t)
         else:
             raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step of {h} s")
-        # modes valid at the end of the step under the same inputs
-        modes, _ = self.resolve(s, modes, g, t_s, t_c)
+        # The last phase ended without an event, so its modes still hold at the end of the step.
         # Energy balance with constant torques: dissipated = work of F - change of KE.
         dq = [a - b for a, b in zip(q, state.q)]
         d_theta = theta - state.theta_mean
