@@ -54,6 +54,7 @@ class ElementSlave(Fmi2Slave):
         self._feedthrough_cache = (None, None)
         self._state_token = 0
         self._inputs = [v for v in self.VARIABLES if v.causality == INPUT]
+        self._checked_inputs = self._inputs
         self._stored = [v for v in self.VARIABLES if v.causality != OUTPUT or not v.depends]
         for var in self.VARIABLES:
             if var.causality == OUTPUT and var.depends:
@@ -113,6 +114,8 @@ class ElementSlave(Fmi2Slave):
             message = "invalid parameters: " + "; ".join(problems)
             self.log(message, Fmi2Status.error)
             raise ParameterError(message)
+        # parameters are fixed from here on: the set of checked inputs is too
+        self._checked_inputs = [v for v in self.checked_variables() if v.causality == INPUT]
         self.state = self.initial_state()
         self._state_token += 1
         self.refresh_outputs()
@@ -125,12 +128,10 @@ class ElementSlave(Fmi2Slave):
             return self._refuse("fmi2DoStep called before initialization")
         if not (step_size > 0.0 and math.isfinite(step_size)):
             return self._refuse(f"communication step size {step_size!r} must be finite and > 0")
-        inputs = set(v.name for v in self.checked_variables() if v.causality == INPUT)
-        for var in self._inputs:
-            if var.name in inputs:
-                problem = var.violation(getattr(self, var.name))
-                if problem:
-                    return self._refuse(f"input {problem}; step from t = {current_time} refused")
+        for var in self._checked_inputs:
+            problem = var.violation(getattr(self, var.name))
+            if problem:
+                return self._refuse(f"input {problem}; step from t = {current_time} refused")
         try:
             new_state = self.advance(current_time, step_size)
         except (StepError, IntegrationError, ArithmeticError, ValueError) as exc:
