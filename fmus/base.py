@@ -12,12 +12,14 @@ An element declares ``VARIABLES`` (records of :mod:`fmus.variables`) and impleme
 
 Errors are funnelled through two places: a bad parameter makes
 ``fmi2ExitInitializationMode`` fail (pythonfmu turns the raised exception into
-fmi2Fatal; the error is logged first with the variable name and allowed range); a bad
-input or an impossible step makes ``fmi2DoStep`` return fmi2Discard with an error log
-naming the variable, and the instance keeps the state of the last communication point.
+fmi2Fatal and logs its text, which names the variable and the allowed range; see
+:meth:`ElementSlave._fail_initialization`); a bad input or an impossible step makes
+``fmi2DoStep`` return fmi2Discard with an error log naming the variable, and the
+instance keeps the state of the last communication point.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 
 from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
@@ -111,14 +113,31 @@ class ElementSlave(Fmi2Slave):
                     if v.causality == PARAMETER]
         problems = [p for p in problems if p] + self.cross_check()
         if problems:
-            message = "invalid parameters: " + "; ".join(problems)
-            self.log(message, Fmi2Status.error)
-            raise ParameterError(message)
+            self._fail_initialization("invalid parameters: " + "; ".join(problems))
         # parameters are fixed from here on: the set of checked inputs is too
         self._checked_inputs = [v for v in self.checked_variables() if v.causality == INPUT]
         self.state = self.initial_state()
         self._state_token += 1
         self.refresh_outputs()
+
+    def _fail_initialization(self, message: str):
+        """Raise ParameterError(message) safely through pythonfmu 0.7.0's error path.
+
+        On a Python exception pythonfmu's handle_py_exception() first flushes the log
+        queue through the host's logger callback while the exception is still set (for a
+        Python host such as fmpy that runs Python code with an error pending: the error
+        was lost as "unknown error" and a CI run aborted with a corrupted heap), then
+        releases its references to this slave, its class and its log queue, and
+        fmi2FreeInstance releases them a second time.  So the message travels in the
+        exception only (pythonfmu logs it as fmi2Fatal once the error is cleared), the
+        queue is empty when raising, and one extra reference to each of the three
+        objects keeps them alive through both releases.
+        """
+        pending = [entry.msg for entry in self.log_queue]
+        self.log_queue.clear()
+        for obj in (self, type(self), self.log_queue):
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+        raise ParameterError("; ".join(pending + [message]))
 
     def checked_variable_problem(self, var: Var):
         return var.violation(getattr(self, var.name))
@@ -136,6 +155,9 @@ class ElementSlave(Fmi2Slave):
             new_state = self.advance(current_time, step_size)
         except (StepError, IntegrationError, ArithmeticError, ValueError) as exc:
             return self._refuse(f"step from t = {current_time} with h = {step_size} refused: {exc}")
+        except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
+            return self._refuse(f"step from t = {current_time} with h = {step_size} refused by an "
+                                f"internal error {type(exc).__name__}: {exc}")
         self.state = new_state
         self._state_token += 1
         self.refresh_outputs()
