@@ -1,0 +1,61 @@
+"""Compliance elements: no inertia, torques from the states of the two bodies they join.
+
+    phi_rel = phi_1 / ratio - phi_2 + phi_rel_start,   w_rel = w_1 / ratio - w_2
+    tau_2 = +tau (on body 2),   tau_1 = -tau / ratio (on body 1)
+with ``tau`` the torque the element transmits for the twist phi_rel (positive twist:
+body 1 ahead of body 2 through the ideal gear at body 1).  All outputs follow the
+inputs without delay (direct feedthrough) and the element has no state of its own, so
+a master may evaluate it after the bodies at every communication point.
+"""
+from __future__ import annotations
+
+from .base import ElementSlave
+from .variables import input_, output, parameter
+
+FLANGE_INPUTS = ("phi_1", "w_1", "phi_2", "w_2")
+
+
+def compliance_variables(relative: str):
+    """The variables every compliance element shares (``relative`` describes the twist)."""
+    return (
+        parameter("ratio", None, "gear ratio phi_1/phi_2 of the ideal gear at body 1", 1.0,
+                  low=0.0, low_open=True),
+        parameter("phi_rel_start", "rad", "pre-twist added to phi_1/ratio - phi_2", 0.0),
+        input_("phi_1", "rad", "angle of body 1"),
+        input_("w_1", "rad/s", "speed of body 1"),
+        input_("phi_2", "rad", "angle of body 2"),
+        input_("w_2", "rad/s", "speed of body 2"),
+        output("tau_1", "N.m", "torque the element applies to body 1", depends=FLANGE_INPUTS),
+        output("tau_2", "N.m", "torque the element applies to body 2", depends=FLANGE_INPUTS),
+        output("phi_rel", "rad", relative, depends=("phi_1", "phi_2")),
+    )
+
+
+class ComplianceElement(ElementSlave):
+    """Stateless two-flange element; subclasses give ``transmitted(phi_rel, w_rel)``."""
+
+    def transmitted(self, phi_rel: float, w_rel: float) -> dict:
+        """{'tau': torque transmitted, other outputs...} for the current twist."""
+        raise NotImplementedError
+
+    def initial_state(self):
+        return ()
+
+    def encode_state(self, state):
+        return []
+
+    def decode_state(self, data):
+        return ()
+
+    def advance(self, t, h):
+        return ()
+
+    def refresh_outputs(self):
+        pass
+
+    def feedthrough_outputs(self):
+        phi_rel = self.phi_1 / self.ratio - self.phi_2 + self.phi_rel_start
+        w_rel = self.w_1 / self.ratio - self.w_2
+        values = self.transmitted(phi_rel, w_rel)
+        tau = values.pop("tau")
+        return {"tau_1": -tau / self.ratio, "tau_2": tau, "phi_rel": phi_rel, **values}

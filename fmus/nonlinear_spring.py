@@ -1,0 +1,82 @@
+"""NonlinearSpring: piecewise-affine spring and damper (Reiter ch. 3, eq. 28 and 34).
+
+    tau = F(phi_rel) + D(w_rel)
+    F(s) = k_i s + sign(s) F_off,i   for phi_s_(i-1) < |s| <= phi_s_i   (phi_s_0 = 0)
+    D(w) = d_j w + sign(w) D_off,j   for w_s_(j-1) < |w| <= w_s_j
+with the offsets derived so that F and D are continuous (solvers.pwa.Characteristic),
+e_spring = integral of F from 0 to phi_rel, and ``region`` the 1-based spring region.
+Twist, speeds and signs as in :mod:`fmus.compliance`.  The torques are those of the
+inputs at the communication point; the exact switching of a body on such a spring
+inside a step is solvers.pwa.PwaOscillator.
+"""
+from __future__ import annotations
+
+from solvers.pwa import Characteristic
+
+from .compliance import ComplianceElement, compliance_variables
+from .variables import INTEGER, output, parameter
+
+MAX_REGIONS = 4
+
+
+class NonlinearSpring(ComplianceElement):
+    """Symmetric piecewise-affine torsional spring and damper (compliance element)."""
+
+    description = "Piecewise-affine torsional spring and damper, continuous characteristics (Reiter ch. 3)"
+    # defaults: R3 nonlinear-spring case 1 (breakpoint 6e-3 rad, 800 -> 20000 N.m/rad)
+    VARIABLES = (
+        parameter("n_regions", None, f"number of spring regions (1..{MAX_REGIONS})", 2,
+                  type=INTEGER, low=1, high=MAX_REGIONS),
+        *(parameter(f"phi_s_{i}", "rad", f"breakpoint on |twist| between spring regions {i} and {i + 1}",
+                    value, low=0.0, low_open=True) for i, value in enumerate((6e-3, 0.01, 0.02), start=1)),
+        *(parameter(f"k_{i}", "N.m/rad", f"stiffness in spring region {i}", value, low=0.0, low_open=True)
+          for i, value in enumerate((800.0, 20000.0, 20000.0, 20000.0), start=1)),
+        parameter("n_damper_regions", None, f"number of damper regions (1..{MAX_REGIONS})", 1,
+                  type=INTEGER, low=1, high=MAX_REGIONS),
+        *(parameter(f"w_s_{i}", "rad/s", f"breakpoint on |twist rate| between damper regions {i} and {i + 1}",
+                    value, low=0.0, low_open=True) for i, value in enumerate((1.0, 2.0, 3.0), start=1)),
+        *(parameter(f"d_{i}", "N.m.s/rad", f"damping in damper region {i}", 0.0, low=0.0)
+          for i in range(1, MAX_REGIONS + 1)),
+        *compliance_variables("twist phi_1/ratio - phi_2 + phi_rel_start"),
+        output("region", None, "spring region of the twist (1-based)", type=INTEGER, depends=("phi_1", "phi_2")),
+        output("e_spring", "J", "energy stored in the spring (integral of the spring torque)",
+               depends=("phi_1", "phi_2")),
+    )
+
+    def _count(self, name):
+        n = int(getattr(self, name))
+        return n if 1 <= n <= MAX_REGIONS else 1
+
+    def checked_variables(self):
+        active = {"phi_s": self._count("n_regions") - 1, "k": self._count("n_regions"),
+                  "w_s": self._count("n_damper_regions") - 1, "d": self._count("n_damper_regions")}
+
+        def used(var):
+            base, _, index = var.name.rpartition("_")
+            return base not in active or int(index) <= active[base]
+        return [v for v in super().checked_variables() if used(v)]
+
+    def cross_check(self):
+        problems = []
+        for n_name, bp in (("n_regions", "phi_s"), ("n_damper_regions", "w_s")):
+            for i in range(2, self._count(n_name)):
+                lower, upper = getattr(self, f"{bp}_{i - 1}"), getattr(self, f"{bp}_{i}")
+                if not upper > lower:
+                    problems.append(f"{bp}_{i} = {upper!r} must be greater than {bp}_{i - 1} = {lower!r} "
+                                    f"(breakpoints strictly increasing); allowed range ({lower!r}, inf)")
+        return problems
+
+    def _characteristic(self, n_name, bp, slope):
+        n = self._count(n_name)
+        return Characteristic((0.0,) + tuple(getattr(self, f"{bp}_{i}") for i in range(1, n)),
+                              tuple(getattr(self, f"{slope}_{i}") for i in range(1, n + 1)))
+
+    def initial_state(self):
+        self.spring = self._characteristic("n_regions", "phi_s", "k")
+        self.damper = self._characteristic("n_damper_regions", "w_s", "d")
+        return ()
+
+    def transmitted(self, phi_rel, w_rel):
+        return {"tau": self.spring.value(phi_rel) + self.damper.value(w_rel),
+                "region": self.spring.region(phi_rel) + 1,
+                "e_spring": self.spring.potential(phi_rel)}
