@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from fmus import ELEMENTS  # noqa: E402
+from fmus import ELEMENTS, code_fingerprint  # noqa: E402
 from fmus.variables import OUTPUT, UNITS  # noqa: E402
 
 DEFAULT_OUT = ROOT / "build" / "fmus"
@@ -33,6 +33,16 @@ import ctypes
 # releases a borrowed reference to this module's globals; taking one reference per
 # execution keeps them alive when a process instantiates the FMU more than once.
 ctypes.pythonapi.Py_IncRef(ctypes.py_object(globals()))
+
+import fmus  # noqa: E402
+
+# all FMUs in one process share the first loaded copy of the element code
+if fmus.code_fingerprint() != "{fingerprint}":
+    raise ImportError(
+        "{name}.fmu was built from element code {fingerprint:.12} but this process has "
+        f"already loaded different element code from {{fmus.__file__}} "
+        f"({{fmus.code_fingerprint():.12}}): FMUs from different builds of drivetrain-fmu "
+        "cannot run in one Python process; rebuild them together")
 
 from fmus import {name}  # noqa: E402,F401
 '''
@@ -84,7 +94,7 @@ def build_element(element, out_dir: Path) -> Path:
     name = element.__name__
     with tempfile.TemporaryDirectory(prefix=f"build_{name}_") as tmp:
         script = Path(tmp) / f"{name}_fmu.py"
-        script.write_text(SLAVE_SCRIPT.format(name=name))
+        script.write_text(SLAVE_SCRIPT.format(name=name, fingerprint=code_fingerprint()))
         raw = FmuBuilder.build_FMU(
             script, dest=tmp, project_files=[ROOT / "solvers", ROOT / "fmus"],
             canGetAndSetFMUstate=True, canSerializeFMUstate=True,

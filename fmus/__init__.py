@@ -2,6 +2,10 @@
 
 ``ELEMENTS`` is the single list that the build, the validation and the tests loop over.
 """
+import hashlib
+from pathlib import Path
+
+import solvers
 from .clutch import Clutch, ClutchChain, DualClutch
 from .inertia import Engine, Inertia
 from .nonlinear_spring import NonlinearSpring
@@ -10,3 +14,17 @@ from .shaft import Shaft
 ELEMENTS = (Clutch, DualClutch, ClutchChain, Inertia, Engine, Shaft, NonlinearSpring)
 
 __all__ = ["ELEMENTS"] + [e.__name__ for e in ELEMENTS]
+
+
+def code_fingerprint() -> str:
+    """SHA-256 of the element code loaded in this process (``fmus`` and ``solvers`` sources).
+
+    Every FMU of a process shares one copy of these packages (the first FMU's resources
+    or an installed copy win the import), so each FMU checks at load time that the loaded
+    code is the code it was built with (see build_fmus.SLAVE_SCRIPT)."""
+    digest = hashlib.sha256()
+    for package in (Path(__file__).parent, Path(solvers.__file__).parent):
+        for path in sorted(package.glob("*.py")):
+            digest.update(f"{package.name}/{path.name}".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
