@@ -3,6 +3,7 @@
     drivetrain-fmu list
     drivetrain-fmu build [--out build/fmus]
     drivetrain-fmu run z3 [--step 1e-3] [--out results]     (builds the FMUs first)
+    drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
 """
 from __future__ import annotations
 
@@ -48,6 +49,44 @@ def _run_z3(fmu_dir: Path, step: float, out: Path) -> None:
     print(f"wrote {out / 'z3.csv'} and {out / 'z3.png'}")
 
 
+def _compare_r1(step: float, duration: float, out: Path) -> None:
+    """Every PWA method of solvers.pwa on the Table 6 oscillator against the reference
+    (Reiter Fig. 31-36): error table on stdout, x(t) in r1_methods.csv / .png."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from solvers.pwa import METHODS, Characteristic, PwaOscillator, reference, simulate
+
+    osc = PwaOscillator(1.0, Characteristic((0.0, 0.15), (1.0, 20.0)), Characteristic.linear(0.5))
+    n = int(round(duration / step))
+    runs = {"reference": reference(osc, 0.3, 0.0, step, n)}
+    runs.update({name: simulate(make(osc, step), 0.3, 0.0, step, n) for name, make in METHODS.items()})
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"Table 6 oscillator, T_d = {step:g} s, {duration:g} s: max |x - x_ref|")
+    for name, traj in runs.items():
+        if name != "reference":
+            print(f"  {name:32s} {np.max(np.abs(traj.x - runs['reference'].x)):.3e} m")
+    with open(out / "r1_methods.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["time"] + [f"x_{name}" for name in runs])
+        for k, t in enumerate(runs["reference"].t):
+            writer.writerow([f"{t:.6g}"] + [f"{traj.x[k]:.10g}" for traj in runs.values()])
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for name, traj in runs.items():
+        ax.plot(traj.t, traj.x, "k-" if name == "reference" else ".-", lw=2 if name == "reference" else 0.8,
+                ms=3, label=name)
+    ax.set_ylim(-0.4, 0.4)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("deflection x [m]")
+    ax.set_title(f"PWA spring (Reiter Table 6), T_d = {step:g} s")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(out / "r1_methods.png", dpi=120)
+    print(f"wrote {out / 'r1_methods.csv'} and {out / 'r1_methods.png'}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="drivetrain-fmu", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -59,6 +98,11 @@ def main(argv=None) -> int:
     run.add_argument("--step", type=float, default=1e-3, help="communication step [s]")
     run.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     run.add_argument("--out", type=Path, default=Path("results"))
+    compare = sub.add_parser("compare", help="compare the PWA discretisation methods (no FMU)")
+    compare.add_argument("case", choices=["r1"])
+    compare.add_argument("--step", type=float, default=0.1, help="discretisation step T_d [s]")
+    compare.add_argument("--duration", type=float, default=10.0, help="simulated time [s]")
+    compare.add_argument("--out", type=Path, default=Path("results"))
     args = parser.parse_args(argv)
     if args.command == "list":
         for element in ELEMENTS:
@@ -68,6 +112,8 @@ def main(argv=None) -> int:
     elif args.command == "build":
         for path in build_fmus.build_all(args.out):
             print(f"built {path}")
+    elif args.command == "compare":
+        _compare_r1(args.step, args.duration, args.out)
     else:
         build_fmus.build_all(args.fmus)
         _run_z3(args.fmus, args.step, args.out)
