@@ -338,9 +338,14 @@ class PwaOscillator:
                 a, b = z1, law.a21 * z0 + (law.a22 - mu) * z1
                 dv = law.a21 * z0 + law.a22 * z1                          # v'(0)
                 da, db = dv, law.a21 * z1 + (law.a22 - mu) * dv
-            g = _EventFunction(w, base, level, mu, q2, a, b, da, db)
             limit = horizon if best is None else best[0]
-            root = g.first_root(limit, w * (x if comp == 0 else v) - level)
+            g0 = w * (x if comp == 0 else v) - level
+            # |e^(mu t)(da C + db S)| <= |da| + |db| t on [0, limit] (mu <= 0): the component
+            # moves at most this far, so a boundary further away cannot be reached
+            if g0 > limit * (abs(da) + abs(db) * limit):
+                continue
+            g = _EventFunction(w, base, level, mu, q2, a, b, da, db)
+            root = g.first_root(limit, g0)
             if root is not None and (best is None or root < best[0]):
                 best = (root, comp, (level / w))
         return best
