@@ -6,12 +6,13 @@ import hashlib
 from pathlib import Path
 
 import solvers
+from .backlash import Backlash
 from .clutch import Clutch, ClutchChain, DualClutch
 from .inertia import Engine, Inertia
 from .nonlinear_spring import NonlinearSpring
 from .shaft import Shaft
 
-ELEMENTS = (Clutch, DualClutch, ClutchChain, Inertia, Engine, Shaft, NonlinearSpring)
+ELEMENTS = (Clutch, DualClutch, ClutchChain, Inertia, Engine, Shaft, NonlinearSpring, Backlash)
 
 __all__ = ["ELEMENTS"] + [e.__name__ for e in ELEMENTS]
 
