@@ -8,11 +8,12 @@ from pathlib import Path
 import solvers
 from .backlash import Backlash
 from .clutch import Clutch, ClutchChain, DualClutch
+from .elasto_backlash import ElastoBacklash
 from .inertia import Engine, Inertia
 from .nonlinear_spring import NonlinearSpring
 from .shaft import Shaft
 
-ELEMENTS = (Clutch, DualClutch, ClutchChain, Inertia, Engine, Shaft, NonlinearSpring, Backlash)
+ELEMENTS = (Clutch, DualClutch, ClutchChain, Inertia, Engine, Shaft, NonlinearSpring, Backlash, ElastoBacklash)
 
 __all__ = ["ELEMENTS"] + [e.__name__ for e in ELEMENTS]
 

@@ -1,0 +1,75 @@
+"""ElastoBacklash: clearance with a compliant contact (Virlez et al., Flores contact law).
+
+    p = |phi_rel| - b  (penetration beyond the dead zone, s = sign(phi_rel))
+    f = k p^n + c p^n dp/dt,   c = 8 (1 - e) k / (5 e v_impact)     for p > 0
+    tau = s max(f, 0)          (clipped: the contact never pulls, like Modelica's ElastoBacklash)
+with v_impact the penetration speed at the first communication point of a contact
+(at least ``w_impact_min``), held for that contact: the element keeps it as its state.
+Twist, speeds and signs as in :mod:`fmus.compliance` (tau_2 = +tau, tau_1 = -tau/ratio).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .compliance import ComplianceElement, compliance_variables
+from .variables import INTEGER, output, parameter
+
+
+@dataclass(frozen=True)
+class ContactMemory:
+    side: int            # -1, 0, +1: contact side at the last communication point
+    v_impact: float      # penetration speed when that contact began [rad/s]
+
+    def to_json(self):
+        return [self.side, self.v_impact]
+
+
+class ElastoBacklash(ComplianceElement):
+    """Dead zone of +-b, then a stiff, damped, never-pulling contact."""
+
+    description = "Clearance with compliant contact k p^n + c p^n p' (Flores/Virlez law), never pulling"
+    VARIABLES = (
+        parameter("b", "rad", "half clearance (dead zone of phi_rel is [-b, +b])", 1e-4, low=0.0),
+        parameter("k", "N.m/rad", "contact stiffness k (torque k p^n, unit for n = 1)", 1e6, low=0.0, low_open=True),
+        parameter("n_exp", None, "exponent n of the contact law (1 linear, 1.5 Hertz)", 1.5, low=1.0),
+        parameter("e_rest", None, "coefficient of restitution the damping is tuned for", 0.5,
+                  low=0.0, high=1.0, low_open=True),
+        parameter("w_impact_min", "rad/s", "lower limit of the impact speed in the damping law", 1e-3,
+                  low=0.0, low_open=True),
+        *compliance_variables("relative angle phi_1/ratio - phi_2 + phi_rel_start"),
+        output("contact", None, "contact side: +1 beyond +b, -1 beyond -b, 0 in the dead zone",
+               type=INTEGER, depends=("phi_1", "phi_2")),
+        output("penetration", "rad", "penetration p = |phi_rel| - b in contact, else 0", depends=("phi_1", "phi_2")),
+    )
+
+    def initial_state(self):
+        return ContactMemory(0, 0.0)
+
+    def encode_state(self, state):
+        return state.to_json()
+
+    def decode_state(self, data):
+        return ContactMemory(*data)
+
+    def _contact(self, phi_rel, w_rel):
+        """(side, penetration, penetration speed, impact speed) for the current inputs."""
+        side = 1 if phi_rel > self.b else (-1 if phi_rel < -self.b else 0)
+        if not side:
+            return 0, 0.0, 0.0, 0.0
+        p, p_dot = abs(phi_rel) - self.b, side * w_rel
+        v_impact = self.state.v_impact if self.state.side == side else max(p_dot, self.w_impact_min)
+        return side, p, p_dot, v_impact
+
+    def transmitted(self, phi_rel, w_rel):
+        side, p, p_dot, v_impact = self._contact(phi_rel, w_rel)
+        if not side:
+            return {"tau": 0.0, "contact": 0, "penetration": 0.0}
+        c = 8.0 * (1.0 - self.e_rest) * self.k / (5.0 * self.e_rest * v_impact)
+        spring = p ** self.n_exp
+        force = max(self.k * spring + c * spring * p_dot, 0.0)
+        return {"tau": side * force, "contact": side, "penetration": p}
+
+    def advance(self, t, h):
+        phi_rel = self.phi_1 / self.ratio - self.phi_2 + self.phi_rel_start
+        side, _, _, v_impact = self._contact(phi_rel, self.w_1 / self.ratio - self.w_2)
+        return ContactMemory(side, v_impact)
