@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from solvers.pwa import Characteristic, PwaOscillator, reference
+from systems import r3
 from systems.master import CoSimulationError, Connection, Instance, run
 
 TABLE6 = PwaOscillator(1.0, Characteristic((0.0, 0.15), (1.0, 20.0)), Characteristic.linear(0.5))
@@ -39,32 +40,13 @@ def test_inertia_on_nonlinear_spring_reproduces_the_pwa_oscillator(fmu_dir):
     assert 1.6 < errors[1e-3] / errors[5e-4] < 2.4      # first order in h
 
 
-# R3 (Reiter Table 11-12): J_z = 3.4093 kg.m2 driven through the nonlinear spring into the
-# wheel and vehicle inertia J_w + J_v = 1.5 + 135 kg.m2.  The thesis's input torques (its
-# Fig. 47) are not given: *chosen* a 20 N.m step on J_z from rest, 1 ms communication step.
-R3_CASES = [(6e-3, 800.0, 20000.0), (7e-3, 800.0, 20000.0), (0.25e-3, 20000.0, 800.0)]
-J_Z, J_WV, TORQUE = 3.4093, 1.5 + 135.0, 20.0
-
-
-@pytest.mark.parametrize("breakpoint,k_1,k_2", R3_CASES, ids=["case1", "case2", "case3"])
-def test_r3_nonlinear_spring_switches_stiffness_at_the_documented_angle(fmu_dir, breakpoint, k_1, k_2):
-    h, duration = 1e-3, 1.0
-    instances = {
-        "z": Instance(fmu_dir / "Inertia.fmu", "z", {"J": J_Z}),
-        "spring": Instance(fmu_dir / "NonlinearSpring.fmu", "spring",
-                           {"n_regions": 2, "phi_s_1": breakpoint, "k_1": k_1, "k_2": k_2}),
-        "wv": Instance(fmu_dir / "Inertia.fmu", "wv", {"J": J_WV}),
-    }
-    connections = [Connection("z", "phi", "spring", "phi_1"), Connection("z", "w", "spring", "w_1"),
-                   Connection("wv", "phi", "spring", "phi_2"), Connection("wv", "w", "spring", "w_2"),
-                   Connection("spring", "tau_1", "z", "tau_1"), Connection("spring", "tau_2", "wv", "tau_1")]
-    try:
-        result = run(instances, connections, duration, h,
-                     ["spring.phi_rel", "spring.tau_2", "spring.region", "spring.e_spring", "z.w", "wv.w"],
-                     inputs=lambda t: {"z.tau_2": TORQUE})
-    finally:
-        for inst in instances.values():
-            inst.free()
+@pytest.mark.parametrize("case", sorted(r3.SPRING_CASES))
+def test_r3_nonlinear_spring_switches_stiffness_at_the_documented_angle(fmu_dir, case):
+    """R3 spring cases (systems.r3): the region output and the torque switch exactly at the
+    breakpoint of Table 12, the stored energy is the integral of the torque, and the
+    spring is internal, so J_z w_z + (J_w + J_v) w_wv = T t."""
+    breakpoint, k_1, k_2 = r3.SPRING_CASES[case]
+    result = r3.simulate_spring(fmu_dir, case)
     twist, torque, region = result["spring.phi_rel"], result["spring.tau_2"], result["spring.region"]
     stiff_part = np.abs(twist) > breakpoint
     assert stiff_part.any() and (~stiff_part).any()            # the switch is crossed
@@ -76,9 +58,8 @@ def test_r3_nonlinear_spring_switches_stiffness_at_the_documented_angle(fmu_dir,
                       + 0.5 * (k_2 * np.abs(twist) + offset + k_1 * breakpoint) * (np.abs(twist) - breakpoint),
                       0.5 * k_1 * twist**2)
     assert np.allclose(result["spring.e_spring"], energy, rtol=1e-12, atol=1e-15)
-    # the spring is internal: J_z w_z + J_wv w_wv = T t (both sides see the same torque)
-    momentum = J_Z * result["z.w"] + J_WV * result["wv.w"]
-    assert np.allclose(momentum, TORQUE * result.time, rtol=1e-9, atol=1e-9)
+    momentum = r3.J_Z * result["z.w"] + (r3.J_W + r3.J_V) * result["wv.w"]
+    assert np.allclose(momentum, r3.SPRING_TORQUE * result.time, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("params,named", [
