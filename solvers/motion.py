@@ -73,7 +73,9 @@ def first_crossing(g, bound_1, bound_2, horizon, g0, noise):
     bound_1  M1 >= |g'| on [0, horizon];  bound_2  M2 >= |g''| on [0, horizon]
     noise    rounding level of g (> 0)
     An interval [t0, t0 + D] is skipped when g stays above -noise by either bound:
-    g(t0) - M1 D > -noise  or  g(t0) + min(0, g'(t0) D) - M2 D^2 / 2 > -noise.
+    g(t0) - M1 D > -noise  or  g(t0) + min(0, g'(t0) D) - M2 D^2 / 2 > -noise;
+    once g(t0 + D) < -noise and g'(t0) + M2 D < 0 (g decreasing throughout) the zero of g
+    is refined by safeguarded Newton steps.
     """
     tol = 4.0 * _EPS * horizon
     evaluations = [0]
@@ -83,9 +85,31 @@ def first_crossing(g, bound_1, bound_2, horizon, g0, noise):
         return (g_0 - bound_1 * span > -noise
                 or g_0 + min(0.0, s_0 * span) - 0.5 * bound_2 * span * span > -noise)
 
+    def monotone_root(t0, g_0, s_0, t1):
+        """Zero of g on [t0, t1] where g' < 0 throughout: Newton kept inside the bracket."""
+        if g_0 <= 0.0:
+            return t0
+        t = t0 - g_0 / s_0
+        for _ in range(100):
+            if not t0 < t < t1:
+                t = 0.5 * (t0 + t1)
+            value, slope = g(t)
+            if value > 0.0:
+                t0 = t
+            elif value < 0.0:
+                t1 = t
+            else:
+                return t
+            if t1 - t0 <= tol:
+                return t1
+            t = t - value / slope if slope < 0.0 else 0.5 * (t0 + t1)
+        return t1
+
     def search(t0, g_0, s_0, t1, g_1):
         if clear(t0, g_0, s_0, t1):
             return None
+        if g_1 < -noise and s_0 + bound_2 * (t1 - t0) < 0.0:
+            return monotone_root(t0, g_0, s_0, t1)   # g decreasing on the whole interval
         if t1 - t0 <= tol:
             return t1 if g_1 < -noise else None
         evaluations[0] += 1
