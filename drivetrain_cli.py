@@ -2,7 +2,8 @@
 
     drivetrain-fmu list
     drivetrain-fmu build [--out build/fmus]
-    drivetrain-fmu run z3 [--step 1e-3] [--out results]     (builds the FMUs first)
+    drivetrain-fmu run z3|r3-spring|r3-clearance [--case N] [--step 1e-3] [--out results]
+                                                            (builds the FMUs first)
     drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
 """
 from __future__ import annotations
@@ -15,38 +16,67 @@ from pathlib import Path
 import build_fmus
 from fmus import ELEMENTS
 
-SYSTEMS = {"z3": "Biagiotti-Zanasi double-clutch vehicle, 400 N.m, shift at 4 s (REFERENCE_CASES.md Z3)"}
+SYSTEMS = {
+    "z3": "Biagiotti-Zanasi double-clutch vehicle, 400 N.m, shift at 4 s (REFERENCE_CASES.md Z3)",
+    "r3-spring": "Reiter hybrid driveline with the nonlinear spring, --case 1..3 (R3, Table 12)",
+    "r3-clearance": "Reiter hybrid driveline with gear clearance, --case 1..3 (R3, Table 16)",
+}
+
+# per system: title and plot panels [(y label, [(signal, legend), ...]), ...]
+PLOTS = {
+    "z3": ("Z3 double clutch (Biagiotti & Zanasi Fig. 10-11)", [
+        ("speed [rad/s]", [("clutch.w_1", "w_1 odd-gear shaft"), ("clutch.w_2", "w_2 engine side"),
+                           ("clutch.w_3", "w_3 even-gear shaft")]),
+        ("friction torque [N.m]", [("clutch.tau_fric_a", "tau_fric_a (1 -> 2)"),
+                                   ("clutch.tau_fric_b", "tau_fric_b (2 -> 3)")])]),
+    "r3-spring": ("R3 nonlinear spring (Reiter Fig. 51-53)", [
+        ("twist [rad]", [("spring.phi_rel", "phi_rel")]),
+        ("spring torque [N.m]", [("spring.tau_2", "tau on J_w + J_v")]),
+        ("speed [rad/s]", [("z.w", "J_z"), ("wv.w", "J_w + J_v")])]),
+    "r3-clearance": ("R3 gear clearance (Reiter Fig. 77-79)", [
+        ("relative angle [rad]", [("mesh.phi_rel", "phi_z - phi_w")]),
+        ("impacts", [("mesh.n_impacts", "n_impacts")]),
+        ("speed [rad/s]", [("mesh.w_1", "J_z"), ("mesh.w_2", "J_w"), ("vehicle.w", "J_v")])]),
+}
 
 
-def _run_z3(fmu_dir: Path, step: float, out: Path) -> None:
+def _simulate(system: str, fmu_dir: Path, step: float, case: int):
+    if system == "z3":
+        from systems import z3
+        return z3.simulate(fmu_dir, step=step, progress=True), z3.RECORD
+    from systems import r3
+    if system == "r3-spring":
+        result = r3.simulate_spring(fmu_dir, case, step=step, progress=True)
+    else:
+        result = r3.simulate_clearance(fmu_dir, case, step=step, progress=True)
+    return result, list(result.signals)
+
+
+def _run_system(system: str, fmu_dir: Path, step: float, case: int, out: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from systems import z3
-
-    result = z3.simulate(fmu_dir, step=step, progress=True)
+    result, record = _simulate(system, fmu_dir, step, case)
+    stem = system if system == "z3" else f"{system}-case{case}"
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "z3.csv", "w", newline="") as handle:
+    with open(out / f"{stem}.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["time"] + z3.RECORD)
+        writer.writerow(["time"] + record)
         for n, t in enumerate(result.time):
-            writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in z3.RECORD])
-    fig, (ax_w, ax_tau) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
-    for key, label in (("clutch.w_1", "w_1 odd-gear shaft"), ("clutch.w_2", "w_2 engine side"),
-                       ("clutch.w_3", "w_3 even-gear shaft")):
-        ax_w.plot(result.time, result[key], label=label)
-    ax_w.set_ylabel("speed [rad/s]")
-    ax_w.legend()
-    ax_w.set_title("Z3 double clutch (Biagiotti & Zanasi Fig. 10-11)")
-    ax_tau.plot(result.time, result["clutch.tau_fric_a"], label="tau_fric_a (1 -> 2)")
-    ax_tau.plot(result.time, result["clutch.tau_fric_b"], label="tau_fric_b (2 -> 3)")
-    ax_tau.set_ylabel("friction torque [N.m]")
-    ax_tau.set_xlabel("time [s]")
-    ax_tau.legend()
+            writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
+    title, panels = PLOTS[system]
+    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(8, 2.4 * len(panels) + 1))
+    for ax, (label, signals) in zip(axes, panels):
+        for key, legend in signals:
+            ax.plot(result.time, result[key], label=legend)
+        ax.set_ylabel(label)
+        ax.legend(fontsize=8)
+    axes[0].set_title(title if system == "z3" else f"{title}, case {case}")
+    axes[-1].set_xlabel("time [s]")
     fig.tight_layout()
-    fig.savefig(out / "z3.png", dpi=120)
-    print(f"wrote {out / 'z3.csv'} and {out / 'z3.png'}")
+    fig.savefig(out / f"{stem}.png", dpi=120)
+    print(f"wrote {out / (stem + '.csv')} and {out / (stem + '.png')}")
 
 
 def _compare_r1(step: float, duration: float, out: Path) -> None:
@@ -96,6 +126,7 @@ def main(argv=None) -> int:
     run = sub.add_parser("run", help="build the FMUs and co-simulate a documented system")
     run.add_argument("system", choices=sorted(SYSTEMS))
     run.add_argument("--step", type=float, default=1e-3, help="communication step [s]")
+    run.add_argument("--case", type=int, choices=(1, 2, 3), default=1, help="case of the R3 systems")
     run.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     run.add_argument("--out", type=Path, default=Path("results"))
     compare = sub.add_parser("compare", help="compare the PWA discretisation methods (no FMU)")
@@ -116,7 +147,7 @@ def main(argv=None) -> int:
         _compare_r1(args.step, args.duration, args.out)
     else:
         build_fmus.build_all(args.fmus)
-        _run_z3(args.fmus, args.step, args.out)
+        _run_system(args.system, args.fmus, args.step, args.case, args.out)
     return 0
 
 

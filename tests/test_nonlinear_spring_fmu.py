@@ -72,3 +72,43 @@ def test_bad_parameters_fail_initialization_naming_them(fmu_dir, params, named):
     with pytest.raises(CoSimulationError) as info:
         Instance(fmu_dir / "NonlinearSpring.fmu", "bad", params)
     assert named in " ".join(info.value.messages)
+
+
+def _undamped_body_on_spring(fmu_dir, t_comm, h=0.01, duration=100.0):
+    instances = {
+        "body": Instance(fmu_dir / "Inertia.fmu", "body", {"J": 1.0, "phi_start": 0.3}),
+        "spring": Instance(fmu_dir / "NonlinearSpring.fmu", "spring",
+                           {"n_regions": 2, "phi_s_1": 0.15, "k_1": 1.0, "k_2": 20.0, "T_comm": t_comm}),
+    }
+    connections = [Connection("body", "phi", "spring", "phi_1"), Connection("body", "w", "spring", "w_1"),
+                   Connection("spring", "tau_1", "body", "tau_1")]
+    try:
+        result = run(instances, connections, duration, h, ["body.w", "spring.e_spring"])
+    finally:
+        for inst in instances.values():
+            inst.free()
+    energy = 0.5 * result["body.w"] ** 2 + result["spring.e_spring"]
+    return energy / energy[0]
+
+
+def test_step_mean_torque_keeps_the_energy_of_an_explicit_co_simulation(fmu_dir):
+    """Undamped Table 6 spring, 1 kg.m2 body, h = 10 ms, 100 s (about 20 swings through the
+    stiff region).  The torque sampled at the communication point feeds energy into the
+    explicit coupling (measured: E grows 6700-fold); the step-mean torque (T_comm = h,
+    work-consistent across the region switches) keeps E within 0.1 % (measured 0.05 %)."""
+    sampled = _undamped_body_on_spring(fmu_dir, 0.0)
+    averaged = _undamped_body_on_spring(fmu_dir, 0.01)
+    print(f"\nE(100 s)/E(0): sampled {sampled[-1]:.4g}, step mean {averaged[-1]:.6f}")
+    assert np.max(np.abs(averaged - 1.0)) < 1e-3
+    assert sampled[-1] > 10.0
+
+
+def test_step_other_than_t_comm_is_refused(fmu_dir):
+    spring = Instance(fmu_dir / "NonlinearSpring.fmu", "tcomm", {"T_comm": 0.01})
+    try:
+        with pytest.raises(CoSimulationError) as info:
+            spring.do_step(0.0, 0.02)
+        assert "differs from T_comm = 0.01" in " ".join(info.value.messages)
+        spring.do_step(0.0, 0.01)   # the right step is taken
+    finally:
+        spring.free()
