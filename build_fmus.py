@@ -6,15 +6,18 @@ pythonfmu packs the slave and our ``solvers``/``fmus`` packages into the FMU's
 resources (so the FMU runs in any Python that has numpy and scipy, without this
 project installed).  pythonfmu 0.7 writes no units, no output dependencies and no
 InitialUnknowns; :func:`finish_model_description` adds them from the variable table.
+:mod:`host_support` makes the binary load in non-Python hosts (libpython declared,
+PYTHONHOME shim) and adds the host requirements to the resources; ``--python-hosts-only``
+skips that where gcc or patchelf is missing.
 """
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -23,6 +26,7 @@ if str(ROOT) not in sys.path:
 
 from fmus import ELEMENTS, code_fingerprint  # noqa: E402
 from fmus.variables import OUTPUT, UNITS  # noqa: E402
+import host_support  # noqa: E402
 
 DEFAULT_OUT = ROOT / "build" / "fmus"
 
@@ -87,7 +91,16 @@ def finish_model_description(xml_text: bytes, element) -> bytes:
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8")
 
 
-def build_element(element, out_dir: Path) -> Path:
+@dataclass(frozen=True)
+class HostKit:
+    """What every FMU binary gets for non-Python hosts (see host_support)."""
+
+    folder: Path
+    python: host_support.PythonInstallation
+    shim: bytes
+
+
+def build_element(element, out_dir: Path, host: HostKit | None) -> Path:
     """Build one FMU into ``out_dir`` and return its path."""
     from pythonfmu import FmuBuilder
 
@@ -101,6 +114,7 @@ def build_element(element, out_dir: Path) -> Path:
         )
         sys.modules.pop(script.stem, None)
         target = out_dir / f"{name}.fmu"
+        binary = f"binaries/linux64/{name}.so"
         with zipfile.ZipFile(raw) as src, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as dst:
             for item in src.infolist():
                 if "__pycache__" in item.filename:
@@ -108,26 +122,45 @@ def build_element(element, out_dir: Path) -> Path:
                 data = src.read(item.filename)
                 if item.filename == "modelDescription.xml":
                     data = finish_model_description(data, element)
+                elif item.filename == binary and host is not None:
+                    data = host_support.patch_binary(data, host.folder, host.python)
                 dst.writestr(item, data)
+            if host is not None:
+                dst.writestr(f"binaries/linux64/{host_support.SHIM_NAME}", host.shim)
+                dst.writestr("resources/host_requirements.txt", host_support.requirements())
+                dst.writestr("resources/host.json", host_support.host_description(host.python))
     return target
 
 
-def build_all(out_dir: Path = DEFAULT_OUT, only=None) -> list[Path]:
+def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = False) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     chosen = [e for e in ELEMENTS if not only or e.__name__ in only]
     unknown = set(only or ()) - {e.__name__ for e in ELEMENTS}
     if unknown:
         raise SystemExit(f"unknown element(s) {sorted(unknown)}; known: {[e.__name__ for e in ELEMENTS]}")
-    return [build_element(e, out_dir) for e in chosen]
+    with tempfile.TemporaryDirectory(prefix="host_support_") as tmp:
+        host = None
+        if python_hosts_only:
+            print("building for Python hosts only: non-Python hosts will need libpython preloaded",
+                  file=sys.stderr)
+        elif sys.platform.startswith("linux"):
+            try:
+                python = host_support.PythonInstallation.current()
+                host = HostKit(Path(tmp), python, host_support.build_shim(Path(tmp), python).read_bytes())
+            except host_support.HostSupportError as exc:
+                raise SystemExit(f"{exc}\n(or build with --python-hosts-only)") from None
+        return [build_element(e, out_dir, host) for e in chosen]
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for the .fmu files")
     parser.add_argument("--only", nargs="*", help="element names to build (default: all)")
+    parser.add_argument("--python-hosts-only", action="store_true",
+                        help="skip the non-Python host support (no gcc/patchelf needed)")
     args = parser.parse_args(argv)
-    for path in build_all(args.out, args.only):
+    for path in build_all(args.out, args.only, args.python_hosts_only):
         print(f"built {path}")
     return 0
 

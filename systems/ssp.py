@@ -1,0 +1,90 @@
+"""SSP 1.0 system files (SystemStructure.ssd plus the FMUs) written from a system's data.
+
+A system is its components (instance name -> element FMU and parameters) and its
+connections (systems.master.Connection).  ``write_ssp`` packs them into one .ssp archive
+that SSP tools run unchanged: every component lists the connectors its connections use,
+its parameters are bound inline as the parameter set ``initialValues`` (Ecos applies it
+with ``--parameterSet initialValues``; fmpy's ``simulate_ssp`` ignores SSD bindings, so
+``parameter_set`` gives the same values as an fmpy ParameterSet).
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .master import Connection
+
+SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
+SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
+SSV = "http://ssp-standard.org/SSP1/SystemStructureParameterValues"
+PARAMETER_SET = "initialValues"
+
+
+@dataclass(frozen=True)
+class Component:
+    element: str                       # FMU name in the build folder, e.g. "Clutch"
+    parameters: dict = field(default_factory=dict)
+
+
+def _q(ns, tag):
+    return f"{{{ns}}}{tag}"
+
+
+def system_structure(name: str, components: dict[str, Component], connections: list[Connection],
+                     stop: float) -> bytes:
+    """The SystemStructure.ssd document."""
+    ET.register_namespace("ssd", SSD)
+    ET.register_namespace("ssc", SSC)
+    ET.register_namespace("ssv", SSV)
+    root = ET.Element(_q(SSD, "SystemStructureDescription"), version="1.0", name=name)
+    system = ET.SubElement(root, _q(SSD, "System"), name=name)
+    elements = ET.SubElement(system, _q(SSD, "Elements"))
+    used = {inst: [] for inst in components}
+    for c in connections:
+        used[c.source].append((c.output, "output"))
+        used[c.target].append((c.input, "input"))
+    for inst, component in components.items():
+        node = ET.SubElement(elements, _q(SSD, "Component"), name=inst,
+                             source=f"resources/{component.element}.fmu", type="application/x-fmu-sharedlibrary")
+        connectors = ET.SubElement(node, _q(SSD, "Connectors"))
+        for variable, kind in dict.fromkeys(used[inst]):
+            connector = ET.SubElement(connectors, _q(SSD, "Connector"), name=variable, kind=kind)
+            ET.SubElement(connector, _q(SSC, "Real"))
+        if component.parameters:
+            binding = ET.SubElement(ET.SubElement(node, _q(SSD, "ParameterBindings")), _q(SSD, "ParameterBinding"))
+            values = ET.SubElement(binding, _q(SSD, "ParameterValues"))
+            parameter_set = ET.SubElement(values, _q(SSV, "ParameterSet"), version="1.0", name=PARAMETER_SET)
+            parameters = ET.SubElement(parameter_set, _q(SSV, "Parameters"))
+            for pname, value in component.parameters.items():
+                parameter = ET.SubElement(parameters, _q(SSV, "Parameter"), name=pname)
+                kind = "Boolean" if isinstance(value, bool) else ("Integer" if isinstance(value, int) else "Real")
+                ET.SubElement(parameter, _q(SSV, kind), value=str(value).lower() if kind == "Boolean" else repr(value))
+    links = ET.SubElement(system, _q(SSD, "Connections"))
+    for c in connections:
+        ET.SubElement(links, _q(SSD, "Connection"), startElement=c.source, startConnector=c.output,
+                      endElement=c.target, endConnector=c.input)
+    ET.SubElement(root, _q(SSD, "DefaultExperiment"), startTime="0", stopTime=repr(float(stop)))
+    ET.indent(root)
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8")
+
+
+def write_ssp(path, name: str, components: dict[str, Component], connections: list[Connection],
+              fmu_dir, stop: float) -> Path:
+    """Write ``path`` (.ssp): the SSD and every FMU the components use."""
+    path, fmu_dir = Path(path), Path(fmu_dir)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("SystemStructure.ssd", system_structure(name, components, connections, stop))
+        for element in sorted({c.element for c in components.values()}):
+            archive.write(fmu_dir / f"{element}.fmu", f"resources/{element}.fmu")
+    return path
+
+
+def fmpy_parameter_set(components: dict[str, Component]):
+    """The SSD bindings as the ParameterSet that fmpy's simulate_ssp applies."""
+    from fmpy.ssp.ssd import Parameter, ParameterSet
+
+    return ParameterSet(name=PARAMETER_SET, parameters=[
+        Parameter(name=f"{inst}.{pname}", value=value)
+        for inst, component in components.items() for pname, value in component.parameters.items()])
