@@ -65,6 +65,34 @@ def test_ecos_command_line_runs_the_ssp_like_fmpy(fmu_dir, tmp_path):
     assert ecos[0, header.index("clutch::J_2[REAL]")] == 0.3 and ecos[0, header.index("load::J[REAL]")] == 2.0
 
 
+def test_ecos_library_host_matches_fmpy_to_1e9(fmu_dir, tmp_path):
+    """The same SSP through libecosc from a small C program (tests/ecos_host.c, compiled
+    here; no Python in the process, clean environment) printing every value with 17
+    digits: equal to fmpy's simulate_ssp to 1e-9 (relative to the signal's range)."""
+    from fmpy.ssp.simulation import simulate_ssp
+    import ecospy
+
+    ssp = write_ssp(tmp_path / "clutch_shaft_load.ssp", "clutch_shaft_load", COMPONENTS, CONNECTIONS, fmu_dir, STOP)
+    library = Path(ecospy.__file__).parent / "binaries"
+    host = tmp_path / "ecos_host"
+    subprocess.run(["gcc", "-O2", "-o", str(host), str(Path(__file__).with_name("ecos_host.c")),
+                    f"-L{library}", "-lecosc", f"-Wl,-rpath,{library}"], check=True)
+    names = ["clutch::w_2", "clutch::phi_2", "load::w", "load::phi"]
+    n_steps = int(round(STOP / STEP))
+    done = subprocess.run([str(host), ssp.name, str(STEP), str(n_steps), *names], cwd=tmp_path,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    ecos = np.array([[float(x) for x in line.split()] for line in done.stdout.splitlines()])
+    assert len(ecos) == n_steps + 1
+    fmpy_result = simulate_ssp(str(ssp), stop_time=STOP, step_size=STEP,
+                               parameter_set=fmpy_parameter_set(COMPONENTS))
+    for column, name in enumerate(names, start=1):
+        from_ecos = ecos[1:, column]                        # after each step, as fmpy stores it
+        from_fmpy = fmpy_result[name.replace("::", ".")][:n_steps]
+        assert np.max(np.abs(from_ecos - from_fmpy)) <= 1e-9 * np.ptp(from_fmpy), name
+
+
 SELF_CONTAINED = """
 import sys, zipfile, tempfile, os
 from fmpy import extract, read_model_description
