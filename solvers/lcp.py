@@ -1,0 +1,98 @@
+"""Linear complementarity problems by Lemke's method with lexicographic pivoting.
+
+Problem:  find z >= 0 with w = M z + q >= 0 and z . w = 0.
+
+Method (Lemke 1965; Cottle, Pang & Stone, *The Linear Complementarity Problem*,
+ch. 4.4 and 4.9): an artificial variable z0 with covering vector e (all ones) makes
+w = q + e z0 + M z feasible at z0 = max(-q); complementary pivots then drive z0 out
+of the basis.  The leaving variable is chosen by the lexicographic minimum ratio test
+on [q, B^-1] (ties broken by the rows of the basis inverse), which prevents cycling
+on degenerate problems.  Termination on a secondary ray means the method cannot
+solve the problem (no solution, or M not copositive-plus): :class:`LcpError`.
+
+Friction problems of solvers.vehicle (Fan et al. eq. 31) have
+M = [[G, I], [-I, 0]] with G = W^T M_c^-1 W positive semidefinite: copositive-plus, so
+Lemke's method finds a solution whenever one exists.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_PIVOTS_FACTOR = 50
+
+
+class LcpError(RuntimeError):
+    """Lemke's method ended on a secondary ray or did not finish."""
+
+
+@dataclass(frozen=True)
+class LcpResult:
+    z: np.ndarray
+    w: np.ndarray
+    pivots: int
+
+
+def lemke(M, q, tol: float = 1e-12) -> LcpResult:
+    """Solve w = M z + q, z >= 0, w >= 0, z.w = 0 (module docstring)."""
+    M = np.asarray(M, dtype=float)
+    q = np.asarray(q, dtype=float)
+    n = q.size
+    if M.shape != (n, n):
+        raise ValueError(f"M has shape {M.shape}, expected ({n}, {n}) to match q")
+    if not (np.all(np.isfinite(M)) and np.all(np.isfinite(q))):
+        raise ValueError("M and q must be finite")
+    if n == 0 or np.all(q >= 0.0):
+        return LcpResult(np.zeros(n), q.copy(), 0)
+    scale = max(1.0, float(np.max(np.abs(M))), float(np.max(np.abs(q))))
+    eps = tol * scale
+    # columns: w (0..n-1), z (n..2n-1), z0 (2n); tableau rows hold B^-1 [I, -M, -e | q]
+    tableau = np.hstack([np.eye(n), -M, -np.ones((n, 1)), q.reshape(-1, 1)])
+    basis = list(range(n))                        # w basic
+    row = int(np.argmin(q))                       # first pivot: z0 enters, the most negative w leaves
+    entering = 2 * n
+    for pivots in range(1, MAX_PIVOTS_FACTOR * (n + 1)):
+        leaving = basis[row]
+        _pivot(tableau, row, entering)
+        basis[row] = entering
+        if leaving == 2 * n:                      # z0 left the basis: solution
+            return _solution(tableau, basis, n, M, q, pivots)
+        entering = leaving + n if leaving < n else leaving - n   # complement of the leaving one
+        column = tableau[:, entering]
+        candidates = [i for i in range(n) if column[i] > eps]
+        if not candidates:
+            raise LcpError(f"Lemke's method ended on a ray after {pivots} pivots (no solution found)")
+        row = _lexicographic_min(tableau, candidates, column, n)
+    raise LcpError(f"Lemke's method did not finish within {MAX_PIVOTS_FACTOR * (n + 1)} pivots")
+
+
+def _pivot(tableau, row, column):
+    tableau[row] /= tableau[row, column]
+    for i in range(tableau.shape[0]):
+        if i != row and tableau[i, column] != 0.0:
+            tableau[i] -= tableau[i, column] * tableau[row]
+
+
+def _lexicographic_min(tableau, candidates, column, n):
+    """Row of the lexicographically smallest [q_i, (B^-1)_i] / column_i; ratios within
+    rounding of the smallest count as ties and go on to the next key."""
+    keys = np.column_stack([tableau[:, -1], tableau[:, :n]])   # B^-1 sits where I started
+    rows = list(candidates)
+    for k in range(n + 1):
+        ratios = np.array([keys[i, k] / column[i] for i in rows])
+        smallest = ratios.min()
+        tie = 1e-11 * max(1.0, abs(smallest))
+        rows = [i for i, r in zip(rows, ratios) if r <= smallest + tie]
+        if len(rows) == 1:
+            break
+    return rows[0]
+
+
+def _solution(tableau, basis, n, M, q, pivots):
+    z = np.zeros(n)
+    for i, var in enumerate(basis):
+        if n <= var < 2 * n:
+            z[var - n] = max(tableau[i, -1], 0.0)
+    w = M @ z + q
+    return LcpResult(z, w, pivots)

@@ -1,0 +1,376 @@
+"""Planar longitudinal vehicle with pitch and tire stick/slip (Fan, Walker & Wang 2017).
+
+Coordinates (eq. 1-2): q = [x1, y1, th1, x_f, y_f, th_f, x_r, y_r, th_r]: body centre of
+mass and pitch (nose up positive), front and rear wheel centres and wheel angles
+(positive rolling forward: the slip speed is v_r = x' - R th', eq. 3).  x points in the
+direction of travel, y up; the front wheel sits a ahead of the body centre, the rear
+wheel b behind.
+
+Translational joints (eq. 1) along the body's vertical axis n = (-sin th1, cos th1)
+through the points at +a and -b on the body axis u = (cos th1, sin th1):
+    f_f = (p_f - p_1) . u - a = 0,     f_r = (p_r - p_1) . u + b = 0,
+enforced with Lagrange multipliers and Baumgarte's stabilisation (eq. 23)
+    Phi_q q'' = -(Phi_q)' q' - alpha Phi' - beta Phi.
+Suspension along n: spring length L_i = -(p_i - p_1) . n, force k (L0_i - L_i) - c L_i'
+pushing the body up and the wheel down; L0_i is chosen so that the body rests at the
+design height h over the wheel centres under its static axle load (m1 g b/(a+b) front,
+m1 g a/(a+b) rear).  Tire normal force (eq. 5): F_N = K d + C d' with penetration
+d = R - y_i, C = 2 zeta sqrt(m_wheel K), and never pulling: F_N = max(0, .) (a wheel may lift).
+
+Tangential contacts (eq. 3-4, 7), four of them: tire slip and rolling resistance of
+each wheel, with relative speeds g = W^T q' (slip: x_i' - R th_i'; rolling: th_i').
+Sliding: kinetic force -mu F_N sgn(g) (slip) or -delta F_N sgn(g) (rolling).  Stuck
+(g = 0): the force keeps g' = 0 while |force| <= capacity (mu_0 F_N or delta F_N).
+
+Event-driven scheme (section 3): between events the mode of every contact is fixed and
+the motion is smooth (DOPRI5 with event location, solvers.ode); events are a sliding
+contact reaching zero relative speed and a stuck force reaching its capacity.  At an
+event the contacts at zero relative speed are resolved by the LCP of eq. 31 (Lemke,
+solvers.lcp): stick, or slide in the direction of the relative acceleration.
+A contact that sticks has its relative speed set to exactly zero by the smallest
+mass-weighted velocity correction, and is held at g' = -alpha g (velocity stabilisation).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from .friction import Mode, StepError
+from .lcp import lemke
+from .ode import integrate
+
+GRAVITY = 9.81
+CONTACTS = ("slip_f", "roll_f", "slip_r", "roll_r")
+MAX_EVENTS_PER_STEP = 1000
+
+
+@dataclass(frozen=True)
+class VehicleParams:
+    """Seed values (Fan et al. section 4) as defaults."""
+
+    m_body: float = 1400.0
+    J_body: float = 1200.0
+    m_wheel_f: float = 30.0
+    J_wheel_f: float = 2.0
+    m_wheel_r: float = 30.0
+    J_wheel_r: float = 2.0
+    a: float = 1.0
+    b: float = 1.0
+    h: float = 0.6
+    R: float = 0.25
+    k_susp: float = 25e3
+    c_susp: float = 3.5e3
+    k_tire: float = 150e3
+    zeta_tire: float = 0.05
+    mu_s_road: float = 0.8
+    mu_k_road: float = 0.75
+    delta_roll: float = 0.005
+    alpha_bg: float = 30.0
+    beta_bg: float = 30.0
+
+    def problems(self) -> list[str]:
+        """Messages naming every non-physical value (empty if all are fine)."""
+        out = []
+        positive = ("m_body", "J_body", "m_wheel_f", "J_wheel_f", "m_wheel_r", "J_wheel_r", "a", "b", "R",
+                    "k_susp", "k_tire")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not math.isfinite(value):
+                out.append(f"{f.name} = {value!r} is not finite")
+            elif f.name in positive and not value > 0.0:
+                out.append(f"{f.name} = {value!r} must be > 0")
+            elif f.name not in positive and value < 0.0:
+                out.append(f"{f.name} = {value!r} must be >= 0")
+        if self.mu_k_road > self.mu_s_road:
+            out.append(f"mu_k_road = {self.mu_k_road!r} must not exceed mu_s_road = {self.mu_s_road!r}")
+        if self.h <= self.R:
+            out.append(f"h = {self.h!r} must exceed R = {self.R!r} (body above the wheel centres)")
+        return out
+
+
+@dataclass(frozen=True)
+class VehicleState:
+    q: tuple
+    qd: tuple
+    modes: tuple = (Mode.STUCK,) * 4
+
+    def to_json(self):
+        return [list(self.q), list(self.qd), [int(m) for m in self.modes]]
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(tuple(data[0]), tuple(data[1]), tuple(Mode(m) for m in data[2]))
+
+
+@dataclass(frozen=True)
+class VehicleStep:
+    state: VehicleState
+    n_events: int
+    event_times: tuple = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Forces:
+    """Everything the outputs need at one instant."""
+
+    qdd: np.ndarray
+    normal: tuple          # F_N front, rear
+    tangential: tuple      # contact forces in CONTACTS order (tire force, rolling torque, ...)
+    capacity: tuple        # static capacities in CONTACTS order
+
+
+class PlanarVehicle:
+    """Fan et al.'s vehicle body with two wheels (module docstring)."""
+
+    def __init__(self, params: VehicleParams):
+        problems = params.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+        self.p = p = params
+        self.mass = np.array([p.m_body, p.m_body, p.J_body, p.m_wheel_f, p.m_wheel_f, p.J_wheel_f,
+                              p.m_wheel_r, p.m_wheel_r, p.J_wheel_r])
+        self.inv_mass = 1.0 / self.mass
+        share_f = p.m_body * GRAVITY * p.b / (p.a + p.b)
+        share_r = p.m_body * GRAVITY * p.a / (p.a + p.b)
+        design = p.h - p.R
+        self.free_length = (design + share_f / p.k_susp, design + share_r / p.k_susp)
+        self.damping_tire = (2 * p.zeta_tire * math.sqrt(p.m_wheel_f * p.k_tire),
+                             2 * p.zeta_tire * math.sqrt(p.m_wheel_r * p.k_tire))
+        self.arm = (p.a, -p.b)
+        W = np.zeros((9, 4))
+        W[3, 0], W[5, 0] = 1.0, -p.R          # slip front: x_f' - R th_f'
+        W[5, 1] = 1.0                          # rolling front: th_f'
+        W[6, 2], W[8, 2] = 1.0, -p.R           # slip rear
+        W[8, 3] = 1.0                          # rolling rear
+        self.W = W
+        self._cache_key, self._cache_value = None, None
+
+    # ----------------------------------------------------------------- geometry
+    def initial_state(self, x=0.0, v=0.0, w_wheel_f=None, w_wheel_r=None, settle=True) -> VehicleState:
+        """Body at x, height h, level; wheels under the joints.  ``settle`` puts the tires
+        at their static deflection (otherwise at y = R, the seed's initial state)."""
+        p = self.p
+        y_f = y_r = p.R
+        if settle:
+            total = (p.m_body + p.m_wheel_f + p.m_wheel_r) * GRAVITY
+            load_f = p.m_body * GRAVITY * p.b / (p.a + p.b) + p.m_wheel_f * GRAVITY
+            y_f = p.R - load_f / p.k_tire
+            y_r = p.R - (total - load_f) / p.k_tire
+        y_body = 0.5 * (y_f + y_r) + p.h - p.R
+        pitch = math.atan2(y_f - y_r, p.a + p.b)
+        u = (math.cos(pitch), math.sin(pitch))
+        n = (-u[1], u[0])
+        L = p.h - p.R
+        q = [x, y_body, pitch]
+        for arm in self.arm:
+            q += [x + arm * u[0] - L * n[0], y_body + arm * u[1] - L * n[1], 0.0]
+        w_f = v / p.R if w_wheel_f is None else w_wheel_f
+        w_r = v / p.R if w_wheel_r is None else w_wheel_r
+        qd = [v, 0.0, 0.0, v, 0.0, w_f, v, 0.0, w_r]
+        state = VehicleState(tuple(q), tuple(qd), (Mode.STUCK,) * 4)
+        return VehicleState(state.q, state.qd, self._sliding_modes(np.array(qd)))
+
+    def _sliding_modes(self, qd):
+        g = self.W.T @ qd
+        return tuple(Mode.FORWARD if gi > 0 else (Mode.BACKWARD if gi < 0 else Mode.STUCK) for gi in g)
+
+    def constraints(self, q):
+        """Phi (2), its Jacobian (2 x 9) and (Phi_q)' q' needs q' (see _joint_terms)."""
+        x1, y1, th = q[0], q[1], q[2]
+        c, s = math.cos(th), math.sin(th)
+        phi = np.empty(2)
+        jac = np.zeros((2, 9))
+        for i, (arm, k) in enumerate(zip(self.arm, (3, 6))):
+            dx, dy = q[k] - x1, q[k + 1] - y1
+            phi[i] = dx * c + dy * s - arm
+            jac[i, 0], jac[i, 1] = -c, -s
+            jac[i, 2] = -dx * s + dy * c
+            jac[i, k], jac[i, k + 1] = c, s
+        return phi, jac
+
+    def _joint_terms(self, q, qd):
+        """Phi, Phi_q and gamma = -(Phi_q)' q' - alpha Phi' - beta Phi (eq. 23)."""
+        phi, jac = self.constraints(q)
+        th, thd = q[2], qd[2]
+        c, s = math.cos(th), math.sin(th)
+        gamma = np.empty(2)
+        for i, k in enumerate((3, 6)):
+            dx, dy = q[k] - q[0], q[k + 1] - q[1]
+            dxd, dyd = qd[k] - qd[0], qd[k + 1] - qd[1]
+            d_dot_n = -dx * s + dy * c
+            dd_dot_n = -dxd * s + dyd * c
+            d_dot_u = dx * c + dy * s
+            rest = 2.0 * thd * dd_dot_n - thd * thd * d_dot_u       # (Phi_q)' q'
+            phi_dot = jac[i] @ qd
+            gamma[i] = -rest - self.p.alpha_bg * phi_dot - self.p.beta_bg * phi[i]
+        return phi, jac, gamma
+
+    def applied(self, q, qd, tau_f, tau_r):
+        """Smooth generalized forces Q (gravity, suspension, tires, drive) and F_N."""
+        p = self.p
+        Q = np.zeros(9)
+        Q[1] = -p.m_body * GRAVITY
+        Q[4] = -p.m_wheel_f * GRAVITY
+        Q[7] = -p.m_wheel_r * GRAVITY
+        th, thd = q[2], qd[2]
+        c, s = math.cos(th), math.sin(th)
+        nx, ny = -s, c
+        normal = []
+        for i, (k, arm) in enumerate(zip((3, 6), self.arm)):
+            dx, dy = q[k] - q[0], q[k + 1] - q[1]
+            dxd, dyd = qd[k] - qd[0], qd[k + 1] - qd[1]
+            length = -(dx * nx + dy * ny)
+            length_rate = -(dxd * nx + dyd * ny) + thd * (dx * c + dy * s)
+            push = p.k_susp * (self.free_length[i] - length) - p.c_susp * length_rate
+            Q[0] += push * nx
+            Q[1] += push * ny
+            Q[2] += push * arm
+            Q[k] -= push * nx
+            Q[k + 1] -= push * ny
+            penetration = p.R - q[k + 1]
+            f_n = 0.0
+            if penetration > 0.0:
+                f_n = max(0.0, p.k_tire * penetration - self.damping_tire[i] * qd[k + 1])
+            Q[k + 1] += f_n
+            normal.append(f_n)
+        Q[5] += tau_f
+        Q[8] += tau_r
+        return Q, normal
+
+    def capacities(self, normal, static=True):
+        mu = self.p.mu_s_road if static else self.p.mu_k_road
+        return (mu * normal[0], self.p.delta_roll * normal[0], mu * normal[1], self.p.delta_roll * normal[1])
+
+    # ----------------------------------------------------------------- dynamics
+    def forces(self, q, qd, tau_f, tau_r, modes) -> Forces:
+        """Accelerations and contact forces for fixed contact modes."""
+        key = (q.tobytes(), qd.tobytes(), tau_f, tau_r, modes)
+        if key == self._cache_key:
+            return self._cache_value
+        Q, normal = self.applied(q, qd, tau_f, tau_r)
+        kinetic = self.capacities(normal, static=False)
+        tangential = [0.0] * 4
+        for j, mode in enumerate(modes):
+            if mode in (Mode.FORWARD, Mode.BACKWARD):
+                tangential[j] = -kinetic[j] * int(mode)
+                Q += self.W[:, j] * tangential[j]
+        stuck = [j for j, mode in enumerate(modes) if mode == Mode.STUCK]
+        phi, jac, gamma = self._joint_terms(q, qd)
+        Ws = self.W[:, stuck]
+        n_c = 2 + len(stuck)
+        A = np.zeros((9 + n_c, 9 + n_c))
+        A[:9, :9] = np.diag(self.mass)
+        A[:9, 9:11] = -jac.T
+        A[:9, 11:] = -Ws
+        A[9:11, :9] = jac
+        A[11:, :9] = Ws.T
+        rhs = np.concatenate([Q, gamma, -self.p.alpha_bg * (Ws.T @ qd)])
+        solution = np.linalg.solve(A, rhs)
+        for j, value in zip(stuck, solution[11:]):
+            tangential[j] = value
+        result = Forces(solution[:9], tuple(normal), tuple(tangential), self.capacities(normal))
+        self._cache_key, self._cache_value = key, result
+        return result
+
+    def resolve(self, q, qd, tau_f, tau_r, modes, candidates):
+        """New modes: the contacts in ``candidates`` (at zero relative speed) are decided
+        together by the LCP of eq. 31; the others keep their mode."""
+        if not candidates:
+            return tuple(modes)
+        base = tuple(Mode.FREE if j in candidates else m for j, m in enumerate(modes))
+        free = self.forces(q, qd, tau_f, tau_r, base)   # candidate forces zero (FREE: no force)
+        # G = W_c^T S W_c with S the inverse mass under the joints and the other stuck contacts
+        held = [j for j, m in enumerate(base) if m == Mode.STUCK]
+        _, jac = self.constraints(q)
+        bound = np.vstack([jac, self.W[:, held].T]) if held else jac
+        Minv = np.diag(self.inv_mass)
+        S = Minv - Minv @ bound.T @ np.linalg.solve(bound @ Minv @ bound.T, bound @ Minv)
+        Wc = self.W[:, candidates]
+        G = Wc.T @ S @ Wc
+        L = Wc.T @ free.qdd
+        c = np.array([free.capacity[j] for j in candidates])
+        n = len(candidates)
+        M = np.block([[G, np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
+        result = lemke(M, np.concatenate([L - G @ c, 2.0 * c]))
+        accel = G @ (result.z[:n] - c) + L
+        scale = 1e-9 * (1.0 + np.max(np.abs(L)))
+        new = list(modes)
+        for j, a_j in zip(candidates, accel):
+            new[j] = Mode.FORWARD if a_j > scale else (Mode.BACKWARD if a_j < -scale else Mode.STUCK)
+        return tuple(new)
+
+    def snap(self, qd, contacts):
+        """Smallest mass-weighted change of q' that makes the relative speeds of
+        ``contacts`` zero (a projection; exact zeros are then written in)."""
+        if not contacts:
+            return qd
+        Wc = self.W[:, contacts]
+        weighted = self.inv_mass[:, None] * Wc
+        corrected = qd - weighted @ np.linalg.solve(Wc.T @ weighted, Wc.T @ qd)
+        for j in contacts:
+            if j in (1, 3):
+                corrected[5 if j == 1 else 8] = 0.0
+        for j in contacts:
+            if j in (0, 2):
+                k = 3 if j == 0 else 6
+                corrected[k] = self.p.R * corrected[k + 2]
+        return corrected
+
+    def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float) -> VehicleStep:
+        """Advance by h with the drive torques held (event-driven, section 3)."""
+        if not (h > 0.0 and math.isfinite(h)):
+            raise StepError(f"step h = {h!r} must be finite and > 0")
+        for name, value in (("tau_wheel_f", tau_f), ("tau_wheel_r", tau_r)):
+            if not math.isfinite(value):
+                raise StepError(f"input {name} = {value!r} must be finite")
+        y = np.concatenate([state.q, state.qd])
+        modes = tuple(state.modes)
+        t, events = 0.0, []
+        held = [j for j, m in enumerate(modes) if m == Mode.STUCK]
+        y[9:] = self.snap(y[9:], held)
+        modes = self.resolve(y[:9], y[9:], tau_f, tau_r, modes, held)   # new inputs: re-decide
+        while True:
+            def rhs(_t, yy, modes=modes):
+                return np.concatenate([yy[9:], self.forces(yy[:9], yy[9:], tau_f, tau_r, modes).qdd])
+
+            event_functions = []
+            for j, mode in enumerate(modes):
+                if mode in (Mode.FORWARD, Mode.BACKWARD):
+                    event_functions.append(lambda _t, yy, j=j, s=int(mode): s * (self.W[:, j] @ yy[9:]))
+                else:
+                    event_functions.append(lambda _t, yy, j=j, modes=modes: self._margin(yy, j, tau_f, tau_r, modes))
+            result = integrate(rhs, t, y, h, event_functions, rtol=1e-9, atol=1e-11)
+            y, t = np.array(result.y, dtype=float), result.t
+            if result.event is None:
+                break
+            events.append(t)
+            candidates = sorted({j for j, m in enumerate(modes) if m == Mode.STUCK} | {result.event})
+            y[9:] = self.snap(y[9:], candidates)
+            modes = self.resolve(y[:9], y[9:], tau_f, tau_r, modes, candidates)
+            if len(events) > MAX_EVENTS_PER_STEP:
+                raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step")
+        return VehicleStep(VehicleState(tuple(y[:9]), tuple(y[9:]), modes), len(events), tuple(events))
+
+    def _margin(self, yy, j, tau_f, tau_r, modes):
+        f = self.forces(yy[:9], yy[9:], tau_f, tau_r, modes)
+        return f.capacity[j] - abs(f.tangential[j])
+
+    # ----------------------------------------------------------------- outputs
+    def energy(self, q, qd):
+        """Kinetic + gravity + suspension + tire energy."""
+        p = self.p
+        q, qd = np.asarray(q), np.asarray(qd)
+        kinetic = 0.5 * float(np.sum(self.mass * qd * qd))
+        gravity = GRAVITY * (p.m_body * q[1] + p.m_wheel_f * q[4] + p.m_wheel_r * q[7])
+        c, s = math.cos(q[2]), math.sin(q[2])
+        springs = 0.0
+        for i, k in enumerate((3, 6)):
+            dx, dy = q[k] - q[0], q[k + 1] - q[1]
+            length = -(dx * -s + dy * c)
+            springs += 0.5 * p.k_susp * (self.free_length[i] - length) ** 2
+            penetration = p.R - q[k + 1]
+            if penetration > 0.0:
+                springs += 0.5 * p.k_tire * penetration ** 2
+        return kinetic + gravity + springs
