@@ -13,6 +13,7 @@ REAL, INTEGER, BOOLEAN = "Real", "Integer", "Boolean"
 
 #: SI base-unit exponents of every unit an FMU may use (FMI 2.0 BaseUnit attributes).
 UNITS: dict[str, dict[str, int]] = {
+    "1": {},                     # dimensionless, declared where a name alone does not say so
     "s": {"s": 1},
     "m": {"m": 1},
     "kg": {"kg": 1},
@@ -26,6 +27,12 @@ UNITS: dict[str, dict[str, int]] = {
     "N.m.s": {"kg": 1, "m": 2, "s": -1},
     "N.m/rad": {"kg": 1, "m": 2, "s": -2, "rad": -1},
     "N.m.s/rad": {"kg": 1, "m": 2, "s": -1, "rad": -1},
+    "N/m": {"kg": 1, "s": -2},
+    "N.s/m": {"kg": 1, "s": -1},
+    "1/s": {"s": -1},
+    "m2": {"m": 2},
+    "kg/m3": {"kg": 1, "m": -3},
+    "1/s2": {"s": -2},
     "kg.m2": {"kg": 1, "m": 2},
     "W": {"kg": 1, "m": 2, "s": -3},
     "J": {"kg": 1, "m": 2, "s": -2},

@@ -1,0 +1,96 @@
+"""VehicleSimple: wheel and equivalent vehicle behind a tire model (solvers.tire).
+
+    J_wheel w' = tau_wheel + tau_wheel_2 - R F_x
+    m_vehicle v' = F_x - (d_v v/R^2 + f_roll m g sgn v + rho/2 cdA v|v| + m g sin(grade))
+tire_model 0: stick/slip "tire as clutch" (mu_s, mu_k); 1: Pacejka magic formula
+(B, C, D, E) on the slip (R w - v) / max(|v|, v_min).  ``w_v`` = v / R is the vehicle
+speed seen at the wheel (what a clutch-like tire compares with w_wheel).
+"""
+from __future__ import annotations
+
+from dataclasses import fields
+
+from solvers.tire import TireVehicle, TireVehicleParams, TireVehicleState
+
+from .base import ElementSlave
+from .variables import INTEGER, input_, output, parameter
+
+_DESCRIPTIONS = {
+    "J_wheel": ("kg.m2", "inertia of the wheel (and what turns with it)"),
+    "m_vehicle": ("kg", "vehicle mass"), "R": ("m", "wheel radius"),
+    "tire_model": (None, "tire model: 0 stick/slip tire as clutch, 1 Pacejka magic formula"),
+    "mu_s": (None, "static tire-road friction coefficient (tire model 0)"),
+    "mu_k": (None, "sliding tire-road friction coefficient (tire model 0, <= mu_s)"),
+    "B": ("1", "magic formula stiffness factor B"), "C": ("1", "magic formula shape factor C"),
+    "D": ("1", "magic formula peak factor D (peak force D m g)"), "E": ("1", "magic formula curvature factor E"),
+    "v_min": ("m/s", "lower bound of |v| in the slip definition (finite slip at standstill)"),
+    "d_v": ("N.m.s/rad", "viscous road load on w_v = v/R"), "f_roll": ("1", "rolling resistance coefficient"),
+    "cdA": ("m2", "aerodynamic drag area c_d A"), "rho_air": ("kg/m3", "air density"),
+}
+_POSITIVE = ("J_wheel", "m_vehicle", "R", "v_min")
+_INPUTS = ("tau_wheel", "tau_wheel_2", "grade")
+
+
+def _parameters():
+    defaults = TireVehicleParams()
+    out = []
+    for f in fields(TireVehicleParams):
+        unit, text = _DESCRIPTIONS[f.name]
+        if f.name == "tire_model":
+            out.append(parameter(f.name, None, text, 0, type=INTEGER, low=0, high=1))
+        else:
+            out.append(parameter(f.name, unit, text, getattr(defaults, f.name), low=None if f.name == "E" else 0.0,
+                                 low_open=f.name in _POSITIVE))
+    return out
+
+
+class VehicleSimple(ElementSlave):
+    """One-degree-of-freedom vehicle with a stick/slip or magic-formula tire."""
+
+    description = "Wheel and equivalent vehicle behind a stick/slip or Pacejka tire, road load (Reiter ch. 5)"
+    DEFAULT_STOP = 5.0
+    VARIABLES = (
+        *_parameters(),
+        parameter("phi_wheel_start", "rad", "initial wheel angle", 0.0),
+        parameter("w_wheel_start", "rad/s", "initial wheel speed", 0.0),
+        parameter("x_start", "m", "initial vehicle position", 0.0),
+        parameter("v_start", "m/s", "initial vehicle speed", 0.0),
+        input_("tau_wheel", "N.m", "drive torque on the wheel (first connection)"),
+        input_("tau_wheel_2", "N.m", "drive torque on the wheel (second connection, summed)"),
+        input_("grade", "rad", "road grade, positive uphill"),
+        output("phi_wheel", "rad", "wheel angle"),
+        output("w_wheel", "rad/s", "wheel speed"),
+        output("x", "m", "vehicle position"),
+        output("v", "m/s", "vehicle speed"),
+        output("w_v", "rad/s", "vehicle speed seen at the wheel, v / R"),
+        output("slip", None, "tire slip (R w - v) / max(|v|, v_min)"),
+        output("F_x", "N", "longitudinal tire force on the vehicle", depends=_INPUTS),
+    )
+
+    def cross_check(self):
+        if self.mu_k > self.mu_s:
+            return [f"mu_k = {self.mu_k!r} must not exceed mu_s = {self.mu_s!r}; allowed range [0, mu_s]"]
+        return []
+
+    def initial_state(self):
+        values = {f.name: getattr(self, f.name) for f in fields(TireVehicleParams)}
+        values["tire_model"] = int(values["tire_model"])
+        self.model = TireVehicle(TireVehicleParams(**{k: (v if k == "tire_model" else float(v))
+                                                      for k, v in values.items()}))
+        stuck = self.R * self.w_wheel_start == self.v_start
+        return TireVehicleState(self.phi_wheel_start, self.w_wheel_start, self.x_start, self.v_start, stuck)
+
+    def decode_state(self, data):
+        return TireVehicleState(*data)
+
+    def advance(self, t, h):
+        return self.model.step(self.state, self.tau_wheel + self.tau_wheel_2, self.grade, h)
+
+    def refresh_outputs(self):
+        s = self.state
+        self.phi_wheel, self.w_wheel, self.x, self.v = s.phi_wheel, s.w_wheel, s.x, s.v
+        self.w_v = s.v / self.R
+        self.slip = self.model.slip(s.w_wheel, s.v)
+
+    def feedthrough_outputs(self):
+        return {"F_x": self.model.tire_force(self.state, self.tau_wheel + self.tau_wheel_2, self.grade)}
