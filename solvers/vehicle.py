@@ -22,6 +22,10 @@ each wheel, with relative speeds g = W^T q' (slip: x_i' - R th_i'; rolling: th_i
 Sliding: kinetic force -mu F_N sgn(g) (slip) or -delta F_N sgn(g) (rolling).  Stuck
 (g = 0): the force keeps g' = 0 while |force| <= capacity (mu_0 F_N or delta F_N).
 
+Both wheels stuck make the joint and contact constraints redundant (the horizontal
+force split between the axles of a rigid chassis is statically indeterminate): the
+minimum-norm multipliers are taken then.
+
 Event-driven scheme (section 3): between events the mode of every contact is fixed and
 the motion is smooth (DOPRI5 with event location, solvers.ode); events are a sliding
 contact reaching zero relative speed and a stuck force reaching its capacity.  At an
@@ -119,6 +123,16 @@ class Forces:
     normal: tuple          # F_N front, rear
     tangential: tuple      # contact forces in CONTACTS order (tire force, rolling torque, ...)
     capacity: tuple        # static capacities in CONTACTS order
+
+
+def _solve(A, b):
+    """A x = b; with redundant constraints (both wheels stuck on a rigid chassis: the
+    split of the tangential forces between the axles is statically indeterminate) the
+    minimum-norm solution, which keeps the accelerations unique and shares the forces."""
+    try:
+        return np.linalg.solve(A, b)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(A, b, rcond=None)[0]
 
 
 class PlanarVehicle:
@@ -267,7 +281,7 @@ class PlanarVehicle:
         A[9:11, :9] = jac
         A[11:, :9] = Ws.T
         rhs = np.concatenate([Q, gamma, -self.p.alpha_bg * (Ws.T @ qd)])
-        solution = np.linalg.solve(A, rhs)
+        solution = _solve(A, rhs)
         for j, value in zip(stuck, solution[11:]):
             tangential[j] = value
         result = Forces(solution[:9], tuple(normal), tuple(tangential), self.capacities(normal))
@@ -286,7 +300,7 @@ class PlanarVehicle:
         _, jac = self.constraints(q)
         bound = np.vstack([jac, self.W[:, held].T]) if held else jac
         Minv = np.diag(self.inv_mass)
-        S = Minv - Minv @ bound.T @ np.linalg.solve(bound @ Minv @ bound.T, bound @ Minv)
+        S = Minv - Minv @ bound.T @ _solve(bound @ Minv @ bound.T, bound @ Minv)
         Wc = self.W[:, candidates]
         G = Wc.T @ S @ Wc
         L = Wc.T @ free.qdd
