@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .friction import StepError
+from .friction import StepError, check_step
 from .motion import AffineMotion, first_crossing
 
 MAX_EVENTS_PER_STEP = 10_000
@@ -169,11 +169,7 @@ class BacklashPair:
     # ---------------------------------------------------------------- stepping
     def step(self, state: PairState, tau_1: float, tau_2: float, h: float) -> PairStep:
         """Advance by h with the input torques held (exact events inside the step)."""
-        if not (h > 0.0 and math.isfinite(h)):
-            raise StepError(f"step h = {h!r} must be finite and > 0")
-        for name, value in (("tau_1", tau_1), ("tau_2", tau_2)):
-            if not math.isfinite(value):
-                raise StepError(f"input {name} = {value!r} must be finite")
+        check_step(h, tau_1=tau_1, tau_2=tau_2)
         phi_1, w_1, phi_2, w_2 = state.phi_1, state.w_1, state.phi_2, state.w_2
         contact, n_impacts, impulse_last = state.contact, state.n_impacts, state.impulse_last
         energy_0 = self.energy(phi_1, w_1, phi_2, w_2)

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import lru_cache
 
@@ -64,6 +64,15 @@ class Mode(IntEnum):
 
 class StepError(RuntimeError):
     """A step that cannot be taken; the caller keeps its previous state."""
+
+
+def check_step(h: float, **inputs: float) -> None:
+    """StepError naming the value unless h is finite and > 0 and every input is finite."""
+    if not (h > 0.0 and math.isfinite(h)):
+        raise StepError(f"step h = {h!r} must be finite and > 0")
+    for name, value in inputs.items():
+        if not math.isfinite(value):
+            raise StepError(f"input {name} = {value!r} must be finite")
 
 
 MAX_EVENTS_PER_STEP = 10_000
@@ -291,8 +300,7 @@ class FrictionChain:
 
         Raises StepError (the state passed in is never modified: it is immutable).
         """
-        if not (h > 0.0 and math.isfinite(h)):
-            raise StepError(f"step size h = {h!r} must be finite and > 0")
+        check_step(h)
         a_mean = sum(torques) / self.j_total
         g = self.relative_free_acceleration(torques)
         s = list(state.s)

@@ -47,12 +47,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Callable
 
 import numpy as np
 
-from .friction import Mode, StepError
+from .friction import StepError, check_step
 
 MAX_EVENTS_PER_STEP = 10_000
 _EPS = 2.220446049250313e-16
@@ -286,10 +285,7 @@ class PwaOscillator:
     # -- stepping
     def step(self, state: OscillatorState, u: float, h: float) -> StepResult:
         """Advance by h with the input u held; every switch inside the step is exact."""
-        if not (h > 0.0 and math.isfinite(h)):
-            raise StepError(f"step h = {h!r} must be finite and > 0")
-        if not math.isfinite(u):
-            raise StepError(f"input u = {u!r} must be finite")
+        check_step(h, u=u)
         x, v, t = state.x, state.v, 0.0
         events = []
         while True:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .friction import ChainState, FrictionChain, InterfaceLaw, Mode, StepError
+from .friction import ChainState, FrictionChain, InterfaceLaw, Mode, StepError, check_step
 from .ode import integrate
 
 GRAVITY = 9.81
@@ -102,8 +102,7 @@ class TireVehicle:
         return [tau, -self.p.R * self.road_force(s.v, grade)]
 
     def step(self, state: TireVehicleState, tau, grade, h) -> TireVehicleState:
-        if not all(math.isfinite(x) for x in (tau, grade)):
-            raise StepError(f"inputs tau = {tau!r}, grade = {grade!r} must be finite")
+        check_step(h, tau=tau, grade=grade)
         p = self.p
         f_z = self.normal_force(grade)
         if p.tire_model == 0:

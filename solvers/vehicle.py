@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from .friction import Mode, StepError
+from .friction import Mode, StepError, check_step
 from .lcp import lemke
 from .ode import integrate
 
@@ -213,7 +213,6 @@ class PlanarVehicle:
         for i, k in enumerate((3, 6)):
             dx, dy = q[k] - q[0], q[k + 1] - q[1]
             dxd, dyd = qd[k] - qd[0], qd[k + 1] - qd[1]
-            d_dot_n = -dx * s + dy * c
             dd_dot_n = -dxd * s + dyd * c
             d_dot_u = dx * c + dy * s
             rest = 2.0 * thd * dd_dot_n - thd * thd * d_dot_u       # (Phi_q)' q'
@@ -334,11 +333,7 @@ class PlanarVehicle:
 
     def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float) -> VehicleStep:
         """Advance by h with the drive torques held (event-driven, section 3)."""
-        if not (h > 0.0 and math.isfinite(h)):
-            raise StepError(f"step h = {h!r} must be finite and > 0")
-        for name, value in (("tau_wheel_f", tau_f), ("tau_wheel_r", tau_r)):
-            if not math.isfinite(value):
-                raise StepError(f"input {name} = {value!r} must be finite")
+        check_step(h, tau_wheel_f=tau_f, tau_wheel_r=tau_r)
         y = np.concatenate([state.q, state.qd])
         modes = tuple(state.modes)
         t, events = 0.0, []

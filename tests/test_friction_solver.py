@@ -14,7 +14,7 @@ def test_two_body_lock_time_is_analytic_at_any_step():
     chain = FrictionChain([0.2, 0.28], [COULOMB])
     t_star = 100.0 / (80.0 * (1 / 0.2 + 1 / 0.28))
     for h in (1e-5, 1e-3, 0.1):
-        state, t, lock = chain.state_from_bodies([0, 0], [100, 0]), 0.0, None
+        state, lock = chain.state_from_bodies([0, 0], [100, 0]), None
         for n in range(int(round(0.3 / h))):
             result = chain.step(state, [0.0, 0.0], [100.0], [80.0], h)
             if result.event_times and lock is None:
