@@ -270,20 +270,17 @@ class PlanarVehicle:
                 tangential[j] = -kinetic[j] * int(mode)
                 Q += self.W[:, j] * tangential[j]
         stuck = [j for j, mode in enumerate(modes) if mode == Mode.STUCK]
-        phi, jac, gamma = self._joint_terms(q, qd)
-        Ws = self.W[:, stuck]
-        n_c = 2 + len(stuck)
-        A = np.zeros((9 + n_c, 9 + n_c))
-        A[:9, :9] = np.diag(self.mass)
-        A[:9, 9:11] = -jac.T
-        A[:9, 11:] = -Ws
-        A[9:11, :9] = jac
-        A[11:, :9] = Ws.T
-        rhs = np.concatenate([Q, gamma, -self.p.alpha_bg * (Ws.T @ qd)])
-        solution = _solve(A, rhs)
-        for j, value in zip(stuck, solution[11:]):
+        _, jac, gamma = self._joint_terms(q, qd)
+        # constraints C q'' = b (joints, eq. 23; stuck contacts held at g' = -alpha g) with
+        # q'' = M^-1 (Q + C^T mu): the Schur complement C M^-1 C^T mu = b - C M^-1 Q
+        C = np.vstack([jac, self.W[:, stuck].T]) if stuck else jac
+        b = np.concatenate([gamma, -self.p.alpha_bg * (self.W[:, stuck].T @ qd)]) if stuck else gamma
+        CMinv = C * self.inv_mass
+        mu = _solve(CMinv @ C.T, b - CMinv @ Q)
+        qdd = self.inv_mass * (Q + C.T @ mu)
+        for j, value in zip(stuck, mu[2:]):
             tangential[j] = value
-        result = Forces(solution[:9], tuple(normal), tuple(tangential), self.capacities(normal))
+        result = Forces(qdd, tuple(normal), tuple(tangential), self.capacities(normal))
         self._cache_key, self._cache_value = key, result
         return result
 
@@ -339,7 +336,8 @@ class PlanarVehicle:
         t, events = 0.0, []
         held = [j for j, m in enumerate(modes) if m == Mode.STUCK]
         y[9:] = self.snap(y[9:], held)
-        modes = self.resolve(y[:9], y[9:], tau_f, tau_r, modes, held)   # new inputs: re-decide
+        if not self.holds(y[:9], y[9:], tau_f, tau_r, modes):       # new inputs: re-decide
+            modes = self.resolve(y[:9], y[9:], tau_f, tau_r, modes, held)
         while True:
             def rhs(_t, yy, modes=modes):
                 return np.concatenate([yy[9:], self.forces(yy[:9], yy[9:], tau_f, tau_r, modes).qdd])
@@ -361,6 +359,12 @@ class PlanarVehicle:
             if len(events) > MAX_EVENTS_PER_STEP:
                 raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step")
         return VehicleStep(VehicleState(tuple(y[:9]), tuple(y[9:]), modes), len(events), tuple(events))
+
+    def holds(self, q, qd, tau_f, tau_r, modes):
+        """True when every stuck contact's force is within its capacity: then the stuck
+        set is a solution of the LCP as it stands and need not be re-solved."""
+        f = self.forces(q, qd, tau_f, tau_r, modes)
+        return all(abs(f.tangential[j]) <= f.capacity[j] for j, m in enumerate(modes) if m == Mode.STUCK)
 
     def _margin(self, yy, j, tau_f, tau_r, modes):
         f = self.forces(yy[:9], yy[9:], tau_f, tau_r, modes)
