@@ -5,6 +5,7 @@
     drivetrain-fmu run z3|r3-spring|r3-clearance [--case N] [--step 1e-3] [--out results]
                                                             (builds the FMUs first)
     drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
+    drivetrain-fmu report z3 [--steps 1e-4 1e-3 1e-2]       (co-simulation vs monolithic reference)
 """
 from __future__ import annotations
 
@@ -117,6 +118,26 @@ def _compare_r1(step: float, duration: float, out: Path) -> None:
     print(f"wrote {out / 'r1_methods.csv'} and {out / 'r1_methods.png'}")
 
 
+def _report_z3(fmu_dir: Path, steps) -> None:
+    """Error of the Z3 co-simulation against the monolithic reference, per step."""
+    import numpy as np
+
+    from systems import z3
+    from systems.reference import error_report, z3_reference
+
+    keys = ["clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w", "clutch.tau_fric_a", "clutch.tau_fric_b"]
+    print("Z3 co-simulation vs monolithic reference (scipy DOP853 with events): error / signal range")
+    for step in steps:
+        n = int(round(z3.STOP / step))
+        reference = z3_reference(np.arange(n + 1) * step)
+        for step_mean in (True, False):
+            report = error_report(z3.simulate(fmu_dir, step=step, progress=True, step_mean=step_mean), reference, keys)
+            label = "step-mean shafts" if step_mean else "sampled shafts"
+            print(f"  step {step:g} s, {label}:")
+            for key in keys:
+                print(f"    {key:20s} max {report[key][0]:.2e}   RMS {report[key][1]:.2e}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="drivetrain-fmu", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -134,6 +155,10 @@ def main(argv=None) -> int:
     compare.add_argument("--step", type=float, default=0.1, help="discretisation step T_d [s]")
     compare.add_argument("--duration", type=float, default=10.0, help="simulated time [s]")
     compare.add_argument("--out", type=Path, default=Path("results"))
+    report = sub.add_parser("report", help="co-simulation error against the monolithic reference")
+    report.add_argument("system", choices=["z3"])
+    report.add_argument("--steps", type=float, nargs="+", default=[1e-4, 1e-3, 1e-2])
+    report.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     args = parser.parse_args(argv)
     if args.command == "list":
         for element in ELEMENTS:
@@ -143,6 +168,9 @@ def main(argv=None) -> int:
     elif args.command == "build":
         for path in build_fmus.build_all(args.out):
             print(f"built {path}")
+    elif args.command == "report":
+        build_fmus.build_all(args.fmus)
+        _report_z3(args.fmus, args.steps)
     elif args.command == "compare":
         _compare_r1(args.step, args.duration, args.out)
     else:

@@ -48,6 +48,12 @@ class ComplianceElement(ElementSlave):
         return ()
 
     def advance(self, t, h):
+        """Stateless; an element averaging over T_comm (Shaft, NonlinearSpring) refuses
+        another step, since its torque outputs were computed for T_comm."""
+        t_comm = getattr(self, "T_comm", 0.0)
+        if t_comm > 0.0 and abs(h - t_comm) > 1e-9 * t_comm:
+            raise ValueError(f"communication step h = {h!r} differs from T_comm = {t_comm!r} "
+                             "that the torque outputs were averaged over")
         return ()
 
     def refresh_outputs(self):

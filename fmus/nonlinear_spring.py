@@ -93,12 +93,6 @@ class NonlinearSpring(ComplianceElement):
             return self.spring.value(phi_rel)
         return (self.spring.potential(phi_rel + travel) - self.spring.potential(phi_rel)) / travel
 
-    def advance(self, t, h):
-        if self.T_comm > 0.0 and abs(h - self.T_comm) > 1e-9 * self.T_comm:
-            raise ValueError(f"communication step h = {h!r} differs from T_comm = {self.T_comm!r} "
-                             "that the torque outputs were averaged over")
-        return ()
-
     def transmitted(self, phi_rel, w_rel):
         return {"tau": self.spring_torque(phi_rel, w_rel) + self.damper.value(w_rel),
                 "region": self.spring.region(phi_rel) + 1,

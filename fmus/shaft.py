@@ -1,7 +1,10 @@
 """Shaft: linear torsional spring-damper with an ideal gear ratio (compliance element).
 
-    tau = k phi_rel + d w_rel,   e_spring = k phi_rel^2 / 2
-(twist, speeds and signs as in :mod:`fmus.compliance`).
+    tau = k (phi_rel + w_rel T_comm / 2) + d w_rel,   e_spring = k phi_rel^2 / 2
+(twist, speeds and signs as in :mod:`fmus.compliance`).  With T_comm = 0 the spring
+torque is the one at the communication point; with T_comm = h (the master's step) it is
+its mean over the coming step along the twist advanced with the held relative speed,
+like NonlinearSpring's (a doStep with another step is refused).
 """
 from __future__ import annotations
 
@@ -16,9 +19,12 @@ class Shaft(ComplianceElement):
     VARIABLES = (
         parameter("k", "N.m/rad", "torsional stiffness", 5000.0, low=0.0),
         parameter("d", "N.m.s/rad", "torsional damping", 5.0, low=0.0),
+        parameter("T_comm", "s", "communication step the spring torque is averaged over "
+                  "(0: torque at the communication point)", 0.0, low=0.0),
         *compliance_variables("twist phi_1/ratio - phi_2 + phi_rel_start"),
         output("e_spring", "J", "energy stored in the spring", depends=("phi_1", "phi_2")),
     )
 
     def transmitted(self, phi_rel, w_rel):
-        return {"tau": self.k * phi_rel + self.d * w_rel, "e_spring": 0.5 * self.k * phi_rel * phi_rel}
+        return {"tau": self.k * (phi_rel + 0.5 * w_rel * self.T_comm) + self.d * w_rel,
+                "e_spring": 0.5 * self.k * phi_rel * phi_rel}

@@ -234,6 +234,16 @@ class FrictionChain:
         """g = D J^-1 F: slip accelerations without friction (a list)."""
         return [sum(r * f for r, f in zip(row, torques)) for row in self._dj_inv_list]
 
+    def stuck_torques(self, stuck, g, tau):
+        """Friction of the stuck interfaces (eq. 19): their slip accelerations vanish,
+        g_xi - M_xi,rest tau_rest - M_xixi tau_xi = 0, with ``tau`` holding the others."""
+        mm = self._m_list
+        known = [j for j in range(self.n - 1) if j not in stuck]
+        rhs = [g[i] - sum(mm[i][j] * tau[j] for j in known) for i in stuck]
+        if len(stuck) == 1:
+            return [rhs[0] / mm[stuck[0]][stuck[0]]]
+        return np.linalg.solve(self.m[np.ix_(stuck, stuck)], rhs).tolist()
+
     def resolve(self, s, modes, g, t_s, t_c):
         """Modes and friction torques at an instant (the exact stuck set).
 
@@ -265,13 +275,7 @@ class FrictionChain:
                 if a != Mode.STUCK:
                     trial[j] = a * self.laws[j].breakaway_torque(t_s[j], t_c[j])
             if stuck:
-                known = [j for j in range(m) if j not in stuck]
-                rhs = [g[i] - sum(mm[i][j] * trial[j] for j in known) for i in stuck]
-                if len(stuck) == 1:
-                    solved = [rhs[0] / mm[stuck[0]][stuck[0]]]
-                else:
-                    sub = self.m[np.ix_(stuck, stuck)]
-                    solved = np.linalg.solve(sub, rhs).tolist()
+                solved = self.stuck_torques(stuck, g, trial)
                 if any(abs(x) > t_s[j] * (1.0 + _STICK_TOL) for x, j in zip(solved, stuck)):
                     continue
                 for j, x in zip(stuck, solved):

@@ -58,7 +58,7 @@ class Instance:
         self.slave = FMU2Slave(guid=self.model.guid, unzipDirectory=unzip_dir,
                                modelIdentifier=self.model.coSimulation.modelIdentifier,
                                instanceName=instance_name)
-        self.slave.instantiate(callbacks=self._callbacks, loggingOn=True)
+        self.call("instantiate", callbacks=self._callbacks, loggingOn=True)
         self.call("setupExperiment", startTime=start_time)
         self.call("enterInitializationMode")
         for name, value in (parameters or {}).items():

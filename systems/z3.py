@@ -49,12 +49,17 @@ def inputs(t: float) -> dict[str, float]:
     return {"clutch.tau_2": ENGINE_TORQUE, "clutch.f_n_a": f_a, "clutch.f_n_b": f_b}
 
 
-def simulate(fmu_dir, step: float = 1e-3, stop: float = STOP, progress: bool = False) -> Result:
+def simulate(fmu_dir, step: float = 1e-3, stop: float = STOP, progress: bool = False,
+             step_mean: bool = True) -> Result:
+    """Co-simulate Z3.  ``step_mean`` sets the shafts' T_comm to the step: their torque is
+    the mean over the coming step (systems.reference measures the gain: at 1 ms the
+    engine-side speed's RMS error falls from 2.5 % to 0.075 % of its range)."""
     fmu_dir = Path(fmu_dir)
+    t_comm = {"T_comm": step} if step_mean else {}
     instances = {
         "clutch": Instance(fmu_dir / "DualClutch.fmu", "clutch", CLUTCH),
-        "shaft_odd": Instance(fmu_dir / "Shaft.fmu", "shaft_odd", SHAFT_ODD),
-        "shaft_even": Instance(fmu_dir / "Shaft.fmu", "shaft_even", SHAFT_EVEN),
+        "shaft_odd": Instance(fmu_dir / "Shaft.fmu", "shaft_odd", SHAFT_ODD | t_comm),
+        "shaft_even": Instance(fmu_dir / "Shaft.fmu", "shaft_even", SHAFT_EVEN | t_comm),
         "vehicle": Instance(fmu_dir / "Inertia.fmu", "vehicle", VEHICLE),
     }
     try:

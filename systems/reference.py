@@ -1,0 +1,165 @@
+"""Monolithic references: a documented system as one ODE, solved by scipy, and the
+error report of a co-simulation against it.
+
+Z3 (systems.z3): the DualClutch's three bodies are the friction chain of
+solvers.friction in decoupled coordinates (mean motion, relative angles q and slips s;
+a stuck slip has zero derivative, so it stays exactly zero), the two shafts and the
+vehicle inertia are added as smooth forces, and the whole system is integrated by
+scipy's DOP853 (rtol 1e-10, atol 1e-10) with terminal events: a slip reaching zero, a
+stuck friction reaching its static capacity, and the kinks of the clamp-force ramps.
+At every event the stuck set is decided exactly (FrictionChain.resolve).  Nothing of
+the co-simulation is shared but the friction law and the chain algebra.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from solvers.friction import FrictionChain, InterfaceLaw, Mode
+
+from . import z3
+
+
+@dataclass(frozen=True)
+class Reference:
+    time: np.ndarray
+    signals: dict
+
+    def __getitem__(self, key):
+        return self.time if key == "time" else self.signals[key]
+
+
+def _z3_model():
+    c = z3.CLUTCH
+    laws = [InterfaceLaw(c[f"mu_s_{t}"], c[f"mu_k_{t}"], c[f"r_eff_{t}"], c[f"n_surfaces_{t}"],
+                         c[f"w_stribeck_{t}"], c[f"alpha_stribeck_{t}"], 0.0) for t in "ab"]
+    return FrictionChain([c["J_1"], c["J_2"], c["J_3"]], laws)
+
+
+def z3_reference(t_grid) -> Reference:
+    """Z3 as one ODE (module docstring), sampled at ``t_grid``."""
+    from scipy.integrate import solve_ivp
+
+    chain = _z3_model()
+    odd, even, vehicle = z3.SHAFT_ODD, z3.SHAFT_EVEN, z3.VEHICLE
+    t_grid = np.asarray(t_grid, dtype=float)
+
+    def capacities(t):
+        forces = z3.clamp_forces(t)
+        caps = [law.capacities(f) for law, f in zip(chain.laws, forces)]
+        return [c[0] for c in caps], [c[1] for c in caps]
+
+    def unpack(y):
+        theta, w_mean, q, s, phi_v, w_v = y[0], y[1], y[2:4], y[4:6], y[6], y[7]
+        phi = [theta + sum(k * x for k, x in zip(row, q)) for row in chain._k_list]
+        w = [w_mean + sum(k * x for k, x in zip(row, s)) for row in chain._k_list]
+        return phi, w, list(s), phi_v, w_v
+
+    def shaft_torques(phi, w, phi_v, w_v):
+        tau_odd = odd["k"] * (phi[0] / odd["ratio"] - phi_v) + odd["d"] * (w[0] / odd["ratio"] - w_v)
+        tau_even = even["k"] * (phi[2] / even["ratio"] - phi_v) + even["d"] * (w[2] / even["ratio"] - w_v)
+        return tau_odd, tau_even
+
+    def friction(t, y, modes):
+        phi, w, s, phi_v, w_v = unpack(y)
+        tau_odd, tau_even = shaft_torques(phi, w, phi_v, w_v)
+        torques = [-tau_odd / odd["ratio"], z3.ENGINE_TORQUE, -tau_even / even["ratio"]]
+        g = chain.relative_free_acceleration(torques)
+        t_s, t_c = capacities(t)
+        tau = [0.0, 0.0]
+        for j, mode in enumerate(modes):
+            if mode in (Mode.FORWARD, Mode.BACKWARD):
+                tau[j] = chain.laws[j].slipping_torque(s[j], mode, t_s[j], t_c[j])
+        stuck = [j for j, mode in enumerate(modes) if mode == Mode.STUCK]
+        if stuck:
+            for j, value in zip(stuck, chain.stuck_torques(stuck, g, tau)):
+                tau[j] = value
+        return torques, g, tau, (tau_odd, tau_even), (t_s, t_c)
+
+    def rhs(t, y, modes):
+        torques, g, tau, (tau_odd, tau_even), _ = friction(t, y, modes)
+        mm = chain._m_list
+        ds = [0.0 if modes[j] == Mode.STUCK else g[j] - sum(mm[j][i] * tau[i] for i in range(2))
+              for j in range(2)]
+        w_v = y[7]
+        return [y[1], sum(torques) / chain.j_total, y[4], y[5], ds[0], ds[1], w_v,
+                (tau_odd + tau_even - vehicle["d_ground"] * w_v) / vehicle["J"]]
+
+    def events_for(modes):
+        events = []
+        for j, mode in enumerate(modes):
+            if mode in (Mode.FORWARD, Mode.BACKWARD):
+                def slip_zero(t, y, *_, j=j, sign=int(mode)):
+                    return sign * y[4 + j]
+            elif mode == Mode.STUCK:
+                def slip_zero(t, y, *_, j=j):
+                    _, _, tau, _, (t_s, _) = friction(t, y, modes)
+                    return t_s[j] - abs(tau[j])
+            else:
+                continue
+            slip_zero.terminal, slip_zero.direction = True, -1
+            events.append((j, slip_zero))
+        return events
+
+    def decide(t, y, modes, event_j=None):
+        """Modes after an event at t; the capacities are taken just after t (right-hand
+        limit), so a clutch whose clamp-force ramp starts at t is no longer open."""
+        torques, g, _, _, _ = friction(t, y, modes)
+        t_s, t_c = capacities(t + 1e-9)
+        s = list(y[4:6])
+        if event_j is not None:
+            s[event_j] = 0.0
+        for j, mode in enumerate(modes):
+            if mode == Mode.STUCK:
+                s[j] = 0.0
+        new_modes, _ = chain.resolve(s, modes, g, t_s, t_c)
+        return tuple(new_modes), s
+
+    # start: everything at rest (clutch a clamped: stuck, b open)
+    y = np.zeros(8)
+    modes, _ = decide(0.0, y, (Mode.STUCK, Mode.FREE))
+    breakpoints = [z3.SHIFT_START, z3.SHIFT_START + z3.SHIFT_DURATION]
+    t, t_end = 0.0, float(t_grid[-1])
+    samples = np.full((t_grid.size, 8), np.nan)
+    modes_at = [None] * t_grid.size
+    while t < t_end:
+        stop = min([b for b in breakpoints if b > t + 1e-12] + [t_end])
+        events = events_for(modes)
+        sol = solve_ivp(rhs, (t, stop), y, method="DOP853", rtol=1e-10, atol=1e-10, dense_output=True,
+                        events=[e for _, e in events] or None, args=(modes,))
+        t_new = float(sol.t[-1])
+        inside = (t_grid >= t) & (t_grid <= t_new)
+        for k in np.flatnonzero(inside):
+            samples[k] = sol.sol(t_grid[k])
+            modes_at[k] = modes
+        y = sol.y[:, -1].copy()
+        fired = None
+        if sol.status == 1:
+            fired = next(j for (j, _), times in zip(events, sol.t_events) if times.size)
+        for j, mode in enumerate(modes):
+            if mode == Mode.STUCK:
+                y[4 + j] = 0.0
+        modes, s = decide(t_new, y, modes, fired)
+        y[4:6] = s
+        t = t_new
+    signals = {k: np.empty(t_grid.size) for k in ("clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w",
+                                                   "clutch.tau_fric_a", "clutch.tau_fric_b")}
+    for k, (row, modes_k) in enumerate(zip(samples, modes_at)):
+        _, w, _, _, w_v = unpack(row)
+        _, _, tau, _, _ = friction(t_grid[k], row, modes_k)
+        signals["clutch.w_1"][k], signals["clutch.w_2"][k], signals["clutch.w_3"][k] = w
+        signals["vehicle.w"][k] = w_v
+        signals["clutch.tau_fric_a"][k], signals["clutch.tau_fric_b"][k] = tau
+    return Reference(t_grid, signals)
+
+
+def error_report(result, reference, keys) -> dict:
+    """{key: (max error, RMS error)}, each divided by the reference signal's range."""
+    report = {}
+    for key in keys:
+        ref = reference[key]
+        span = float(np.ptp(ref)) or 1.0
+        diff = np.asarray(result[key]) - ref
+        report[key] = (float(np.max(np.abs(diff))) / span, float(np.sqrt(np.mean(diff * diff))) / span)
+    return report
