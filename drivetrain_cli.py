@@ -6,6 +6,7 @@
                                                             (builds the FMUs first)
     drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
     drivetrain-fmu report z3 [--steps 1e-4 1e-3 1e-2]       (co-simulation vs monolithic reference)
+    drivetrain-fmu export F1|F2|F2_100|F3 [--step 1e-4] [--out results]   (SSP file)
 """
 from __future__ import annotations
 
@@ -159,6 +160,12 @@ def main(argv=None) -> int:
     report.add_argument("system", choices=["z3"])
     report.add_argument("--steps", type=float, nargs="+", default=[1e-4, 1e-3, 1e-2])
     report.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
+    export = sub.add_parser("export", help="write a documented system as an SSP file")
+    export.add_argument("system", choices=["F1", "F2", "F2_100", "F3"])
+    export.add_argument("--step", type=float, default=1e-4, help="step the SSP is meant to run at [s]")
+    export.add_argument("--stop", type=float, default=2.0)
+    export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
+    export.add_argument("--out", type=Path, default=Path("results"))
     args = parser.parse_args(argv)
     if args.command == "list":
         for element in ELEMENTS:
@@ -168,6 +175,15 @@ def main(argv=None) -> int:
     elif args.command == "build":
         for path in build_fmus.build_all(args.out):
             print(f"built {path}")
+    elif args.command == "export":
+        from systems import fan
+
+        build_fmus.build_all(args.fmus)
+        args.out.mkdir(parents=True, exist_ok=True)
+        path = fan.export_ssp(args.out / f"{args.system}.ssp", args.fmus, args.system, args.step, args.stop)
+        print(f"wrote {path}: run it at a step of {args.step:g} s (its shafts' T_comm), e.g. "
+              f"ecos simulate --path {path} --stepSize {args.step:g} --stopTime {args.stop:g} "
+              "--parameterSet initialValues")
     elif args.command == "report":
         build_fmus.build_all(args.fmus)
         _report_z3(args.fmus, args.steps)

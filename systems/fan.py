@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .master import Connection, Instance, Result, run
+from .ssp import Component, write_ssp
 
 LEVER = 0.125 * 2 * 1000.0      # r n f_n: T = mu * LEVER
 CASES = {
@@ -29,24 +30,27 @@ RECORD = ["engine.w", "clutch.w_1", "clutch.w_2", "clutch.w_slip", "clutch.locke
           "vehicle.drift", "vehicle.w_wheel_f", "vehicle.w_wheel_r", "vehicle.ax"]
 
 
-def simulate(fmu_dir, case: str = "F1", step: float = 1e-4, stop: float = 2.0, progress: bool = False,
-             stribeck: bool = False) -> Result:
+def components(case: str = "F1", step: float = 1e-4, stribeck: bool = False) -> dict[str, Component]:
+    """The system's components (element and parameters), the single description that
+    simulation and SSP export use."""
     c = CASES[case]
-    fmu_dir = Path(fmu_dir)
-    wheel = c["wheel"]
     clutch = dict(J_1=0.2, J_2=0.28, mu_s=c["T_S"] / LEVER, mu_k=c["T_C"] / LEVER, r_eff=0.125, n_surfaces=2.0,
                   w_1_start=20.0, w_2_start=20.0, locked_start=True,
                   **({"w_stribeck": 10.0, "alpha_stribeck": 0.6} if stribeck else {}))
-    instances = {
-        "engine": Instance(fmu_dir / "Engine.fmu", "engine", {"J": 0.6, "T0": c["T0"], "w_start": 20.0}),
-        "input_shaft": Instance(fmu_dir / "Shaft.fmu", "input_shaft", {"k": 77e3, "d": 1.76, "T_comm": step}),
-        "clutch": Instance(fmu_dir / "Clutch.fmu", "clutch", clutch),
-        "half_shaft": Instance(fmu_dir / "Shaft.fmu", "half_shaft", {"k": 16e3, "d": 0.12, "T_comm": step}),
-        "vehicle": Instance(fmu_dir / "Vehicle.fmu", "vehicle", {
-            "mu_s_road": c["mu_s_road"], "mu_k_road": c["mu_k_road"], "settle_start": False, "v_start": 5.0,
-            "w_wheel_f_start": 20.0, "w_wheel_r_start": 20.0}),
+    return {
+        "engine": Component("Engine", {"J": 0.6, "T0": c["T0"], "w_start": 20.0}),
+        "input_shaft": Component("Shaft", {"k": 77e3, "d": 1.76, "T_comm": step}),
+        "clutch": Component("Clutch", clutch),
+        "half_shaft": Component("Shaft", {"k": 16e3, "d": 0.12, "T_comm": step}),
+        "vehicle": Component("Vehicle", {"mu_s_road": c["mu_s_road"], "mu_k_road": c["mu_k_road"],
+                                         "settle_start": False, "v_start": 5.0,
+                                         "w_wheel_f_start": 20.0, "w_wheel_r_start": 20.0}),
     }
-    connections = [
+
+
+def connections(case: str = "F1") -> list[Connection]:
+    wheel = CASES[case]["wheel"]
+    return [
         Connection("engine", "phi", "input_shaft", "phi_1"), Connection("engine", "w", "input_shaft", "w_1"),
         Connection("clutch", "phi_1", "input_shaft", "phi_2"), Connection("clutch", "w_1", "input_shaft", "w_2"),
         Connection("input_shaft", "tau_1", "engine", "tau_load"), Connection("input_shaft", "tau_2", "clutch", "tau_1"),
@@ -56,8 +60,21 @@ def simulate(fmu_dir, case: str = "F1", step: float = 1e-4, stop: float = 2.0, p
         Connection("half_shaft", "tau_1", "clutch", "tau_2"),
         Connection("half_shaft", "tau_2", "vehicle", f"tau_wheel_{wheel}"),
     ]
+
+
+def simulate(fmu_dir, case: str = "F1", step: float = 1e-4, stop: float = 2.0, progress: bool = False,
+             stribeck: bool = False) -> Result:
+    fmu_dir = Path(fmu_dir)
+    instances = {name: Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
+                 for name, c in components(case, step, stribeck).items()}
     try:
-        return run(instances, connections, stop, step, RECORD, progress=progress)
+        return run(instances, connections(case), stop, step, RECORD, progress=progress)
     finally:
         for inst in instances.values():
             inst.free()
+
+
+def export_ssp(path, fmu_dir, case: str = "F1", step: float = 1e-3, stop: float = 2.0, stribeck: bool = False):
+    """The case as an SSP (parameters bound as 'initialValues'); run it at ``step``,
+    the T_comm its shafts were given."""
+    return write_ssp(path, f"fan_{case}", components(case, step, stribeck), connections(case), fmu_dir, stop)
