@@ -143,13 +143,18 @@ def _grouped(instances, names, types=("Real",)):
 
 def run(instances: dict[str, Instance], connections: list[Connection], stop: float, step: float,
         record: list[str], inputs: Callable[[float], dict[str, float]] | None = None,
-        progress: bool = False) -> Result:
+        progress: bool = False, iterations: int = 0) -> Result:
     """Co-simulate from t = 0 to ``stop``; ``inputs(t)`` gives {'inst.var': value} set each step.
 
     Connections are exchanged in two stages: first those whose source has no direct
     feedthrough (body outputs), then the others (compliance outputs), so a compliance
     element sees the body states of the same communication point.  Values are moved
     with one getReal/setReal call per instance and stage.
+
+    ``iterations`` > 0 makes each step iterative with rollback: after a step the
+    connections are evaluated at t + h, every instance is set back to its saved FMU state
+    (fmi2SetFMUstate) and the step is repeated with each connected input held at the
+    mean of its values at t and at t + h (trapezoidal coupling), ``iterations`` times.
     """
     if not step > 0:
         raise ValueError(f"step = {step!r} must be > 0")
@@ -167,11 +172,16 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     values = np.empty((n_steps + 1, len(record)))
     slaves = list(instances.values())
 
-    def exchange(t):
-        if inputs is not None:
+    if not (isinstance(iterations, int) and iterations >= 0):
+        raise ValueError(f"iterations = {iterations!r} must be an integer >= 0")
+
+    def exchange(t, external=True):
+        """Propagate the connections; returns the values set, per stage."""
+        if inputs is not None and external:
             for key, value in inputs(t).items():
                 name, var = key.split(".", 1)
                 instances[name].set(var, value)
+        moved = []
         for sources, targets in plans:
             buffer = [0.0] * sum(len(p) for *_, p in sources)
             for inst, _, vrs, positions in sources:
@@ -179,6 +189,25 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
                     buffer[pos] = value
             for inst, _, vrs, positions in targets:
                 inst.call("setReal", vrs, [buffer[p] for p in positions])
+            moved.append(buffer)
+        return moved
+
+    def set_targets(moved):
+        for (_, targets), buffer in zip(plans, moved):
+            for inst, _, vrs, positions in targets:
+                inst.call("setReal", vrs, [buffer[p] for p in positions])
+
+    def iterate(t, start_values, saved):
+        for _ in range(iterations):
+            end_values = exchange(t + step, external=False)
+            for inst, state in zip(slaves, saved):
+                inst.call("setFMUstate", state)
+            set_targets([[0.5 * (a + b) for a, b in zip(first, last)]
+                         for first, last in zip(start_values, end_values)])
+            for inst in slaves:
+                inst.do_step(t, step)
+        for inst, state in zip(slaves, saved):
+            inst.call("freeFMUstate", state)
 
     iterator = range(n_steps + 1)
     if progress:
@@ -186,13 +215,16 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
         iterator = tqdm(iterator, desc="co-simulation", unit="step")
     for n in iterator:
         t = n * step
-        exchange(t)
+        start_values = exchange(t)
         row = values[n]
         for inst, getter, vrs, positions in recorders:
             row[positions] = inst.call(getter, vrs)
         if n == n_steps:
             break
+        saved = [inst.call("getFMUstate") for inst in slaves] if iterations else None
         for inst in slaves:
             inst.do_step(t, step)
+        if iterations:
+            iterate(t, start_values, saved)
     time = np.arange(n_steps + 1) * step
     return Result(time, {r: values[:, i] for i, r in enumerate(record)})

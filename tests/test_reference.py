@@ -39,3 +39,19 @@ def test_cosimulation_error_at_the_default_step(fmu_dir, reference):
     for key in ("clutch.w_2", "vehicle.w"):
         assert report[key][1] < 0.01
         assert sampled[key][1] > 5 * report[key][1]
+
+
+def test_iterative_master_with_rollback(fmu_dir):
+    """systems.master with iterations = 1 (FMU states saved, the step repeated from them
+    with each input at the mean of its values at t and t + h) at 2 ms with sampled shaft
+    torques: the RMS errors of w_2 and the vehicle speed fall from 9.6 % and 0.25 % to
+    0.12 % and 0.0056 % of their ranges (measured), below the 1 % bound.  (At 10 ms one
+    iteration still converges, 2 %, while a second one diverges: the fixed-point
+    iteration itself has a step limit; the step-mean shafts need no iteration.)"""
+    h = 2e-3
+    reference = z3_reference(np.arange(int(round(z3.STOP / h)) + 1) * h)
+    plain = error_report(z3.simulate(fmu_dir, step=h, step_mean=False), reference, KEYS)
+    iterated = error_report(z3.simulate(fmu_dir, step=h, step_mean=False, iterations=1), reference, KEYS)
+    for key in ("clutch.w_2", "vehicle.w"):
+        assert iterated[key][1] < 0.01
+        assert iterated[key][1] < plain[key][1] / 10
