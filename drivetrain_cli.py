@@ -7,6 +7,8 @@
     drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
     drivetrain-fmu report z3 [--steps 1e-4 1e-3 1e-2]       (co-simulation vs monolithic reference)
     drivetrain-fmu export F1|F2|F2_100|F3 [--step 1e-4] [--out results]   (SSP file)
+    drivetrain-fmu study judder-onset [--T_S 400] [--T_C 320 300 ...] [--scheduler tcp://HOST:PORT]
+    drivetrain-fmu study breakaway [--mu_s 0.3 0.4 ...] [--scheduler tcp://HOST:PORT]
 """
 from __future__ import annotations
 
@@ -139,6 +141,35 @@ def _report_z3(fmu_dir: Path, steps) -> None:
                 print(f"    {key:20s} max {report[key][0]:.2e}   RMS {report[key][1]:.2e}")
 
 
+def _study(args) -> None:
+    """Threshold studies on dask (systems.study): CSV and plot in --out."""
+    from systems import study
+
+    build_fmus.build_all(args.fmus)
+    args.out.mkdir(parents=True, exist_ok=True)
+    client = study.default_client(args.scheduler)
+    try:
+        if args.kind == "judder-onset":
+            # Fan et al. F2: the engine torque above which the clutch sticks and slips in steady state
+            spec = study.Study("fan", "stick_slip_cycles_per_second",
+                               grid={"T_S": args.T_S, "T_C": args.T_C}, fixed={"stop": args.stop})
+            rows = study.threshold_search(spec, args.fmus, client, "T0", args.low, args.high, level=0.0,
+                                          tolerance=args.tolerance)
+            x, y = ("T_C", "T_S") if len(args.T_S) > 1 and len(args.T_C) > 1 else ("T_C" if len(args.T_C) > 1 else "T_S", None)
+        else:
+            spec = study.Study("clutch_hold", "breakaway", grid={"mu_s": args.mu_s})
+            rows = study.threshold_search(spec, args.fmus, client, "tau", 0.0, 1000.0, level=0.5, tolerance=0.01)
+            x, y = "mu_s", None
+    finally:
+        client.close()
+    csv_path = study.write_csv(rows, args.out / f"{args.kind}.csv")
+    value = next(key for key in rows[0] if key.endswith("_threshold"))
+    png = study.plot(rows, x, value, args.out / f"{args.kind}.png", y=y, title=args.kind)
+    for row in rows:
+        print("  " + ", ".join(f"{k} = {v:.6g}" for k, v in row.items()))
+    print(f"wrote {csv_path} and {png}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="drivetrain-fmu", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -166,6 +197,18 @@ def main(argv=None) -> int:
     export.add_argument("--stop", type=float, default=2.0)
     export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     export.add_argument("--out", type=Path, default=Path("results"))
+    studies = sub.add_parser("study", help="threshold studies on a local or remote dask cluster")
+    studies.add_argument("kind", choices=["judder-onset", "breakaway"])
+    studies.add_argument("--scheduler", help="tcp://HOST:PORT of a running dask scheduler (default: local cluster)")
+    studies.add_argument("--T_S", type=float, nargs="+", default=[400.0], help="clutch static capacities [N.m]")
+    studies.add_argument("--T_C", type=float, nargs="+", default=[320.0], help="clutch kinetic capacities [N.m]")
+    studies.add_argument("--low", type=float, default=200.0, help="engine torque without judder [N.m]")
+    studies.add_argument("--high", type=float, default=400.0, help="engine torque with judder [N.m]")
+    studies.add_argument("--tolerance", type=float, default=1.0, help="bisection tolerance [N.m]")
+    studies.add_argument("--stop", type=float, default=4.5, help="simulated time per run [s]")
+    studies.add_argument("--mu_s", type=float, nargs="+", default=[0.3, 0.4, 0.5])
+    studies.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
+    studies.add_argument("--out", type=Path, default=Path("results"))
     args = parser.parse_args(argv)
     if args.command == "list":
         for element in ELEMENTS:
@@ -175,6 +218,8 @@ def main(argv=None) -> int:
     elif args.command == "build":
         for path in build_fmus.build_all(args.out):
             print(f"built {path}")
+    elif args.command == "study":
+        _study(args)
     elif args.command == "export":
         from systems import fan
 

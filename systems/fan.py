@@ -30,10 +30,13 @@ RECORD = ["engine.w", "clutch.w_1", "clutch.w_2", "clutch.w_slip", "clutch.locke
           "vehicle.drift", "vehicle.w_wheel_f", "vehicle.w_wheel_r", "vehicle.ax"]
 
 
-def components(case: str = "F1", step: float = 1e-4, stribeck: bool = False) -> dict[str, Component]:
+def components(case: str = "F1", step: float = 1e-4, stribeck: bool = False, **overrides) -> dict[str, Component]:
     """The system's components (element and parameters), the single description that
-    simulation and SSP export use."""
-    c = CASES[case]
+    simulation and SSP export use; ``overrides`` replace entries of the case (T0, T_S, ...)."""
+    unknown = set(overrides) - set(CASES[case])
+    if unknown:
+        raise ValueError(f"unknown case values {sorted(unknown)}; known: {sorted(CASES[case])}")
+    c = {**CASES[case], **overrides}
     clutch = dict(J_1=0.2, J_2=0.28, mu_s=c["T_S"] / LEVER, mu_k=c["T_C"] / LEVER, r_eff=0.125, n_surfaces=2.0,
                   w_1_start=20.0, w_2_start=20.0, locked_start=True,
                   **({"w_stribeck": 10.0, "alpha_stribeck": 0.6} if stribeck else {}))
@@ -48,8 +51,8 @@ def components(case: str = "F1", step: float = 1e-4, stribeck: bool = False) -> 
     }
 
 
-def connections(case: str = "F1") -> list[Connection]:
-    wheel = CASES[case]["wheel"]
+def connections(case: str = "F1", wheel: str | None = None) -> list[Connection]:
+    wheel = wheel or CASES[case]["wheel"]
     return [
         Connection("engine", "phi", "input_shaft", "phi_1"), Connection("engine", "w", "input_shaft", "w_1"),
         Connection("clutch", "phi_1", "input_shaft", "phi_2"), Connection("clutch", "w_1", "input_shaft", "w_2"),
@@ -63,12 +66,12 @@ def connections(case: str = "F1") -> list[Connection]:
 
 
 def simulate(fmu_dir, case: str = "F1", step: float = 1e-4, stop: float = 2.0, progress: bool = False,
-             stribeck: bool = False) -> Result:
+             stribeck: bool = False, **overrides) -> Result:
     fmu_dir = Path(fmu_dir)
     instances = {name: Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
-                 for name, c in components(case, step, stribeck).items()}
+                 for name, c in components(case, step, stribeck, **overrides).items()}
     try:
-        return run(instances, connections(case), stop, step, RECORD, progress=progress)
+        return run(instances, connections(case, overrides.get("wheel")), stop, step, RECORD, progress=progress)
     finally:
         for inst in instances.values():
             inst.free()

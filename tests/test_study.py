@@ -1,0 +1,90 @@
+"""Parameter studies on dask.distributed (systems.study)."""
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from systems import study
+from tests.conftest import ROOT
+
+
+def test_threshold_search_finds_the_analytic_breakaway_torque(fmu_dir):
+    """Clutch Z2 bodies held at rest: the clutch breaks away iff tau J2/(J1 + J2) > T_s,
+    T_s = 250 mu_s N.m, so tau* = 250 mu_s 0.48 / 0.28 (128.57 and 171.43 N.m).  The
+    bisection on a LocalCluster brackets each threshold to its 0.01 N.m tolerance."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        rows = study.threshold_search(study.Study("clutch_hold", "breakaway", grid={"mu_s": [0.3, 0.4]}),
+                                      fmu_dir, client, "tau", 50.0, 400.0, level=0.5, tolerance=0.01,
+                                      progress=False)
+    for row in rows:
+        exact = 250 * row["mu_s"] * 0.48 / 0.28
+        assert row["tau_below"] <= exact <= row["tau_threshold"]
+        assert row["tau_threshold"] - row["tau_below"] <= 0.01
+
+
+def test_unbracketed_threshold_is_refused_naming_the_point(fmu_dir):
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        with pytest.raises(ValueError, match="mu_s': 0.4.*not bracketed"):
+            study.threshold_search(study.Study("clutch_hold", "breakaway", grid={"mu_s": [0.4]}),
+                                   fmu_dir, client, "tau", 50.0, 100.0, level=0.5, tolerance=1.0, progress=False)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_sweep_on_a_real_cluster_survives_a_killed_worker(fmu_dir):
+    """A dask scheduler and two single-threaded workers as separate processes on
+    127.0.0.1; a 16-point sweep (each point one co-simulation in fresh FMU instances);
+    one worker is killed (SIGKILL) once 4 results are in.  Every result arrives exactly
+    once and equals the serial run bit for bit."""
+    from distributed import Client
+
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    scheduler = subprocess.Popen(dask + ["--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", f"tcp://127.0.0.1:{port}",
+                                 "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{i}"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(2)]
+    sweep = study.Study("clutch_hold", "max_slip_amplitude", grid={"tau": list(np.linspace(180.0, 330.0, 16))},
+                        fixed={"stop": 0.5, "step": 1e-4})
+    try:
+        with Client(f"tcp://127.0.0.1:{port}", timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+            futures = [client.submit(study.evaluate, str(fmu_dir), sweep.system, {**sweep.fixed, **p}, sweep.metric,
+                                     pure=False, retries=3) for p in sweep.points()]
+            killed = threading.Event()
+
+            def kill_when_four_are_done():
+                while sum(f.done() for f in futures) < 4:
+                    time.sleep(0.02)
+                workers[0].kill()
+                killed.set()
+
+            threading.Thread(target=kill_when_four_are_done, daemon=True).start()
+            results = [f.result(timeout=300) for f in futures]
+            assert killed.wait(timeout=60)
+            assert sum(f.done() for f in futures) == len(futures)
+            assert len(client.scheduler_info()["workers"]) == 1
+    finally:
+        for process in workers + [scheduler]:
+            process.kill()
+            process.wait()
+    serial = [study.evaluate(fmu_dir, sweep.system, {**sweep.fixed, **p}, sweep.metric) for p in sweep.points()]
+    assert results == serial
+    assert len(set(results)) > 1        # the sweep does vary: slips grow with the torque
