@@ -203,7 +203,7 @@ def main(argv=None) -> int:
     studies.add_argument("--T_S", type=float, nargs="+", default=[400.0], help="clutch static capacities [N.m]")
     studies.add_argument("--T_C", type=float, nargs="+", default=[320.0], help="clutch kinetic capacities [N.m]")
     studies.add_argument("--low", type=float, default=200.0, help="engine torque without judder [N.m]")
-    studies.add_argument("--high", type=float, default=400.0, help="engine torque with judder [N.m]")
+    studies.add_argument("--high", type=float, default=350.0, help="engine torque with judder [N.m] (at T_S the clutch slips for good)")
     studies.add_argument("--tolerance", type=float, default=1.0, help="bisection tolerance [N.m]")
     studies.add_argument("--stop", type=float, default=4.5, help="simulated time per run [s]")
     studies.add_argument("--mu_s", type=float, nargs="+", default=[0.3, 0.4, 0.5])
