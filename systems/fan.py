@@ -9,7 +9,10 @@ undeflected).  The shafts average their torque over the communication step (T_co
 F1: T_e = 200 N.m, dry road (mu_0 0.8, mu 0.75), clutch never slips (T_S = T_C = 5000).
 F2: T_e = 323.47 N.m, T_S = 400, T_C = 320 (judder); F2_100: T_e = 100 N.m with the seed's
 Stribeck clutch values T_S = 100, T_C = 80 (w_s = 10 rad/s, exponent 0.6 with
-``stribeck=True``; Coulomb otherwise); F3: ice (0.1, 0.07), T_e = -168.48, rear-wheel drive.
+``stribeck=True``; Coulomb otherwise); F3: ice (0.1, 0.07), T_e = -168.48 N.m, "a
+rear-drive-wheel vehicle moving in the opposite direction to cases 1 and 2" (seed
+section 4.3): every initial speed reversed (-5 m/s, -20 rad/s), so the driven wheel (the
+same one) trails and the negative torque drives the backward motion.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ CASES = {
     "F1": dict(T0=200.0, T_S=5000.0, T_C=5000.0, mu_s_road=0.8, mu_k_road=0.75, wheel="f"),
     "F2": dict(T0=323.47, T_S=400.0, T_C=320.0, mu_s_road=0.8, mu_k_road=0.75, wheel="f"),
     "F2_100": dict(T0=100.0, T_S=100.0, T_C=80.0, mu_s_road=0.8, mu_k_road=0.75, wheel="f"),
-    "F3": dict(T0=-168.48, T_S=400.0, T_C=320.0, mu_s_road=0.1, mu_k_road=0.07, wheel="r"),
+    "F3": dict(T0=-168.48, T_S=400.0, T_C=320.0, mu_s_road=0.1, mu_k_road=0.07, wheel="f", direction=-1),
 }
 RECORD = ["engine.w", "clutch.w_1", "clutch.w_2", "clutch.w_slip", "clutch.locked", "clutch.tau_fric",
           "vehicle.v", "vehicle.pitch", "vehicle.F_n_f", "vehicle.F_n_r", "vehicle.stick_f", "vehicle.stick_r",
@@ -37,17 +40,18 @@ def components(case: str = "F1", step: float = 1e-4, stribeck: bool = False, **o
     if unknown:
         raise ValueError(f"unknown case values {sorted(unknown)}; known: {sorted(CASES[case])}")
     c = {**CASES[case], **overrides}
+    w0 = 20.0 * c.get("direction", 1)
     clutch = dict(J_1=0.2, J_2=0.28, mu_s=c["T_S"] / LEVER, mu_k=c["T_C"] / LEVER, r_eff=0.125, n_surfaces=2.0,
-                  w_1_start=20.0, w_2_start=20.0, locked_start=True,
+                  w_1_start=w0, w_2_start=w0, locked_start=True,
                   **({"w_stribeck": 10.0, "alpha_stribeck": 0.6} if stribeck else {}))
     return {
-        "engine": Component("Engine", {"J": 0.6, "T0": c["T0"], "w_start": 20.0}),
+        "engine": Component("Engine", {"J": 0.6, "T0": c["T0"], "w_start": w0}),
         "input_shaft": Component("Shaft", {"k": 77e3, "d": 1.76, "T_comm": step}),
         "clutch": Component("Clutch", clutch),
         "half_shaft": Component("Shaft", {"k": 16e3, "d": 0.12, "T_comm": step}),
         "vehicle": Component("Vehicle", {"mu_s_road": c["mu_s_road"], "mu_k_road": c["mu_k_road"],
-                                         "settle_start": False, "v_start": 5.0,
-                                         "w_wheel_f_start": 20.0, "w_wheel_r_start": 20.0}),
+                                         "settle_start": False, "v_start": 0.25 * w0,
+                                         "w_wheel_f_start": w0, "w_wheel_r_start": w0}),
     }
 
 
