@@ -38,13 +38,15 @@ def _run(instances, connections, stop, step, record, inputs, progress):
             inst.free()
 
 
-def simulate_spring(fmu_dir, case: int, step: float = 1e-3, stop: float = 1.0, progress: bool = False) -> Result:
+def simulate_spring(fmu_dir, case: int, step: float = 1e-3, stop: float = 1.0, progress: bool = False,
+                    step_mean: bool = False) -> Result:
     breakpoint, k_1, k_2 = SPRING_CASES[case]
     fmu_dir = Path(fmu_dir)
     instances = {
         "z": Instance(fmu_dir / "Inertia.fmu", "z", {"J": J_Z}),
         "spring": Instance(fmu_dir / "NonlinearSpring.fmu", "spring",
-                           {"n_regions": 2, "phi_s_1": breakpoint, "k_1": k_1, "k_2": k_2}),
+                           {"n_regions": 2, "phi_s_1": breakpoint, "k_1": k_1, "k_2": k_2,
+                            "T_comm": step if step_mean else 0.0}),
         "wv": Instance(fmu_dir / "Inertia.fmu", "wv", {"J": J_W + J_V}),
     }
     connections = [Connection("z", "phi", "spring", "phi_1"), Connection("z", "w", "spring", "w_1"),

@@ -163,3 +163,28 @@ def error_report(result, reference, keys) -> dict:
         diff = np.asarray(result[key]) - ref
         report[key] = (float(np.max(np.abs(diff))) / span, float(np.sqrt(np.mean(diff * diff))) / span)
     return report
+
+
+def r3_spring_reference(case: int, t_grid) -> Reference:
+    """R3 nonlinear-spring system (systems.r3) in closed form: the mean motion
+    (J_z + J_wv) phi_mean'' = T and the relative motion x = phi_z - phi_wv, a PWA
+    oscillator m x'' + F(x) = u with m = J_z J_wv / (J_z + J_wv), u = T J_wv / (J_z + J_wv),
+    switched exactly by solvers.pwa (no scipy needed: the motion is piecewise analytic)."""
+    from solvers.pwa import Characteristic, OscillatorState, PwaOscillator
+
+    from . import r3
+
+    breakpoint, k_1, k_2 = r3.SPRING_CASES[case]
+    j1, j2, torque = r3.J_Z, r3.J_W + r3.J_V, r3.SPRING_TORQUE
+    mass = j1 * j2 / (j1 + j2)
+    oscillator = PwaOscillator(mass, Characteristic((0.0, breakpoint), (k_1, k_2)))
+    t_grid = np.asarray(t_grid, dtype=float)
+    x, v = np.zeros(t_grid.size), np.zeros(t_grid.size)
+    state = OscillatorState(0.0, 0.0)
+    for k in range(1, t_grid.size):
+        state = oscillator.step(state, torque * j2 / (j1 + j2), t_grid[k] - t_grid[k - 1]).state
+        x[k], v[k] = state.x, state.v
+    w_mean = torque * t_grid / (j1 + j2)
+    spring = np.array([oscillator.spring.value(s) for s in x])
+    return Reference(t_grid, {"spring.phi_rel": x, "spring.tau_2": spring,
+                              "z.w": w_mean + j2 / (j1 + j2) * v, "wv.w": w_mean - j1 / (j1 + j2) * v})
