@@ -109,6 +109,12 @@ class FrictionChainElement(ElementSlave):
         self._laws = self.chain.laws
         state = self.chain.state_from_bodies([getattr(self, f"phi_{i}_start") for i in range(1, n + 1)],
                                              [getattr(self, f"w_{i}_start") for i in range(1, n + 1)])
+        # names used at every step, formatted once (doStep runs millions of times)
+        tags = self.active_tags()
+        self._torque_names = [f"tau_{i}" for i in range(1, n + 1)]
+        self._clamp_names = [f"f_n{tag}" for tag in tags]
+        self._body_outputs = [(f"phi_{i}", f"w_{i}") for i in range(1, n + 1)]
+        self._slip_outputs = [f"w_slip{tag}" for tag in tags]
         return state
 
     def decode_state(self, data):
@@ -116,11 +122,10 @@ class FrictionChainElement(ElementSlave):
 
     # --- stepping
     def _inputs_now(self):
-        n = self.active_bodies()
-        torques = [getattr(self, f"tau_{i}") for i in range(1, n + 1)]
+        torques = [getattr(self, name) for name in self._torque_names]
         t_s, t_c = [], []
-        for law, tag in zip(self._laws, self.active_tags()):
-            ts, tc = law.capacities(getattr(self, f"f_n{tag}"))
+        for law, name in zip(self._laws, self._clamp_names):
+            ts, tc = law.capacities(getattr(self, name))
             t_s.append(ts)
             t_c.append(tc)
         return torques, t_s, t_c
@@ -132,11 +137,11 @@ class FrictionChainElement(ElementSlave):
     def refresh_outputs(self):
         phi = self.chain.body_angles(self.state)
         w = self.chain.body_speeds(self.state)
-        for i in range(self.active_bodies()):
-            setattr(self, f"phi_{i + 1}", float(phi[i]))
-            setattr(self, f"w_{i + 1}", float(w[i]))
-        for tag, s in zip(self.active_tags(), self.state.s):
-            setattr(self, f"w_slip{tag}", s)
+        for (phi_name, w_name), phi_i, w_i in zip(self._body_outputs, phi, w):
+            setattr(self, phi_name, phi_i)
+            setattr(self, w_name, w_i)
+        for name, s in zip(self._slip_outputs, self.state.s):
+            setattr(self, name, s)
         self.e_loss = self.state.e_loss
 
     def feedthrough_outputs(self):

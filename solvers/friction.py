@@ -311,11 +311,19 @@ class FrictionChain:
         q = list(state.q)
         modes = list(state.modes)
         theta, w_mean = state.theta_mean, state.w_mean
+        modes, tau = self.resolve(s, modes, g, t_s, t_c)
+        if all(mode == Mode.STUCK for mode in modes):
+            # every interface holds for the whole step (torques and capacities constant):
+            # one rigid body, no slip, so friction dissipates nothing (e_loss unchanged)
+            theta += w_mean * h + 0.5 * a_mean * h * h
+            return StepResult(ChainState(theta, w_mean + a_mean * h, state.q, state.s, tuple(modes),
+                                         state.e_loss), 0, ())
         ke_start = self.kinetic_energy(w_mean, s)
         t = 0.0
         event_times = []
-        for _ in range(MAX_EVENTS_PER_STEP):
-            modes, tau = self.resolve(s, modes, g, t_s, t_c)
+        for phase in range(MAX_EVENTS_PER_STEP):
+            if phase:                       # after an event: re-decide the stuck set
+                modes, tau = self.resolve(s, modes, g, t_s, t_c)
             remaining = h - t
             if self._phase_is_analytic(modes, t_s, t_c):
                 dt, event = self._advance_constant(s, q, modes, tau, g, remaining)
