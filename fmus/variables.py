@@ -101,3 +101,15 @@ def input_(name, unit, description, start=0.0, **kw) -> Var:
 
 def output(name, unit, description, depends=(), **kw) -> Var:
     return Var(name, OUTPUT, unit, description, depends=tuple(depends), **kw)
+
+
+def dataclass_parameters(params_class, table: dict, positive=(), replace: dict | None = None) -> list[Var]:
+    """One parameter per field of a solver's parameter dataclass, default from the
+    dataclass: ``table[name] = (unit, description)``; fields in ``positive`` must be > 0,
+    the others >= 0; ``replace[name]`` is a ready Var used instead (other ranges or types)."""
+    from dataclasses import fields
+
+    defaults, replace = params_class(), replace or {}
+    return [replace.get(f.name) or parameter(f.name, table[f.name][0], table[f.name][1], getattr(defaults, f.name),
+                                             low=0.0, low_open=f.name in positive)
+            for f in fields(params_class)]

@@ -17,7 +17,7 @@ from solvers.friction import Mode
 from solvers.vehicle import PlanarVehicle, VehicleParams, VehicleState
 
 from .base import ElementSlave
-from .variables import BOOLEAN, input_, output, parameter
+from .variables import BOOLEAN, dataclass_parameters, input_, output, parameter
 
 _UNITS = {"m_body": ("kg", "mass of the body"), "J_body": ("kg.m2", "pitch inertia of the body"),
           "m_wheel_f": ("kg", "mass of the front wheel"), "J_wheel_f": ("kg.m2", "inertia of the front wheel"),
@@ -34,22 +34,13 @@ _POSITIVE = ("m_body", "J_body", "m_wheel_f", "J_wheel_f", "m_wheel_r", "J_wheel
 _INPUTS = ("tau_wheel_f", "tau_wheel_r")
 
 
-def _parameters():
-    defaults = VehicleParams()
-    out = []
-    for f in fields(VehicleParams):
-        unit, text = _UNITS[f.name]
-        out.append(parameter(f.name, unit, text, getattr(defaults, f.name), low=0.0, low_open=f.name in _POSITIVE))
-    return out
-
-
 class Vehicle(ElementSlave):
     """Longitudinal vehicle with pitch and tire stick/slip (Fan et al. 2017)."""
 
     description = "Planar vehicle with pitch, suspension, tire stick/slip by LCP (Fan, Walker & Wang 2017)"
     DEFAULT_STOP = 5.0
     VARIABLES = (
-        *_parameters(),
+        *dataclass_parameters(VehicleParams, _UNITS, _POSITIVE),
         parameter("x_start", "m", "initial body position", 0.0),
         parameter("v_start", "m/s", "initial speed of body and wheel centres", 0.0),
         parameter("w_wheel_f_start", "rad/s", "initial front wheel speed", 0.0),

@@ -13,7 +13,7 @@ from dataclasses import fields
 from solvers.tire import TireVehicle, TireVehicleParams, TireVehicleState
 
 from .base import ElementSlave
-from .variables import INTEGER, input_, output, parameter
+from .variables import INTEGER, dataclass_parameters, input_, output, parameter
 
 _DESCRIPTIONS = {
     "J_wheel": ("kg.m2", "inertia of the wheel (and what turns with it)"),
@@ -31,26 +31,15 @@ _POSITIVE = ("J_wheel", "m_vehicle", "R", "v_min")
 _INPUTS = ("tau_wheel", "tau_wheel_2", "grade")
 
 
-def _parameters():
-    defaults = TireVehicleParams()
-    out = []
-    for f in fields(TireVehicleParams):
-        unit, text = _DESCRIPTIONS[f.name]
-        if f.name == "tire_model":
-            out.append(parameter(f.name, None, text, 0, type=INTEGER, low=0, high=1))
-        else:
-            out.append(parameter(f.name, unit, text, getattr(defaults, f.name), low=None if f.name == "E" else 0.0,
-                                 low_open=f.name in _POSITIVE))
-    return out
-
-
 class VehicleSimple(ElementSlave):
     """One-degree-of-freedom vehicle with a stick/slip or magic-formula tire."""
 
     description = "Wheel and equivalent vehicle behind a stick/slip or Pacejka tire, road load (Reiter ch. 5)"
     DEFAULT_STOP = 5.0
     VARIABLES = (
-        *_parameters(),
+        *dataclass_parameters(TireVehicleParams, _DESCRIPTIONS, _POSITIVE, replace={
+            "tire_model": parameter("tire_model", None, _DESCRIPTIONS["tire_model"][1], 0, type=INTEGER, low=0, high=1),
+            "E": parameter("E", "1", _DESCRIPTIONS["E"][1], TireVehicleParams().E)}),
         parameter("phi_wheel_start", "rad", "initial wheel angle", 0.0),
         parameter("w_wheel_start", "rad/s", "initial wheel speed", 0.0),
         parameter("x_start", "m", "initial vehicle position", 0.0),

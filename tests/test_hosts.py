@@ -65,18 +65,26 @@ def test_ecos_command_line_runs_the_ssp_like_fmpy(fmu_dir, tmp_path):
     assert ecos[0, header.index("clutch::J_2[REAL]")] == 0.3 and ecos[0, header.index("load::J[REAL]")] == 2.0
 
 
-def test_ecos_library_host_matches_fmpy_to_1e9(fmu_dir, tmp_path):
+@pytest.fixture(scope="module")
+def ecos_host(tmp_path_factory):
+    """tests/ecos_host.c compiled against ecospy's libecosc (a non-Python host)."""
+    import ecospy
+
+    library = Path(ecospy.__file__).parent / "binaries"
+    host = tmp_path_factory.mktemp("ecos_host") / "ecos_host"
+    subprocess.run(["gcc", "-O2", "-o", str(host), str(Path(__file__).with_name("ecos_host.c")),
+                    f"-L{library}", "-lecosc", f"-Wl,-rpath,{library}"], check=True)
+    return host
+
+
+def test_ecos_library_host_matches_fmpy_to_1e9(fmu_dir, tmp_path, ecos_host):
     """The same SSP through libecosc from a small C program (tests/ecos_host.c, compiled
     here; no Python in the process, clean environment) printing every value with 17
     digits: equal to fmpy's simulate_ssp to 1e-9 (relative to the signal's range)."""
     from fmpy.ssp.simulation import simulate_ssp
-    import ecospy
 
     ssp = write_ssp(tmp_path / "clutch_shaft_load.ssp", "clutch_shaft_load", COMPONENTS, CONNECTIONS, fmu_dir, STOP)
-    library = Path(ecospy.__file__).parent / "binaries"
-    host = tmp_path / "ecos_host"
-    subprocess.run(["gcc", "-O2", "-o", str(host), str(Path(__file__).with_name("ecos_host.c")),
-                    f"-L{library}", "-lecosc", f"-Wl,-rpath,{library}"], check=True)
+    host = ecos_host
     names = ["clutch::w_2", "clutch::phi_2", "load::w", "load::phi"]
     n_steps = int(round(STOP / STEP))
     done = subprocess.run([str(host), ssp.name, str(STEP), str(n_steps), *names], cwd=tmp_path,
@@ -154,7 +162,7 @@ def test_every_fmu_states_its_host_requirements(fmu_dir):
         assert f"binaries/linux64/{fmu.stem}.so" in names and "binaries/linux64/libdrivetrain_pyhome.so" in names
 
 
-def test_f1_ssp_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_path):
+def test_f1_ssp_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_path, ecos_host):
     """The F1 drivetrain (Engine, two Shafts, Clutch, Vehicle) exported as SSP runs
     unchanged in the ecos engine (C host on libecosc, clean environment) and in fmpy's
     simulate_ssp, and both give the same results (0.05 s at 0.1 ms).  Both engines move
@@ -162,16 +170,12 @@ def test_f1_ssp_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_path):
     systems.master's ordered exchange: with the stiff input shaft (77 kN.m/rad) they need
     this small step (at 1 ms both diverge alike), which the README states."""
     from fmpy.ssp.simulation import simulate_ssp
-    import ecospy
 
     from systems import fan
 
     step, stop = 1e-4, 0.05
     ssp = fan.export_ssp(tmp_path / "f1.ssp", fmu_dir, "F1", step=step, stop=stop)
-    library = Path(ecospy.__file__).parent / "binaries"
-    host = tmp_path / "ecos_host"
-    subprocess.run(["gcc", "-O2", "-o", str(host), str(Path(__file__).with_name("ecos_host.c")),
-                    f"-L{library}", "-lecosc", f"-Wl,-rpath,{library}"], check=True)
+    host = ecos_host
     names = ["vehicle::w_wheel_f", "vehicle::phi_wheel_f", "clutch::w_2", "engine::w"]   # connected outputs
     n_steps = int(round(stop / step))
     done = subprocess.run([str(host), ssp.name, str(step), str(n_steps), *names], cwd=tmp_path,
