@@ -2,7 +2,7 @@
 
     drivetrain-fmu list
     drivetrain-fmu build [--out build/fmus]
-    drivetrain-fmu run z3|r3-spring|r3-clearance [--case N] [--step 1e-3] [--out results]
+    drivetrain-fmu run z3|r3-spring|r3-clearance|f1|f2|f3 [--case N] [--step 1e-3] [--out results]
                                                             (builds the FMUs first)
     drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
     drivetrain-fmu report z3 [--steps 1e-4 1e-3 1e-2]       (co-simulation vs monolithic reference)
@@ -24,6 +24,9 @@ SYSTEMS = {
     "z3": "Biagiotti-Zanasi double-clutch vehicle, 400 N.m, shift at 4 s (REFERENCE_CASES.md Z3)",
     "r3-spring": "Reiter hybrid driveline with the nonlinear spring, --case 1..3 (R3, Table 12)",
     "r3-clearance": "Reiter hybrid driveline with gear clearance, --case 1..3 (R3, Table 16)",
+    "f1": "Fan et al. launch on a dry road, 200 N.m (REFERENCE_CASES.md F1)",
+    "f2": "Fan et al. clutch judder, 323.47 N.m, T_S 400 / T_C 320 N.m (F2)",
+    "f3": "Fan et al. on ice, -168.48 N.m, moving backwards (F3)",
 }
 
 # per system: title and plot panels [(y label, [(signal, legend), ...]), ...]
@@ -41,6 +44,13 @@ PLOTS = {
         ("relative angle [rad]", [("mesh.phi_rel", "phi_z - phi_w")]),
         ("impacts", [("mesh.n_impacts", "n_impacts")]),
         ("speed [rad/s]", [("mesh.w_1", "J_z"), ("mesh.w_2", "J_w"), ("vehicle.w", "J_v")])]),
+    "fan": ("Fan, Walker & Wang drivetrain (seed Fig. 3-19)", [
+        ("pitch [rad]", [("vehicle.pitch", "theta_1")]),
+        ("normal force [N]", [("vehicle.F_n_f", "F_N1 front"), ("vehicle.F_n_r", "F_N2 rear")]),
+        ("clutch slip [rad/s]", [("clutch.w_slip", "theta_r' (flywheel - disc)")]),
+        ("clutch torque [N.m]", [("clutch.tau_fric", "T_f")]),
+        ("stick flags", [("vehicle.stick_f", "front tire"), ("vehicle.stick_r", "rear tire"),
+                         ("clutch.locked", "clutch")])]),
 }
 
 
@@ -48,6 +58,10 @@ def _simulate(system: str, fmu_dir: Path, step: float, case: int):
     if system == "z3":
         from systems import z3
         return z3.simulate(fmu_dir, step=step, progress=True), z3.RECORD
+    if system in ("f1", "f2", "f3"):
+        from systems import fan
+        result = fan.simulate(fmu_dir, system.upper(), step=step, stop=5.0, progress=True)
+        return result, list(result.signals)
     from systems import r3
     if system == "r3-spring":
         result = r3.simulate_spring(fmu_dir, case, step=step, progress=True)
@@ -62,21 +76,21 @@ def _run_system(system: str, fmu_dir: Path, step: float, case: int, out: Path) -
     import matplotlib.pyplot as plt
 
     result, record = _simulate(system, fmu_dir, step, case)
-    stem = system if system == "z3" else f"{system}-case{case}"
+    stem = f"{system}-case{case}" if system.startswith("r3") else system
     out.mkdir(parents=True, exist_ok=True)
     with open(out / f"{stem}.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["time"] + record)
         for n, t in enumerate(result.time):
             writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
-    title, panels = PLOTS[system]
+    title, panels = PLOTS["fan" if system in ("f1", "f2", "f3") else system]
     fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(8, 2.4 * len(panels) + 1))
     for ax, (label, signals) in zip(axes, panels):
         for key, legend in signals:
             ax.plot(result.time, result[key], label=legend)
         ax.set_ylabel(label)
         ax.legend(fontsize=8)
-    axes[0].set_title(title if system == "z3" else f"{title}, case {case}")
+    axes[0].set_title(f"{title}, case {case}" if system.startswith("r3") else f"{title}: {system.upper()}")
     axes[-1].set_xlabel("time [s]")
     fig.tight_layout()
     fig.savefig(out / f"{stem}.png", dpi=120)
