@@ -138,6 +138,8 @@ def _solve(A, b):
 class PlanarVehicle:
     """Fan et al.'s vehicle body with two wheels (module docstring)."""
 
+    N_COORDINATES = 9
+
     def __init__(self, params: VehicleParams):
         problems = params.problems()
         if problems:
@@ -153,7 +155,7 @@ class PlanarVehicle:
         self.damping_tire = (2 * p.zeta_tire * math.sqrt(p.m_wheel_f * p.k_tire),
                              2 * p.zeta_tire * math.sqrt(p.m_wheel_r * p.k_tire))
         self.arm = (p.a, -p.b)
-        W = np.zeros((9, 4))
+        W = np.zeros((self.N_COORDINATES, 4))
         W[3, 0], W[5, 0] = 1.0, -p.R          # slip front: x_f' - R th_f'
         W[5, 1] = 1.0                          # rolling front: th_f'
         W[6, 2], W[8, 2] = 1.0, -p.R           # slip rear
@@ -165,6 +167,10 @@ class PlanarVehicle:
     def initial_state(self, x=0.0, v=0.0, w_wheel_f=None, w_wheel_r=None, settle=True) -> VehicleState:
         """Body at x, height h, level; wheels under the joints.  ``settle`` puts the tires
         at their static deflection (otherwise at y = R, the seed's initial state)."""
+        q, qd = self._body_coordinates(x, v, w_wheel_f, w_wheel_r, settle)
+        return VehicleState(tuple(q), tuple(qd), self._sliding_modes(np.array(qd)))
+
+    def _body_coordinates(self, x, v, w_wheel_f, w_wheel_r, settle):
         p = self.p
         y_f = y_r = p.R
         if settle:
@@ -182,9 +188,7 @@ class PlanarVehicle:
             q += [x + arm * u[0] - L * n[0], y_body + arm * u[1] - L * n[1], 0.0]
         w_f = v / p.R if w_wheel_f is None else w_wheel_f
         w_r = v / p.R if w_wheel_r is None else w_wheel_r
-        qd = [v, 0.0, 0.0, v, 0.0, w_f, v, 0.0, w_r]
-        state = VehicleState(tuple(q), tuple(qd), (Mode.STUCK,) * 4)
-        return VehicleState(state.q, state.qd, self._sliding_modes(np.array(qd)))
+        return q, [v, 0.0, 0.0, v, 0.0, w_f, v, 0.0, w_r]
 
     def _sliding_modes(self, qd):
         g = self.W.T @ qd
@@ -195,7 +199,7 @@ class PlanarVehicle:
         x1, y1, th = q[0], q[1], q[2]
         c, s = math.cos(th), math.sin(th)
         phi = np.empty(2)
-        jac = np.zeros((2, 9))
+        jac = np.zeros((2, self.N_COORDINATES))
         for i, (arm, k) in enumerate(zip(self.arm, (3, 6))):
             dx, dy = q[k] - x1, q[k + 1] - y1
             phi[i] = dx * c + dy * s - arm
@@ -223,7 +227,7 @@ class PlanarVehicle:
     def applied(self, q, qd, tau_f, tau_r):
         """Smooth generalized forces Q (gravity, suspension, tires, drive) and F_N."""
         p = self.p
-        Q = np.zeros(9)
+        Q = np.zeros(self.N_COORDINATES)
         Q[1] = -p.m_body * GRAVITY
         Q[4] = -p.m_wheel_f * GRAVITY
         Q[7] = -p.m_wheel_r * GRAVITY
@@ -264,7 +268,7 @@ class PlanarVehicle:
             return self._cache_value
         Q, normal = self.applied(q, qd, tau_f, tau_r)
         kinetic = self.capacities(normal, static=False)
-        tangential = [0.0] * 4
+        tangential = [0.0] * len(modes)
         for j, mode in enumerate(modes):
             if mode in (Mode.FORWARD, Mode.BACKWARD):
                 tangential[j] = -kinetic[j] * int(mode)
@@ -291,6 +295,12 @@ class PlanarVehicle:
             return tuple(modes)
         base = tuple(Mode.FREE if j in candidates else m for j, m in enumerate(modes))
         free = self.forces(q, qd, tau_f, tau_r, base)   # candidate forces zero (FREE: no force)
+        new = list(modes)
+        for j in [j for j in candidates if free.capacity[j] <= 0.0]:
+            new[j] = Mode.FREE          # no normal force: no friction until the next step or event
+        candidates = [j for j in candidates if free.capacity[j] > 0.0]
+        if not candidates:
+            return tuple(new)
         # G = W_c^T S W_c with S the inverse mass under the joints and the other stuck contacts
         held = [j for j, m in enumerate(base) if m == Mode.STUCK]
         _, jac = self.constraints(q)
@@ -306,7 +316,6 @@ class PlanarVehicle:
         result = lemke(M, np.concatenate([L - G @ c, 2.0 * c]))
         accel = G @ (result.z[:n] - c) + L
         scale = 1e-9 * (1.0 + np.max(np.abs(L)))
-        new = list(modes)
         for j, a_j in zip(candidates, accel):
             new[j] = Mode.FORWARD if a_j > scale else (Mode.BACKWARD if a_j < -scale else Mode.STUCK)
         return tuple(new)
@@ -332,20 +341,25 @@ class PlanarVehicle:
         """Advance by h with the drive torques held (event-driven, section 3)."""
         check_step(h, tau_wheel_f=tau_f, tau_wheel_r=tau_r)
         y = np.concatenate([state.q, state.qd])
+        n = self.N_COORDINATES
         modes = tuple(state.modes)
         t, events = 0.0, []
-        held = [j for j, m in enumerate(modes) if m == Mode.STUCK]
-        y[9:] = self.snap(y[9:], held)
-        if not self.holds(y[:9], y[9:], tau_f, tau_r, modes):       # new inputs: re-decide
-            modes = self.resolve(y[:9], y[9:], tau_f, tau_r, modes, held)
+        g = self.W.T @ y[n:]
+        # a contact left FREE (no normal force) slides now if it moved, else is re-decided
+        modes = tuple(Mode(int(np.sign(g[j]))) if m == Mode.FREE and g[j] != 0.0 else m
+                      for j, m in enumerate(modes))
+        held = [j for j, m in enumerate(modes) if m in (Mode.STUCK, Mode.FREE)]
+        y[n:] = self.snap(y[n:], held)
+        if Mode.FREE in modes or not self.holds(y[:n], y[n:], tau_f, tau_r, modes):   # new inputs: re-decide
+            modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, held)
         while True:
             def rhs(_t, yy, modes=modes):
-                return np.concatenate([yy[9:], self.forces(yy[:9], yy[9:], tau_f, tau_r, modes).qdd])
+                return np.concatenate([yy[n:], self.forces(yy[:n], yy[n:], tau_f, tau_r, modes).qdd])
 
             event_functions = []
             for j, mode in enumerate(modes):
                 if mode in (Mode.FORWARD, Mode.BACKWARD):
-                    event_functions.append(lambda _t, yy, j=j, s=int(mode): s * (self.W[:, j] @ yy[9:]))
+                    event_functions.append(lambda _t, yy, j=j, s=int(mode): s * (self.W[:, j] @ yy[n:]))
                 else:
                     event_functions.append(lambda _t, yy, j=j, modes=modes: self._margin(yy, j, tau_f, tau_r, modes))
             result = integrate(rhs, t, y, h, event_functions, rtol=1e-9, atol=1e-11)
@@ -354,11 +368,11 @@ class PlanarVehicle:
                 break
             events.append(t)
             candidates = sorted({j for j, m in enumerate(modes) if m == Mode.STUCK} | {result.event})
-            y[9:] = self.snap(y[9:], candidates)
-            modes = self.resolve(y[:9], y[9:], tau_f, tau_r, modes, candidates)
+            y[n:] = self.snap(y[n:], candidates)
+            modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, candidates)
             if len(events) > MAX_EVENTS_PER_STEP:
                 raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step")
-        return VehicleStep(VehicleState(tuple(y[:9]), tuple(y[9:]), modes), len(events), tuple(events))
+        return VehicleStep(VehicleState(tuple(y[:n]), tuple(y[n:]), modes), len(events), tuple(events))
 
     def holds(self, q, qd, tau_f, tau_r, modes):
         """True when every stuck contact's force is within its capacity: then the stuck
@@ -367,7 +381,8 @@ class PlanarVehicle:
         return all(abs(f.tangential[j]) <= f.capacity[j] for j, m in enumerate(modes) if m == Mode.STUCK)
 
     def _margin(self, yy, j, tau_f, tau_r, modes):
-        f = self.forces(yy[:9], yy[9:], tau_f, tau_r, modes)
+        n = self.N_COORDINATES
+        f = self.forces(yy[:n], yy[n:], tau_f, tau_r, modes)
         return f.capacity[j] - abs(f.tangential[j])
 
     # ----------------------------------------------------------------- outputs
@@ -387,3 +402,65 @@ class PlanarVehicle:
             if penetration > 0.0:
                 springs += 0.5 * p.k_tire * penetration ** 2
         return kinetic + gravity + springs
+
+
+@dataclass(frozen=True)
+class PowertrainParams:
+    """Fan et al. Fig. 2: engine J_e --(k1, c1)-- flywheel J_f ==clutch== disc and
+    transmission J_c --(k2, c2)-- driven wheel; constant engine torque T0; Coulomb clutch
+    with static T_S and sliding T_C.  ``wheel`` is 'f' or 'r'."""
+
+    J_e: float = 0.6
+    J_f: float = 0.2
+    J_c: float = 0.28
+    k1: float = 77e3
+    c1: float = 1.76
+    k2: float = 16e3
+    c2: float = 0.12
+    T0: float = 200.0
+    T_S: float = 5000.0
+    T_C: float = 5000.0
+    wheel: str = "f"
+
+
+class PoweredVehicle(PlanarVehicle):
+    """The seed's whole system in one set of equations (its coordinates q, eq. 2): the
+    vehicle plus q[9] = th_c (disc), q[10] = th_f (flywheel), q[11] = th_e (engine), and
+    the clutch as a fifth tangential contact (g = th_f' - th_c', capacity T_S, sliding
+    T_C) in the same LCP (eq. 31).  The monolithic reference of systems.fan."""
+
+    N_COORDINATES = 12
+
+    def __init__(self, params: VehicleParams, powertrain: PowertrainParams):
+        super().__init__(params)
+        self.pt = pt = powertrain
+        self.mass = np.concatenate([self.mass, [pt.J_c, pt.J_f, pt.J_e]])
+        self.inv_mass = 1.0 / self.mass
+        self.W = np.hstack([self.W, np.zeros((12, 1))])   # the base class sized W for 12 coordinates
+        self.W[9, 4], self.W[10, 4] = -1.0, 1.0            # clutch slip th_f' - th_c'
+        self.wheel_index = 5 if pt.wheel == "f" else 8
+
+    def initial_state(self, x=0.0, v=0.0, w_wheel_f=None, w_wheel_r=None, settle=True, w_powertrain=0.0):
+        q, qd = self._body_coordinates(x, v, w_wheel_f, w_wheel_r, settle)
+        qd = np.array(qd + [w_powertrain] * 3)
+        return VehicleState(tuple(q + [0.0, 0.0, 0.0]), tuple(qd), self._sliding_modes(qd))
+
+    def applied(self, q, qd, tau_f, tau_r):
+        Q, normal = super().applied(q, qd, 0.0, 0.0)
+        pt, w = self.pt, self.wheel_index
+        input_shaft = pt.k1 * (q[11] - q[10]) + pt.c1 * (qd[11] - qd[10])
+        half_shaft = pt.k2 * (q[9] - q[w]) + pt.c2 * (qd[9] - qd[w])
+        Q[11] += pt.T0 - input_shaft
+        Q[10] += input_shaft
+        Q[9] -= half_shaft
+        Q[w] += half_shaft
+        return Q, normal
+
+    def capacities(self, normal, static=True):
+        return super().capacities(normal, static) + ((self.pt.T_S if static else self.pt.T_C),)
+
+    def snap(self, qd, contacts):
+        corrected = super().snap(qd, contacts)
+        if 4 in contacts:
+            corrected[10] = corrected[9]
+        return corrected

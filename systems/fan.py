@@ -69,13 +69,16 @@ def connections(case: str = "F1", wheel: str | None = None) -> list[Connection]:
     ]
 
 
-def simulate(fmu_dir, case: str = "F1", step: float = 1e-4, stop: float = 2.0, progress: bool = False,
-             stribeck: bool = False, **overrides) -> Result:
+def simulate(fmu_dir, case: str = "F1", step: float = 5e-4, stop: float = 2.0, progress: bool = False,
+             stribeck: bool = False, iterations: int = 0, step_mean: bool = True, **overrides) -> Result:
+    """Co-simulate a case; ``iterations`` > 0 repeats each step from saved FMU states
+    (systems.master.run), ``step_mean`` = False samples the shaft torques (T_comm = 0)."""
     fmu_dir = Path(fmu_dir)
-    instances = {name: Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
-                 for name, c in components(case, step, stribeck, **overrides).items()}
+    parts = components(case, step if step_mean else 0.0, stribeck, **overrides)
+    instances = {name: Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters) for name, c in parts.items()}
     try:
-        return run(instances, connections(case, overrides.get("wheel")), stop, step, RECORD, progress=progress)
+        return run(instances, connections(case, overrides.get("wheel")), stop, step, RECORD, progress=progress,
+                   iterations=iterations)
     finally:
         for inst in instances.values():
             inst.free()

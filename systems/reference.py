@@ -188,3 +188,32 @@ def r3_spring_reference(case: int, t_grid) -> Reference:
     spring = np.array([oscillator.spring.value(s) for s in x])
     return Reference(t_grid, {"spring.phi_rel": x, "spring.tau_2": spring,
                               "z.w": w_mean + j2 / (j1 + j2) * v, "wv.w": w_mean - j1 / (j1 + j2) * v})
+
+
+def fan_reference(case: str, t_grid, **overrides) -> Reference:
+    """Fan et al.'s system as the seed writes it, one set of equations (solvers.vehicle.
+    PoweredVehicle: vehicle, powertrain and the clutch as a fifth contact of the LCP),
+    sampled at ``t_grid``; signal names as in systems.fan's co-simulation."""
+    from solvers.vehicle import PoweredVehicle, PowertrainParams, VehicleParams
+
+    from . import fan
+
+    c = {**fan.CASES[case], **overrides}
+    if c.get("wheel", "f") != "f" and c.get("direction", 1) != 1:
+        raise ValueError("the reference drives the wheel named in the case; got an unsupported combination")
+    model = PoweredVehicle(VehicleParams(mu_s_road=c["mu_s_road"], mu_k_road=c["mu_k_road"]),
+                           PowertrainParams(T0=c["T0"], T_S=c["T_S"], T_C=c["T_C"], wheel=c["wheel"]))
+    w0 = 20.0 * c.get("direction", 1)
+    state = model.initial_state(0.0, 0.25 * w0, w0, w0, settle=False, w_powertrain=w0)
+    t_grid = np.asarray(t_grid, dtype=float)
+    names = ("vehicle.v", "vehicle.pitch", "vehicle.w_wheel_f", "vehicle.w_wheel_r", "engine.w", "clutch.w_1",
+             "clutch.w_2", "clutch.w_slip")
+    signals = {name: np.empty(t_grid.size) for name in names}
+    for k, t in enumerate(t_grid):
+        if k:
+            state = model.step(state, 0.0, 0.0, t - t_grid[k - 1]).state
+        q, qd = state.q, state.qd
+        row = (qd[0], q[2], qd[5], qd[8], qd[11], qd[10], qd[9], qd[10] - qd[9])
+        for name, value in zip(names, row):
+            signals[name][k] = value
+    return Reference(t_grid, signals)
