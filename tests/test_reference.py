@@ -81,7 +81,7 @@ def test_f1_cosimulation_against_the_seeds_monolithic_system(fmu_dir):
     """F1 against PoweredVehicle (the seed's 12 coordinates in one set of equations, the
     clutch a fifth contact of the LCP) over 1 s at the F systems' default step of 0.5 ms:
     RMS errors of the driven wheel's and the engine's speeds below 1 % of their ranges
-XX
+    (measured 0.012 % and 0.67 %; at 1 ms the engine's is 1.8 % over 2 s, the stiff input shaft
     k1 = 77 kN.m/rad between 0.6 and 0.2 kg.m2 setting the step)."""
     from systems import fan
     from systems.reference import fan_reference
