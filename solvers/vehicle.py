@@ -367,9 +367,19 @@ class PlanarVehicle:
             if result.event is None:
                 break
             events.append(t)
-            candidates = sorted({j for j, m in enumerate(modes) if m == Mode.STUCK} | {result.event})
+            j = result.event
+            candidates = sorted({i for i, m in enumerate(modes) if m == Mode.STUCK} | {j})
             y[n:] = self.snap(y[n:], candidates)
+            before = modes
             modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, candidates)
+            if before[j] == Mode.STUCK and modes[j] == Mode.STUCK:
+                # the force reached its capacity and the LCP holds it exactly there (a
+                # degenerate solution: zero relative acceleration at the limit): it breaks
+                # away in the direction friction was resisting, else it would re-trigger
+                # the same event at the same instant
+                force = self.forces(y[:n], y[n:], tau_f, tau_r, modes).tangential[j]
+                breakaway = Mode.BACKWARD if force > 0.0 else Mode.FORWARD
+                modes = tuple(breakaway if i == j else m for i, m in enumerate(modes))
             if len(events) > MAX_EVENTS_PER_STEP:
                 raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step")
         return VehicleStep(VehicleState(tuple(y[:n]), tuple(y[n:]), modes), len(events), tuple(events))
