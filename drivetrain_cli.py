@@ -6,7 +6,7 @@
                                                             (builds the FMUs first)
     drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
     drivetrain-fmu report z3 [--steps 1e-4 1e-3 1e-2]       (co-simulation vs monolithic reference)
-    drivetrain-fmu export F1|F2|F2_100|F3 [--step 1e-4] [--out results]   (SSP file)
+    drivetrain-fmu export Z3|F1|F2|F2_100|F3 [--step 1e-4] [--out results]   (SSP file)
     drivetrain-fmu study judder-onset [--T_S 400] [--T_C 320 300 ...] [--scheduler tcp://HOST:PORT]
     drivetrain-fmu study breakaway [--mu_s 0.3 0.4 ...] [--scheduler tcp://HOST:PORT]
 """
@@ -206,7 +206,7 @@ def main(argv=None) -> int:
     report.add_argument("--steps", type=float, nargs="+", default=[1e-4, 1e-3, 1e-2])
     report.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     export = sub.add_parser("export", help="write a documented system as an SSP file")
-    export.add_argument("system", choices=["F1", "F2", "F2_100", "F3"])
+    export.add_argument("system", choices=["Z3", "F1", "F2", "F2_100", "F3"])
     export.add_argument("--step", type=float, default=1e-4, help="step the SSP is meant to run at [s]")
     export.add_argument("--stop", type=float, default=2.0)
     export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
@@ -235,11 +235,13 @@ def main(argv=None) -> int:
     elif args.command == "study":
         _study(args)
     elif args.command == "export":
-        from systems import fan
+        from systems import fan, z3
 
         build_fmus.build_all(args.fmus)
         args.out.mkdir(parents=True, exist_ok=True)
-        path = fan.export_ssp(args.out / f"{args.system}.ssp", args.fmus, args.system, args.step, args.stop)
+        target = args.out / f"{args.system}.ssp"
+        path = (z3.export_ssp(target, args.fmus, args.step, args.stop) if args.system == "Z3"
+                else fan.export_ssp(target, args.fmus, args.system, args.step, args.stop))
         print(f"wrote {path}: run it at a step of {args.step:g} s (its shafts' T_comm), e.g. "
               f"ecos simulate --path {path} --stepSize {args.step:g} --stopTime {args.stop:g} "
               "--parameterSet initialValues")

@@ -53,6 +53,7 @@ class ElementSlave(Fmi2Slave):
         super().__init__(**kwargs)
         self.default_experiment = DefaultExperiment(0.0, self.DEFAULT_STOP, self.DEFAULT_STEP)
         self.state = None
+        self.start_time = 0.0
         self._feedthrough_cache = (None, None)
         self._state_token = 0
         self._inputs = [v for v in self.VARIABLES if v.causality == INPUT]
@@ -108,6 +109,10 @@ class ElementSlave(Fmi2Slave):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ FMI
+    def setup_experiment(self, start_time, *args):
+        """Remember the start time (elements with time-dependent laws need it)."""
+        self.start_time = start_time
+
     def exit_initialization_mode(self):
         problems = [self.checked_variable_problem(v) for v in self.checked_variables()
                     if v.causality == PARAMETER]

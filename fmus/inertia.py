@@ -63,12 +63,9 @@ class Engine(ElementSlave):
         output("tau_engine", "N.m", "engine torque at the communication point", depends=("throttle",)),
     )
 
-    def setup_experiment(self, start_time, *args):
-        self.start_time = start_time
-
     # state: (BodyState, time of the communication point)
     def initial_state(self):
-        return BodyState(self.phi_start, self.w_start), getattr(self, "start_time", 0.0)
+        return BodyState(self.phi_start, self.w_start), self.start_time
 
     def encode_state(self, state):
         return state[0].to_json() + [state[1]]

@@ -5,12 +5,17 @@ Engine: constant 400 N.m on the engine-side shaft (body 2) of the DualClutch.  B
 (k, b, ratio R1 = 3.5) and (k, b, ratio R3 = 2.2); the vehicle loses b_v w_v.
 Clutch a is clamped with 6000 N from t = 0; at 4 s it opens and clutch b closes
 with linear ramps over 0.5 s.  Values marked *chosen* in REFERENCE_CASES.md.
+
+The system is data (``components``, ``CONNECTIONS``): the engine torque and the two
+clamp forces come from Table FMUs, so the same description runs in systems.master and,
+exported by ``export_ssp``, unchanged in any SSP engine.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from .master import Connection, Instance, Result, run
+from .ssp import Component, write_ssp
 
 ENGINE_TORQUE = 400.0
 CLAMP_FORCE = 6000.0
@@ -31,6 +36,8 @@ CONNECTIONS = [
     Connection("vehicle", "phi", "shaft_even", "phi_2"), Connection("vehicle", "w", "shaft_even", "w_2"),
     Connection("shaft_odd", "tau_1", "clutch", "tau_1"), Connection("shaft_even", "tau_1", "clutch", "tau_3"),
     Connection("shaft_odd", "tau_2", "vehicle", "tau_1"), Connection("shaft_even", "tau_2", "vehicle", "tau_2"),
+    Connection("engine_torque", "y", "clutch", "tau_2"),
+    Connection("clamp_a", "y", "clutch", "f_n_a"), Connection("clamp_b", "y", "clutch", "f_n_b"),
 ]
 
 RECORD = ["clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w", "clutch.tau_fric_a", "clutch.tau_fric_b",
@@ -44,9 +51,26 @@ def clamp_forces(t: float) -> tuple[float, float]:
     return CLAMP_FORCE * (1.0 - x), CLAMP_FORCE * x
 
 
-def inputs(t: float) -> dict[str, float]:
-    f_a, f_b = clamp_forces(t)
-    return {"clutch.tau_2": ENGINE_TORQUE, "clutch.f_n_a": f_a, "clutch.f_n_b": f_b}
+def _table(points):
+    values = {"n_points": len(points)}
+    for i, (t, y) in enumerate(points, start=1):
+        values[f"t_{i}"], values[f"y_{i}"] = t, y
+    return Component("Table", values)
+
+
+def components(step: float = 1e-3, step_mean: bool = True) -> dict[str, Component]:
+    """Every component with its parameters; ``step_mean`` gives the shafts T_comm = step."""
+    t_comm = {"T_comm": step} if step_mean else {}
+    end = SHIFT_START + SHIFT_DURATION
+    return {
+        "clutch": Component("DualClutch", CLUTCH),
+        "shaft_odd": Component("Shaft", SHAFT_ODD | t_comm),
+        "shaft_even": Component("Shaft", SHAFT_EVEN | t_comm),
+        "vehicle": Component("Inertia", VEHICLE),
+        "engine_torque": _table([(0.0, ENGINE_TORQUE)]),
+        "clamp_a": _table([(0.0, CLAMP_FORCE), (SHIFT_START, CLAMP_FORCE), (end, 0.0)]),
+        "clamp_b": _table([(0.0, 0.0), (SHIFT_START, 0.0), (end, CLAMP_FORCE)]),
+    }
 
 
 def simulate(fmu_dir, step: float = 1e-3, stop: float = STOP, progress: bool = False,
@@ -55,15 +79,15 @@ def simulate(fmu_dir, step: float = 1e-3, stop: float = STOP, progress: bool = F
     the mean over the coming step (systems.reference measures the gain: at 1 ms the
     engine-side speed's RMS error falls from 2.5 % to 0.075 % of its range)."""
     fmu_dir = Path(fmu_dir)
-    t_comm = {"T_comm": step} if step_mean else {}
-    instances = {
-        "clutch": Instance(fmu_dir / "DualClutch.fmu", "clutch", CLUTCH),
-        "shaft_odd": Instance(fmu_dir / "Shaft.fmu", "shaft_odd", SHAFT_ODD | t_comm),
-        "shaft_even": Instance(fmu_dir / "Shaft.fmu", "shaft_even", SHAFT_EVEN | t_comm),
-        "vehicle": Instance(fmu_dir / "Inertia.fmu", "vehicle", VEHICLE),
-    }
+    instances = {name: Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
+                 for name, c in components(step, step_mean).items()}
     try:
-        return run(instances, CONNECTIONS, stop, step, RECORD, inputs, progress, iterations)
+        return run(instances, CONNECTIONS, stop, step, RECORD, progress=progress, iterations=iterations)
     finally:
         for inst in instances.values():
             inst.free()
+
+
+def export_ssp(path, fmu_dir, step: float = 1e-3, stop: float = STOP):
+    """Z3 as an SSP (parameters bound as 'initialValues'); run it at ``step``."""
+    return write_ssp(path, "z3", components(step), CONNECTIONS, fmu_dir, stop)
