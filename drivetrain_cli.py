@@ -7,6 +7,7 @@
     drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
     drivetrain-fmu report z3 [--steps 1e-4 1e-3 1e-2]       (co-simulation vs monolithic reference)
     drivetrain-fmu export Z3|F1|F2|F2_100|F3 [--step 1e-4] [--out results]   (SSP file)
+    drivetrain-fmu ssp FILE.ssp --step H [--stop T] [--record inst.var ...]   (run an SSP file)
     drivetrain-fmu study judder-onset [--T_S 400] [--T_C 320 300 ...] [--scheduler tcp://HOST:PORT]
     drivetrain-fmu study breakaway [--mu_s 0.3 0.4 ...] [--scheduler tcp://HOST:PORT]
 """
@@ -223,6 +224,12 @@ def main(argv=None) -> int:
     studies.add_argument("--mu_s", type=float, nargs="+", default=[0.3, 0.4, 0.5])
     studies.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     studies.add_argument("--out", type=Path, default=Path("results"))
+    run_ssp = sub.add_parser("ssp", help="run an SSP file with this project's master (CSV of the records)")
+    run_ssp.add_argument("file", type=Path)
+    run_ssp.add_argument("--step", type=float, required=True, help="communication step [s]")
+    run_ssp.add_argument("--stop", type=float, help="default: the file's DefaultExperiment")
+    run_ssp.add_argument("--record", nargs="+", help="instance.variable (default: every connected output)")
+    run_ssp.add_argument("--out", type=Path, default=Path("results"))
     args = parser.parse_args(argv)
     if args.command == "list":
         for element in ELEMENTS:
@@ -234,6 +241,20 @@ def main(argv=None) -> int:
             print(f"built {path}")
     elif args.command == "study":
         _study(args)
+    elif args.command == "ssp":
+        from systems import ssp
+
+        _, _, connections, _ = ssp.read_ssp(args.file)
+        record = args.record or list(dict.fromkeys(f"{c.source}.{c.output}" for c in connections))
+        result = ssp.simulate(args.file, args.step, record, stop=args.stop, progress=True)
+        args.out.mkdir(parents=True, exist_ok=True)
+        target = args.out / f"{args.file.stem}.csv"
+        with open(target, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["time"] + record)
+            for n, t in enumerate(result.time):
+                writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
+        print(f"wrote {target}")
     elif args.command == "export":
         from systems import fan, z3
 

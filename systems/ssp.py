@@ -88,3 +88,51 @@ def fmpy_parameter_set(components: dict[str, Component]):
     return ParameterSet(name=PARAMETER_SET, parameters=[
         Parameter(name=f"{inst}.{pname}", value=value)
         for inst, component in components.items() for pname, value in component.parameters.items()])
+
+
+def read_ssp(path) -> tuple[str, dict[str, Component], list[Connection], dict]:
+    """(name, components, connections, default experiment) of an SSP written here (or any
+    flat SSP 1.0 whose components are FMUs in resources/ with inline parameter sets)."""
+    with zipfile.ZipFile(path) as archive:
+        root = ET.fromstring(archive.read("SystemStructure.ssd"))
+    system = root.find(_q(SSD, "System"))
+    components = {}
+    for node in system.find(_q(SSD, "Elements")).findall(_q(SSD, "Component")):
+        element = Path(node.get("source")).stem
+        parameters = {}
+        for parameter in node.iter(_q(SSV, "Parameter")):
+            value = next(iter(parameter))
+            kind, text = value.tag.split("}")[1], value.get("value")
+            parameters[parameter.get("name")] = (text == "true" if kind == "Boolean"
+                                                 else int(text) if kind == "Integer" else float(text))
+        components[node.get("name")] = Component(element, parameters)
+    connections = [Connection(c.get("startElement"), c.get("startConnector"), c.get("endElement"),
+                              c.get("endConnector"))
+                   for c in system.find(_q(SSD, "Connections")).findall(_q(SSD, "Connection"))]
+    experiment = root.find(_q(SSD, "DefaultExperiment"))
+    default = {} if experiment is None else {k: float(v) for k, v in experiment.attrib.items()}
+    return root.get("name"), components, connections, default
+
+
+def simulate(path, step: float, record: list[str], stop: float | None = None, progress: bool = False,
+             iterations: int = 0):
+    """Run an SSP file with systems.master: its FMUs (from the archive), parameters and
+    connections; ``stop`` defaults to the file's DefaultExperiment."""
+    import tempfile
+
+    from .master import Instance, run
+
+    _, components, connections, default = read_ssp(path)
+    stop = default.get("stopTime") if stop is None else stop
+    if stop is None:
+        raise ValueError(f"{path} has no DefaultExperiment stopTime: give stop")
+    with tempfile.TemporaryDirectory(prefix="ssp_") as folder, zipfile.ZipFile(path) as archive:
+        for element in {c.element for c in components.values()}:
+            archive.extract(f"resources/{element}.fmu", folder)
+        instances = {name: Instance(Path(folder) / "resources" / f"{c.element}.fmu", name, c.parameters)
+                     for name, c in components.items()}
+        try:
+            return run(instances, connections, stop, step, record, progress=progress, iterations=iterations)
+        finally:
+            for inst in instances.values():
+                inst.free()
