@@ -217,3 +217,85 @@ def fan_reference(case: str, t_grid, **overrides) -> Reference:
         for name, value in zip(names, row):
             signals[name][k] = value
     return Reference(t_grid, signals)
+
+
+def r3_clearance_reference(case: int, t_grid, w_close: float = 1e-6) -> Reference:
+    """R3 clearance system (systems.r3) as one ODE with events: J_z and J_w with the play
+    +-b (free flight, Newton impacts with e = c_r, persistent contact as a constraint that
+    opens when the contact torque would pull), the shaft k2, d2 from J_w to J_v, and the
+    drive torque switching at 1 s.  scipy DOP853 (rtol 1e-10) with terminal events.
+    Plastic cases only (c_r = 0, cases 1 and 3): with elastic impacts the bodies rattle in
+    the 1e-4 rad play, hundreds of impacts whose instants no pointwise reference pins down
+    (and this one loses the contact there: refused rather than wrong)."""
+    from scipy.integrate import solve_ivp
+
+    from . import r3
+
+    b, e = r3.CLEARANCE_CASES[case]
+    if e != 0.0:
+        raise ValueError(f"case {case} has c_r = {e}: only plastic cases (c_r = 0) have a reference")
+    jz, jw, jv, k2, d2 = r3.J_Z, r3.J_W, r3.J_V, r3.K2, r3.D2
+    m_eff = 1.0 / (1.0 / jz + 1.0 / jw)
+    t_grid = np.asarray(t_grid, dtype=float)
+
+    def shaft(y):
+        return k2 * (y[2] - y[4]) + d2 * (y[3] - y[5])
+
+    def rhs(t, y, side, torque):
+        tau = shaft(y)
+        if side:
+            a = (torque - tau) / (jz + jw)
+            return [y[1], a, y[3], a, y[5], tau / jv]
+        return [y[1], torque / jz, y[3], -tau / jw, y[5], tau / jv]
+
+    def contact_torque(y, side, torque):
+        a = (torque - shaft(y)) / (jz + jw)
+        return jw * a + shaft(y)            # on J_w from J_z
+
+    y = np.zeros(6)
+    side, t, samples = 0, 0.0, np.full((t_grid.size, 6), np.nan)
+    segments = [(0.0, r3.REVERSAL_TIME, r3.DRIVE_TORQUE), (r3.REVERSAL_TIME, float(t_grid[-1]), -r3.DRIVE_TORQUE)]
+    for start, stop, torque in segments:
+        t = start
+        while t < stop:
+            if side:
+                def opens(t, y, *_):
+                    return side * contact_torque(y, side, torque)
+                opens.terminal, opens.direction = True, -1
+                events = [opens]
+            else:
+                def hits_up(t, y, *_):
+                    return b - (y[0] - y[2])
+                def hits_down(t, y, *_):
+                    return (y[0] - y[2]) + b
+                hits_up.terminal = hits_down.terminal = True
+                hits_up.direction = hits_down.direction = -1
+                events = [hits_up, hits_down]
+            sol = solve_ivp(rhs, (t, stop), y, method="DOP853", rtol=1e-10, atol=1e-12, dense_output=True,
+                            events=events, args=(side, torque))
+            inside = (t_grid >= t) & (t_grid <= sol.t[-1])
+            for k in np.flatnonzero(inside):
+                samples[k] = sol.sol(t_grid[k])
+            y, t = sol.y[:, -1].copy(), float(sol.t[-1])
+            if sol.status != 1:
+                break
+            if side:                                  # the contact would pull: free flight
+                side = 0
+                continue
+            hit = 1 if sol.t_events[0].size else -1
+            y[2] = y[0] - hit * b                     # exactly on the limit
+            w_rel = y[1] - y[3]
+            plastic = e * abs(w_rel) < w_close
+            impulse = (1.0 + (0.0 if plastic else e)) * m_eff * w_rel
+            y[1] -= impulse / jz
+            y[3] += impulse / jw
+            if plastic:
+                y[3] = y[1]
+                free_rel = torque / jz + shaft(y) / jw          # relative acceleration if free
+                if hit * free_rel >= 0.0:
+                    side = hit
+        if side:   # the torque reverses at the segment end: re-decide the contact
+            if side * contact_torque(y, side, segments[-1][2]) < 0.0:
+                side = 0
+    return Reference(t_grid, {"mesh.w_1": samples[:, 1], "mesh.w_2": samples[:, 3], "vehicle.w": samples[:, 5],
+                              "mesh.phi_rel": samples[:, 0] - samples[:, 2]})
