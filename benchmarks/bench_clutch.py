@@ -69,7 +69,7 @@ def main(argv=None) -> int:
     h = 1e-4
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        build_fmus.build_all(tmp, ["Clutch", "DualClutch", "Shaft", "Inertia"])
+        build_fmus.build_all(tmp, ["Clutch", "DualClutch", "Shaft", "Inertia", "Table"])
         trivial = Instance(build_trivial(tmp), "trivial")
         cases = {
             "trivial pythonfmu FMU": (trivial, None),

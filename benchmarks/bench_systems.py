@@ -4,7 +4,7 @@
 
 Side by side in one run: 10 s of Z3 by co-simulation at 1 ms and 2 ms (step-mean shafts)
 and its monolithic scipy reference on the same 1 ms grid; F2 (Engine, shafts, Clutch,
-Vehicle) at 1 ms for --f2-seconds.  The bar of the issue: the seed's Simulink run of its
+Vehicle) at 1 ms for --f2-seconds and its monolithic form (Fan's LCP formulation).  The bar of the issue: the seed's Simulink run of its
 DCT, 10 s in 0.98 s.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 import build_fmus  # noqa: E402
 from systems import fan, z3  # noqa: E402
-from systems.reference import z3_reference  # noqa: E402
+from systems.reference import fan_reference, z3_reference  # noqa: E402
 
 
 def wall(fn):
@@ -36,16 +36,20 @@ def main(argv=None) -> int:
     parser.add_argument("--f2-seconds", type=float, default=1.0)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        build_fmus.build_all(Path(tmp), ["DualClutch", "Shaft", "Inertia", "Engine", "Clutch", "Vehicle"])
+        build_fmus.build_all(Path(tmp), ["DualClutch", "Shaft", "Inertia", "Engine", "Clutch", "Vehicle", "Table"])
         reference = wall(lambda: z3_reference(np.arange(10001) * 1e-3))
         rows = [(f"Z3 co-simulation, 1 ms", wall(lambda: z3.simulate(tmp, step=1e-3)), 10.0),
                 (f"Z3 co-simulation, 2 ms", wall(lambda: z3.simulate(tmp, step=2e-3)), 10.0),
                 ("Z3 monolithic reference (scipy DOP853, 1 ms grid)", reference, 10.0),
                 (f"F2 co-simulation, 1 ms, {args.f2_seconds:g} s",
                  wall(lambda: fan.simulate(tmp, "F2", step=1e-3, stop=args.f2_seconds)), args.f2_seconds)]
-    print(f"  {'run':52s} {'wall s':>8s} {'x real time':>12s} {'x reference':>12s} {'x Simulink 0.98 s/10 s':>22s}")
+        f2_reference = wall(lambda: fan_reference("F2", np.arange(int(round(args.f2_seconds / 1e-3)) + 1) * 1e-3))
+        rows.append((f"F2 monolithic (PoweredVehicle, LCP), {args.f2_seconds:g} s", f2_reference, args.f2_seconds))
+    print(f"  {'run':52s} {'wall s':>8s} {'x real time':>12s} {'x own reference':>16s} {'x Simulink 0.98 s/10 s':>22s}")
+    own = {"Z3": reference, "F2": f2_reference}
     for label, seconds, simulated in rows:
-        print(f"  {label:52s} {seconds:8.2f} {seconds / simulated:12.3f} {seconds / reference:12.2f} "
+        mine = own[label[:2]] / (10.0 if label.startswith("Z3") else args.f2_seconds) * simulated
+        print(f"  {label:52s} {seconds:8.2f} {seconds / simulated:12.3f} {seconds / mine:16.2f} "
               f"{seconds / simulated / 0.098:22.2f}")
     return 0
 
