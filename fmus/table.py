@@ -1,7 +1,8 @@
 """Table: a signal source, piecewise linear in time (for driving systems described as SSP).
 
     y(t) = y_i + (y_(i+1) - y_i) (t - t_i) / (t_(i+1) - t_i)   for t_i <= t <= t_(i+1)
-held at y_1 before t_1 and at y_n after t_n.  The output at a communication point is the
+held at y_1 before t_1 and at y_n after t_n; with ``hold`` true a staircase instead,
+y(t) = y_i for t_i <= t < t_(i+1) (steps such as a torque reversal).  The output at a communication point is the
 table at that time (no input, no feedthrough), so an SSP system can carry its time-varying
 inputs (clamp-force ramps, torque steps) as a component instead of master-side code.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import ElementSlave
-from .variables import INTEGER, output, parameter
+from .variables import BOOLEAN, INTEGER, output, parameter
 
 MAX_POINTS = 6
 
@@ -24,6 +25,8 @@ class Table(ElementSlave):
                   low=1, high=MAX_POINTS),
         *(parameter(f"t_{i}", "s", f"time of table point {i}", float(i - 1)) for i in range(1, MAX_POINTS + 1)),
         *(parameter(f"y_{i}", "1", f"value of table point {i}", 0.0) for i in range(1, MAX_POINTS + 1)),
+        parameter("hold", None, "staircase (each value held until the next point) instead of linear",
+                  False, type=BOOLEAN),
         output("y", "1", "table value at the communication point (unit as wired)"),
     )
 
@@ -34,7 +37,7 @@ class Table(ElementSlave):
     def checked_variables(self):
         n = self._count()
         return [v for v in super().checked_variables()
-                if v.name == "n_points" or int(v.name.rpartition("_")[2]) <= n]
+                if v.name in ("n_points", "hold") or int(v.name.rpartition("_")[2]) <= n]
 
     def cross_check(self):
         n = self._count()
@@ -58,4 +61,8 @@ class Table(ElementSlave):
         return t + h
 
     def refresh_outputs(self):
-        self.y = float(np.interp(self.state, self._t, self._y))
+        if self.hold:
+            index = int(np.searchsorted(self._t, self.state, side="right")) - 1
+            self.y = self._y[max(index, 0)]
+        else:
+            self.y = float(np.interp(self.state, self._t, self._y))

@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .master import Connection, Instance, Result, run
+from .ssp import Component, write_ssp
 
 J_Z, J_W, J_V = 3.4093, 1.5, 135.0
 SPRING_CASES = {1: (6e-3, 800.0, 20000.0), 2: (7e-3, 800.0, 20000.0), 3: (0.25e-3, 20000.0, 800.0)}
@@ -60,17 +61,35 @@ def drive_torque(t: float) -> float:
     return DRIVE_TORQUE if t < REVERSAL_TIME else -DRIVE_TORQUE
 
 
-def simulate_clearance(fmu_dir, case: int, step: float = 1e-3, stop: float = 2.0, progress: bool = False) -> Result:
+CLEARANCE_CONNECTIONS = [
+    Connection("mesh", "phi_2", "shaft", "phi_1"), Connection("mesh", "w_2", "shaft", "w_1"),
+    Connection("vehicle", "phi", "shaft", "phi_2"), Connection("vehicle", "w", "shaft", "w_2"),
+    Connection("shaft", "tau_1", "mesh", "tau_2"), Connection("shaft", "tau_2", "vehicle", "tau_1"),
+    Connection("drive", "y", "mesh", "tau_1"),
+]
+
+
+def clearance_components(case: int, step: float = 1e-3) -> dict[str, Component]:
+    """The clearance system as data; the drive torque is a staircase Table (drive_torque)."""
     b, c_r = CLEARANCE_CASES[case]
-    fmu_dir = Path(fmu_dir)
-    instances = {
-        "mesh": Instance(fmu_dir / "Backlash.fmu", "mesh", {"J_1": J_Z, "J_2": J_W, "b": b, "e_rest": c_r}),
-        "shaft": Instance(fmu_dir / "Shaft.fmu", "shaft", {"k": K2, "d": D2, "T_comm": step}),
-        "vehicle": Instance(fmu_dir / "Inertia.fmu", "vehicle", {"J": J_V}),
+    return {
+        "mesh": Component("Backlash", {"J_1": J_Z, "J_2": J_W, "b": b, "e_rest": c_r}),
+        "shaft": Component("Shaft", {"k": K2, "d": D2, "T_comm": step}),
+        "vehicle": Component("Inertia", {"J": J_V}),
+        "drive": Component("Table", {"n_points": 2, "t_1": 0.0, "y_1": DRIVE_TORQUE, "t_2": REVERSAL_TIME,
+                                     "y_2": -DRIVE_TORQUE, "hold": True}),
     }
-    connections = [Connection("mesh", "phi_2", "shaft", "phi_1"), Connection("mesh", "w_2", "shaft", "w_1"),
-                   Connection("vehicle", "phi", "shaft", "phi_2"), Connection("vehicle", "w", "shaft", "w_2"),
-                   Connection("shaft", "tau_1", "mesh", "tau_2"), Connection("shaft", "tau_2", "vehicle", "tau_1")]
+
+
+def simulate_clearance(fmu_dir, case: int, step: float = 1e-3, stop: float = 2.0, progress: bool = False) -> Result:
+    fmu_dir = Path(fmu_dir)
+    instances = {name: Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
+                 for name, c in clearance_components(case, step).items()}
     record = ["mesh.phi_rel", "mesh.contact", "mesh.n_impacts", "mesh.w_1", "mesh.w_2", "mesh.e_loss",
               "vehicle.w", "shaft.tau_2"]
-    return _run(instances, connections, stop, step, record, lambda t: {"mesh.tau_1": drive_torque(t)}, progress)
+    return _run(instances, CLEARANCE_CONNECTIONS, stop, step, record, None, progress)
+
+
+def export_clearance_ssp(path, fmu_dir, case: int, step: float = 1e-3, stop: float = 2.0):
+    return write_ssp(path, f"r3_clearance_{case}", clearance_components(case, step), CLEARANCE_CONNECTIONS,
+                     fmu_dir, stop)

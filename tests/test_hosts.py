@@ -234,3 +234,16 @@ def test_ssp_file_drives_the_same_simulation(fmu_dir, tmp_path):
     direct = z3.simulate(fmu_dir, step=1e-3, stop=0.5)
     for key in keys:
         assert np.array_equal(from_file[key], direct[key]), key
+
+
+def test_r3_clearance_ssp_drives_the_same_simulation(fmu_dir, tmp_path):
+    """R3 clearance case 1 (its drive reversal a staircase Table) exported as SSP and run
+    from the file equals systems.r3's co-simulation exactly over the reversal."""
+    from systems import r3, ssp
+
+    path = r3.export_clearance_ssp(tmp_path / "r3.ssp", fmu_dir, 1, step=1e-3, stop=1.2)
+    keys = ["mesh.w_1", "mesh.w_2", "vehicle.w", "mesh.phi_rel"]
+    from_file = ssp.simulate(path, 1e-3, keys)
+    direct = r3.simulate_clearance(fmu_dir, 1, stop=1.2)
+    for key in keys:
+        assert np.array_equal(from_file[key], direct[key]), key

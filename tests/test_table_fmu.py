@@ -22,3 +22,15 @@ def test_non_increasing_times_are_refused_naming_them(fmu_dir):
     with pytest.raises(CoSimulationError) as info:
         Instance(fmu_dir / "Table.fmu", "bad", {"n_points": 3, "t_1": 0.0, "t_2": 2.0, "t_3": 1.0})
     assert "t_3 = 1.0 must be greater than t_2 = 2.0" in " ".join(info.value.messages)
+
+
+def test_hold_gives_a_staircase(fmu_dir):
+    """R3's torque reversal: +100 N.m, then -100 N.m from 1 s on (hold = true): the step
+    lands on the communication point at 1 s, with no ramp in between."""
+    table = Instance(fmu_dir / "Table.fmu", "step", {"n_points": 2, "t_1": 0.0, "y_1": 100.0, "t_2": 1.0,
+                                                    "y_2": -100.0, "hold": True})
+    try:
+        result = run({"step": table}, [], 2.0, 0.25, ["step.y"])
+    finally:
+        table.free()
+    assert list(result["step.y"]) == [100.0] * 4 + [-100.0] * 5
