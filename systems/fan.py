@@ -16,10 +16,8 @@ same one) trails and the negative torque drives the backward motion.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-from .master import Connection, Instance, Result, run
-from .ssp import Component, write_ssp
+from .master import Connection, Result
+from .ssp import Component, run_system, write_ssp
 
 LEVER = 0.125 * 2 * 1000.0      # r n f_n: T = mu * LEVER
 CASES = {
@@ -73,15 +71,9 @@ def simulate(fmu_dir, case: str = "F1", step: float = 5e-4, stop: float = 2.0, p
              stribeck: bool = False, iterations: int = 0, step_mean: bool = True, **overrides) -> Result:
     """Co-simulate a case; ``iterations`` > 0 repeats each step from saved FMU states
     (systems.master.run), ``step_mean`` = False samples the shaft torques (T_comm = 0)."""
-    fmu_dir = Path(fmu_dir)
     parts = components(case, step if step_mean else 0.0, stribeck, **overrides)
-    instances = {name: Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters) for name, c in parts.items()}
-    try:
-        return run(instances, connections(case, overrides.get("wheel")), stop, step, RECORD, progress=progress,
-                   iterations=iterations)
-    finally:
-        for inst in instances.values():
-            inst.free()
+    return run_system(fmu_dir, parts, connections(case, overrides.get("wheel")), stop, step, RECORD, progress,
+                      iterations)
 
 
 def export_ssp(path, fmu_dir, case: str = "F1", step: float = 1e-3, stop: float = 2.0, stribeck: bool = False):

@@ -18,10 +18,8 @@ consistent; the spring system shows the characteristic itself (torque at the poi
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-from .master import Connection, Instance, Result, run
-from .ssp import Component, write_ssp
+from .master import Connection, Result
+from .ssp import Component, run_system, write_ssp
 
 J_Z, J_W, J_V = 3.4093, 1.5, 135.0
 SPRING_CASES = {1: (6e-3, 800.0, 20000.0), 2: (7e-3, 800.0, 20000.0), 3: (0.25e-3, 20000.0, 800.0)}
@@ -31,34 +29,36 @@ DRIVE_TORQUE, REVERSAL_TIME = 100.0, 1.0
 K2, D2 = 4000.0, 5.0
 
 
-def _run(instances, connections, stop, step, record, inputs, progress):
-    try:
-        return run(instances, connections, stop, step, record, inputs, progress)
-    finally:
-        for inst in instances.values():
-            inst.free()
+SPRING_CONNECTIONS = [
+    Connection("z", "phi", "spring", "phi_1"), Connection("z", "w", "spring", "w_1"),
+    Connection("wv", "phi", "spring", "phi_2"), Connection("wv", "w", "spring", "w_2"),
+    Connection("spring", "tau_1", "z", "tau_1"), Connection("spring", "tau_2", "wv", "tau_1"),
+    Connection("drive", "y", "z", "tau_2"),
+]
+
+
+def spring_components(case: int, step: float = 1e-3, step_mean: bool = False) -> dict[str, Component]:
+    """The nonlinear-spring system as data (constant drive torque as a one-point Table)."""
+    breakpoint, k_1, k_2 = SPRING_CASES[case]
+    return {
+        "z": Component("Inertia", {"J": J_Z}),
+        "spring": Component("NonlinearSpring", {"n_regions": 2, "phi_s_1": breakpoint, "k_1": k_1, "k_2": k_2,
+                                                "T_comm": step if step_mean else 0.0}),
+        "wv": Component("Inertia", {"J": J_W + J_V}),
+        "drive": Component("Table", {"n_points": 1, "t_1": 0.0, "y_1": SPRING_TORQUE}),
+    }
 
 
 def simulate_spring(fmu_dir, case: int, step: float = 1e-3, stop: float = 1.0, progress: bool = False,
                     step_mean: bool = False) -> Result:
-    breakpoint, k_1, k_2 = SPRING_CASES[case]
-    fmu_dir = Path(fmu_dir)
-    instances = {
-        "z": Instance(fmu_dir / "Inertia.fmu", "z", {"J": J_Z}),
-        "spring": Instance(fmu_dir / "NonlinearSpring.fmu", "spring",
-                           {"n_regions": 2, "phi_s_1": breakpoint, "k_1": k_1, "k_2": k_2,
-                            "T_comm": step if step_mean else 0.0}),
-        "wv": Instance(fmu_dir / "Inertia.fmu", "wv", {"J": J_W + J_V}),
-    }
-    connections = [Connection("z", "phi", "spring", "phi_1"), Connection("z", "w", "spring", "w_1"),
-                   Connection("wv", "phi", "spring", "phi_2"), Connection("wv", "w", "spring", "w_2"),
-                   Connection("spring", "tau_1", "z", "tau_1"), Connection("spring", "tau_2", "wv", "tau_1")]
     record = ["spring.phi_rel", "spring.tau_2", "spring.region", "spring.e_spring", "z.w", "wv.w"]
-    return _run(instances, connections, stop, step, record, lambda t: {"z.tau_2": SPRING_TORQUE}, progress)
+    return run_system(fmu_dir, spring_components(case, step, step_mean), SPRING_CONNECTIONS, stop, step, record,
+                      progress)
 
 
-def drive_torque(t: float) -> float:
-    return DRIVE_TORQUE if t < REVERSAL_TIME else -DRIVE_TORQUE
+def export_spring_ssp(path, fmu_dir, case: int, step: float = 1e-3, stop: float = 1.0, step_mean: bool = True):
+    return write_ssp(path, f"r3_spring_{case}", spring_components(case, step, step_mean), SPRING_CONNECTIONS,
+                     fmu_dir, stop)
 
 
 CLEARANCE_CONNECTIONS = [
@@ -70,7 +70,7 @@ CLEARANCE_CONNECTIONS = [
 
 
 def clearance_components(case: int, step: float = 1e-3) -> dict[str, Component]:
-    """The clearance system as data; the drive torque is a staircase Table (drive_torque)."""
+    """The clearance system as data; the drive torque reversal is a staircase Table."""
     b, c_r = CLEARANCE_CASES[case]
     return {
         "mesh": Component("Backlash", {"J_1": J_Z, "J_2": J_W, "b": b, "e_rest": c_r}),
@@ -82,12 +82,9 @@ def clearance_components(case: int, step: float = 1e-3) -> dict[str, Component]:
 
 
 def simulate_clearance(fmu_dir, case: int, step: float = 1e-3, stop: float = 2.0, progress: bool = False) -> Result:
-    fmu_dir = Path(fmu_dir)
-    instances = {name: Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
-                 for name, c in clearance_components(case, step).items()}
     record = ["mesh.phi_rel", "mesh.contact", "mesh.n_impacts", "mesh.w_1", "mesh.w_2", "mesh.e_loss",
               "vehicle.w", "shaft.tau_2"]
-    return _run(instances, CLEARANCE_CONNECTIONS, stop, step, record, None, progress)
+    return run_system(fmu_dir, clearance_components(case, step), CLEARANCE_CONNECTIONS, stop, step, record, progress)
 
 
 def export_clearance_ssp(path, fmu_dir, case: int, step: float = 1e-3, stop: float = 2.0):

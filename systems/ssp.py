@@ -90,6 +90,21 @@ def fmpy_parameter_set(components: dict[str, Component]):
         for inst, component in components.items() for pname, value in component.parameters.items()])
 
 
+def run_system(fmu_dir, components: dict[str, Component], connections: list[Connection], stop: float,
+               step: float, record: list[str], progress: bool = False, iterations: int = 0):
+    """Instantiate every component from ``fmu_dir`` (fresh instances), co-simulate with
+    systems.master.run and free them: the one way every documented system is run."""
+    from .master import Instance, run
+
+    fmu_dir = Path(fmu_dir)
+    instances = {name: Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters) for name, c in components.items()}
+    try:
+        return run(instances, connections, stop, step, record, progress=progress, iterations=iterations)
+    finally:
+        for inst in instances.values():
+            inst.free()
+
+
 def read_ssp(path) -> tuple[str, dict[str, Component], list[Connection], dict]:
     """(name, components, connections, default experiment) of an SSP written here (or any
     flat SSP 1.0 whose components are FMUs in resources/ with inline parameter sets)."""
@@ -120,8 +135,6 @@ def simulate(path, step: float, record: list[str], stop: float | None = None, pr
     connections; ``stop`` defaults to the file's DefaultExperiment."""
     import tempfile
 
-    from .master import Instance, run
-
     _, components, connections, default = read_ssp(path)
     stop = default.get("stopTime") if stop is None else stop
     if stop is None:
@@ -129,10 +142,5 @@ def simulate(path, step: float, record: list[str], stop: float | None = None, pr
     with tempfile.TemporaryDirectory(prefix="ssp_") as folder, zipfile.ZipFile(path) as archive:
         for element in {c.element for c in components.values()}:
             archive.extract(f"resources/{element}.fmu", folder)
-        instances = {name: Instance(Path(folder) / "resources" / f"{c.element}.fmu", name, c.parameters)
-                     for name, c in components.items()}
-        try:
-            return run(instances, connections, stop, step, record, progress=progress, iterations=iterations)
-        finally:
-            for inst in instances.values():
-                inst.free()
+        return run_system(Path(folder) / "resources", components, connections, stop, step, record, progress,
+                          iterations)

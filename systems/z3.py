@@ -12,10 +12,8 @@ exported by ``export_ssp``, unchanged in any SSP engine.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-from .master import Connection, Instance, Result, run
-from .ssp import Component, write_ssp
+from .master import Connection, Result
+from .ssp import Component, run_system, write_ssp
 
 ENGINE_TORQUE = 400.0
 CLAMP_FORCE = 6000.0
@@ -78,14 +76,7 @@ def simulate(fmu_dir, step: float = 1e-3, stop: float = STOP, progress: bool = F
     """Co-simulate Z3.  ``step_mean`` sets the shafts' T_comm to the step: their torque is
     the mean over the coming step (systems.reference measures the gain: at 1 ms the
     engine-side speed's RMS error falls from 2.5 % to 0.075 % of its range)."""
-    fmu_dir = Path(fmu_dir)
-    instances = {name: Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
-                 for name, c in components(step, step_mean).items()}
-    try:
-        return run(instances, CONNECTIONS, stop, step, RECORD, progress=progress, iterations=iterations)
-    finally:
-        for inst in instances.values():
-            inst.free()
+    return run_system(fmu_dir, components(step, step_mean), CONNECTIONS, stop, step, RECORD, progress, iterations)
 
 
 def export_ssp(path, fmu_dir, step: float = 1e-3, stop: float = STOP):
