@@ -7,7 +7,7 @@
     drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
     drivetrain-fmu report z3|f1|f2|f3|r3-spring|r3-clearance [--case N] [--steps ...]
                                                             (co-simulation vs monolithic reference)
-    drivetrain-fmu export Z3|F1|F2|F2_100|F3 [--step 1e-4] [--out results]   (SSP file)
+    drivetrain-fmu export Z3|F1|F2|F2_100|F3|R3-spring|R3-clearance [--case N] [--step 1e-4]   (SSP file)
     drivetrain-fmu ssp FILE.ssp --step H [--stop T] [--record inst.var ...]   (run an SSP file)
     drivetrain-fmu study judder-onset [--T_S 400] [--T_C 320 300 ...] [--scheduler tcp://HOST:PORT]
     drivetrain-fmu study breakaway [--mu_s 0.3 0.4 ...] [--scheduler tcp://HOST:PORT]
@@ -234,7 +234,8 @@ def main(argv=None) -> int:
     report.add_argument("--steps", type=float, nargs="+", default=[1e-4, 1e-3, 1e-2])
     report.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     export = sub.add_parser("export", help="write a documented system as an SSP file")
-    export.add_argument("system", choices=["Z3", "F1", "F2", "F2_100", "F3"])
+    export.add_argument("system", choices=["Z3", "F1", "F2", "F2_100", "F3", "R3-spring", "R3-clearance"])
+    export.add_argument("--case", type=int, choices=(1, 2, 3), default=1, help="case of the R3 systems")
     export.add_argument("--step", type=float, default=1e-4, help="step the SSP is meant to run at [s]")
     export.add_argument("--stop", type=float, default=2.0)
     export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
@@ -283,13 +284,20 @@ def main(argv=None) -> int:
                 writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
         print(f"wrote {target}")
     elif args.command == "export":
-        from systems import fan, z3
+        from systems import fan, r3, z3
 
         build_fmus.build_all(args.fmus)
         args.out.mkdir(parents=True, exist_ok=True)
-        target = args.out / f"{args.system}.ssp"
-        path = (z3.export_ssp(target, args.fmus, args.step, args.stop) if args.system == "Z3"
-                else fan.export_ssp(target, args.fmus, args.system, args.step, args.stop))
+        name = args.system if not args.system.startswith("R3") else f"{args.system}-case{args.case}"
+        target = args.out / f"{name}.ssp"
+        if args.system == "Z3":
+            path = z3.export_ssp(target, args.fmus, args.step, args.stop)
+        elif args.system == "R3-spring":
+            path = r3.export_spring_ssp(target, args.fmus, args.case, args.step, args.stop)
+        elif args.system == "R3-clearance":
+            path = r3.export_clearance_ssp(target, args.fmus, args.case, args.step, args.stop)
+        else:
+            path = fan.export_ssp(target, args.fmus, args.system, args.step, args.stop)
         print(f"wrote {path}: run it at a step of {args.step:g} s (its shafts' T_comm), e.g. "
               f"ecos simulate --path {path} --stepSize {args.step:g} --stopTime {args.stop:g} "
               "--parameterSet initialValues")
