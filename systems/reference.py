@@ -199,8 +199,6 @@ def fan_reference(case: str, t_grid, **overrides) -> Reference:
     from . import fan
 
     c = {**fan.CASES[case], **overrides}
-    if c.get("wheel", "f") != "f" and c.get("direction", 1) != 1:
-        raise ValueError("the reference drives the wheel named in the case; got an unsupported combination")
     model = PoweredVehicle(VehicleParams(mu_s_road=c["mu_s_road"], mu_k_road=c["mu_k_road"]),
                            PowertrainParams(T0=c["T0"], T_S=c["T_S"], T_C=c["T_C"], wheel=c["wheel"]))
     w0 = 20.0 * c.get("direction", 1)
