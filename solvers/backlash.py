@@ -319,13 +319,17 @@ class ThesisClearanceStepper:
         self._matrices = {}
 
     def _zoh(self, dt):
-        """Phi(dt) and the map from the body torques to the state, L(dt)[:, speeds] / J."""
-        if dt not in self._matrices:
-            from .pwa import zoh
+        """Phi(dt) and the map from the body torques to the state, L(dt)[:, speeds] / J
+        (kept for the full step only: the remainders after impacts are all different)."""
+        if dt in self._matrices:
+            return self._matrices[dt]
+        from .pwa import zoh
 
-            Phi, L = zoh(self._A, dt)
-            self._matrices[dt] = (Phi, L[:, [1, 3]] @ self._per_torque)
-        return self._matrices[dt]
+        Phi, L = zoh(self._A, dt)
+        matrices = (Phi, L[:, [1, 3]] @ self._per_torque)
+        if dt == self.h:
+            self._matrices[dt] = matrices
+        return matrices
 
     def _gap(self, x, side):
         return self.pair.b - side * (x[0] / self.pair.r - x[2])
@@ -352,7 +356,7 @@ class ThesisClearanceStepper:
             e_dir = np.sign(x[1] ** 2 * pair.b1.J - x[3] ** 2 * pair.b2.J)
             force_dir = v_dir if v_dir != 0 else e_dir
             w1, w2 = (self.k_s, 1.0) if force_dir > 0 else ((1.0, self.k_s) if force_dir < 0 else (1.0, 1.0))
-            direction = to_state @ np.array([-side * w1, side * w2])
+            direction = to_state @ np.array([-side * w1 / pair.r, side * w2])   # -lambda / r on body 1
             tau_s = gap_pred / (side * (direction[0] / pair.r - direction[2]))
             return pred + direction * tau_s
         return pred

@@ -178,8 +178,9 @@ class PlanarVehicle:
             load_f = p.m_body * GRAVITY * p.b / (p.a + p.b) + p.m_wheel_f * GRAVITY
             y_f = p.R - load_f / p.k_tire
             y_r = p.R - (total - load_f) / p.k_tire
-        y_body = 0.5 * (y_f + y_r) + p.h - p.R
-        pitch = math.atan2(y_f - y_r, p.a + p.b)
+        pitch = math.asin((y_f - y_r) / (p.a + p.b))       # the axle line through both joints
+        y_axis = y_r + p.b / (p.a + p.b) * (y_f - y_r)       # under the centre of mass
+        y_body = y_axis + (p.h - p.R) * math.cos(pitch)
         u = (math.cos(pitch), math.sin(pitch))
         n = (-u[1], u[0])
         L = p.h - p.R

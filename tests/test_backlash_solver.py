@@ -130,3 +130,20 @@ def test_thesis_separation_force_variant_against_the_exact_constraint():
           f"position deviation from the exact solution {deviation:.3g} m")
     assert speed_gap_thesis > 1e-3
     assert deviation < 0.02
+
+
+def test_thesis_variant_with_a_gear_ratio_matches_the_exact_constraint():
+    """Ratio 2, bodies pressed together on +b by 2 N.m, body 2 on a 30 N.m/rad spring:
+    the separation force pair acts -lambda/r on body 1 (no work in contact), so the
+    thesis stepper follows the exact solution (it did not while it used -lambda)."""
+    import numpy as np
+
+    from solvers.backlash import ThesisClearanceStepper
+
+    pair = BacklashPair(Body(1.0), Body(0.5, 30.0), 0.04, 0.3, ratio=2.0)
+    thesis, x = ThesisClearanceStepper(pair, 1e-4), np.array([0.08, 0.0, 0.0, 0.0])
+    exact = PairState(0.08, 0.0, 0.0, 0.0)
+    for _ in range(10000):
+        x = thesis.step(x, 2.0, 0.0)
+        exact = pair.step(exact, 2.0, 0.0, 1e-4).state
+    assert x[2] == pytest.approx(exact.phi_2, rel=1e-3)

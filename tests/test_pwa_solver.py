@@ -170,3 +170,28 @@ def test_table10_harmonic_input_stiffness_ratio_1000():
     ref = reference(osc, 0.1, 0.0, h, n, u=math.sin)
     assert np.max(np.abs(traj.x)) > 0.15
     assert np.max(np.abs(traj.x - ref.x)) < 1e-6
+
+
+def test_strongly_overdamped_region_takes_a_long_step():
+    """m = 0.01, k = 100, d = 20: poles s = (-d +- sqrt(d^2 - 4 m k)) / (2 m), about -5.01
+    and -1995 (q t of about 800 at t = 0.8 s, where cosh alone overflows).  From rest at
+    x0: x(t) = x0 (s2 e^(s1 t) - s1 e^(s2 t)) / (s2 - s1), matched to 1e-12, and the
+    exponential agrees with scipy's."""
+    osc = PwaOscillator(0.01, Characteristic.linear(100.0), Characteristic.linear(20.0))
+    state = osc.step(OscillatorState(0.1, 0.0), 0.0, 0.8).state
+    root = math.sqrt(20.0**2 - 4 * 0.01 * 100.0)
+    s1, s2 = (-20.0 + root) / 0.02, (-20.0 - root) / 0.02
+    exact = 0.1 * (s2 * math.exp(s1 * 0.8) - s1 * math.exp(s2 * 0.8)) / (s2 - s1)
+    assert state.x == pytest.approx(exact, rel=1e-12)
+    assert np.allclose(np.array(expm2(0.0, 1.0, -1.0, -2000.0, 1.0)).reshape(2, 2),
+                       expm(np.array([[0.0, 1.0], [-1.0, -2000.0]])), rtol=1e-10, atol=1e-14)
+
+
+def test_reference_starting_on_a_breakpoint():
+    """Released at rest exactly on the breakpoint (moving into either region, or held in
+    equilibrium there): the scipy reference and the exact switching agree."""
+    osc = PwaOscillator(1.0, Characteristic((0.0, 0.01), (1.0, 10.0)))
+    for u in (0.0, 1.0, 0.01):
+        ref = reference(osc, 0.01, 0.0, 0.01, 100, u=lambda t, u=u: u)
+        exact = simulate(make_exact_switching(osc, 0.01), 0.01, 0.0, 0.01, 100, u=lambda t, u=u: u)
+        assert np.max(np.abs(ref.x - exact.x)) < 1e-9

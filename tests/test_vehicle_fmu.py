@@ -128,3 +128,17 @@ def test_bad_parameters_are_named(fmu_dir, params, named):
     with pytest.raises(CoSimulationError) as info:
         Instance(fmu_dir / "Vehicle.fmu", "bad", params)
     assert named in " ".join(info.value.messages)
+
+
+@pytest.mark.parametrize("a,b", [(1.2, 0.8), (1.6, 0.9)])
+def test_settled_start_carries_the_static_axle_loads(a, b):
+    """With a != b the settled start puts each tire at its static deflection: the normal
+    forces equal the axle loads m1 g b/(a+b) + m_wheel g and the rest, to 1e-9."""
+    from solvers.vehicle import PlanarVehicle, VehicleParams
+
+    model = PlanarVehicle(VehicleParams(a=a, b=b))
+    state = model.initial_state(0.0, 0.0)
+    _, normal = model.applied(np.array(state.q), np.array(state.qd), 0.0, 0.0)
+    front = 1400 * 9.81 * b / (a + b) + 30 * 9.81
+    assert normal[0] == pytest.approx(front, rel=1e-9)
+    assert normal[1] == pytest.approx(WEIGHT - front, rel=1e-9)
