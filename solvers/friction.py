@@ -197,6 +197,7 @@ class FrictionChain:
         self._m_inv_list = self._m_inv.tolist()
         self._dj_inv_list = self.dj_inv.tolist()
         self._k_list = self.k.tolist()
+        self._partitions = {}
 
     # ------------------------------------------------------------------ coordinates
     def state_from_bodies(self, phi, w, modes=None, e_loss=0.0) -> ChainState:
@@ -379,24 +380,33 @@ class FrictionChain:
             s[event] = 0.0
         return dt, event
 
+    def _partition(self, stuck, slip):
+        """M blocks of a stuck/slipping split, computed once per split: (M_ss^-1,
+        Q = M_ss^-1 M_sk, the Schur complement S = M_kk - M_ks Q, M_ks)."""
+        key = (stuck, slip)
+        if key not in self._partitions:
+            m_kk = self.m[np.ix_(slip, slip)]
+            if stuck:
+                a_inv = np.linalg.inv(self.m[np.ix_(stuck, stuck)])
+                m_ks = self.m[np.ix_(slip, stuck)]
+                q_stuck = a_inv @ self.m[np.ix_(stuck, slip)]
+                self._partitions[key] = (a_inv, q_stuck, m_kk - m_ks @ q_stuck, m_ks)
+            else:
+                self._partitions[key] = (None, None, m_kk, None)
+        return self._partitions[key]
+
     def _advance_ode(self, s, q, modes, g, t_s, t_c, remaining):
         """Nonlinear friction in a slipping interface: integrate the slips (in place)."""
         m = self.n - 1
         slip = [j for j in range(m) if modes[j] != Mode.STUCK]
         stuck = [j for j in range(m) if modes[j] == Mode.STUCK]
         g_arr = np.asarray(g)
-        m_ss = self.m[np.ix_(stuck, stuck)]
-        m_sk = self.m[np.ix_(stuck, slip)]
-        m_ks = self.m[np.ix_(slip, stuck)]
-        m_kk = self.m[np.ix_(slip, slip)]
+        a_inv, q_stuck, schur, m_ks = self._partition(tuple(stuck), tuple(slip))
         if stuck:
-            a_inv = np.linalg.inv(m_ss)
             p_stuck = a_inv @ g_arr[stuck]              # tau_xi = P - Q tau_k  (eq. 19)
-            q_stuck = a_inv @ m_sk
-            schur = m_kk - m_ks @ q_stuck               # s_k' = c - S tau_k
-            c_slip = g_arr[slip] - m_ks @ p_stuck
+            c_slip = g_arr[slip] - m_ks @ p_stuck       # s_k' = c - S tau_k
         else:
-            schur, c_slip = m_kk, g_arr[slip]
+            c_slip = g_arr[slip]
         laws = [self.laws[j] for j in slip]
         dirs = [int(modes[j]) if modes[j] != Mode.FREE else 0 for j in slip]
         caps = [(t_s[j], t_c[j]) for j in slip]
@@ -422,7 +432,7 @@ class FrictionChain:
                 event_ids.append(j)
         y0 = np.array([s[j] for j in slip] + [0.0] * nk)
         scale = max(1.0, max(abs(x) for x in s))
-        result = integrate(rhs, 0.0, y0, remaining, events, rtol=1e-10, atol=1e-12 * scale)
+        result = integrate(rhs, 0.0, y0, remaining, events, rtol=1e-10, atol=1e-12 * scale, first_step=remaining)
         for i, j in enumerate(slip):
             s[j] = float(result.y[i])
             q[j] += float(result.y[nk + i])

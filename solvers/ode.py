@@ -81,8 +81,11 @@ def integrate(
     events: Sequence[Callable[[float, np.ndarray], float]] = (),
     rtol: float = 1e-10,
     atol: float | np.ndarray = 1e-12,
+    first_step: float | None = None,
 ) -> OdeResult:
-    """Integrate until ``t_end`` or the first event (see the module contract)."""
+    """Integrate until ``t_end`` or the first event (see the module contract).
+    ``first_step`` replaces the initial step-size estimate (e.g. a whole short
+    communication step, tried first and halved by the controller if too large)."""
     if not t_end > t0:
         raise ValueError(f"t_end = {t_end!r} must be greater than t0 = {t0!r}")
     y = np.array(y0, dtype=float)
@@ -94,7 +97,7 @@ def integrate(
     d0 = np.sqrt(np.mean((y / scale0) ** 2))
     d1 = np.sqrt(np.mean((f / scale0) ** 2))
     h = 0.01 * d0 / d1 if d0 > 1e-5 and d1 > 1e-5 else 1e-6
-    h = min(h, t_end - t0)
+    h = min(h if first_step is None else first_step, t_end - t0)
     n_steps = 0
     while n_steps < MAX_STEPS:
         h = min(h, t_end - t)
