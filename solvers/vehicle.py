@@ -363,7 +363,7 @@ class PlanarVehicle:
                     event_functions.append(lambda _t, yy, j=j, s=int(mode): s * (self.W[:, j] @ yy[n:]))
                 else:
                     event_functions.append(lambda _t, yy, j=j, modes=modes: self._margin(yy, j, tau_f, tau_r, modes))
-            result = integrate(rhs, t, y, h, event_functions, rtol=1e-9, atol=1e-11)
+            result = integrate(rhs, t, y, h, event_functions, rtol=1e-9, atol=1e-11, first_step=h - t)
             y, t = np.array(result.y, dtype=float), result.t
             if result.event is None:
                 break
