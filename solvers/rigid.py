@@ -56,5 +56,5 @@ def step_engine(state: BodyState, inertia: float, t0: float, h: float, mean: flo
         return np.array([y[1], (engine_torque(t, y[1], mean, h2, h4) + load) / inertia])
 
     result = integrate(rhs, t0, np.array([state.phi, state.w]), t0 + h, rtol=1e-10,
-                       atol=1e-12 * max(1.0, abs(state.w)))
+                       atol=1e-12 * max(1.0, abs(state.w)), first_step=h)
     return BodyState(float(result.y[0]), float(result.y[1]))

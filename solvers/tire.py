@@ -117,7 +117,7 @@ class TireVehicle:
                              (force - self.road_force(y[3], grade)) / p.m_vehicle])
 
         y0 = np.array([state.phi_wheel, state.w_wheel, state.x, state.v])
-        result = integrate(rhs, 0.0, y0, h, [], rtol=1e-9, atol=1e-12)
+        result = integrate(rhs, 0.0, y0, h, [], rtol=1e-9, atol=1e-12, first_step=h)
         if result.event is not None or result.t < h:
             raise StepError("tire integration did not reach the end of the step")
         return TireVehicleState(*map(float, result.y), False)
