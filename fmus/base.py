@@ -29,6 +29,7 @@ from pythonfmu.enums import Fmi2Initial, Fmi2Status
 from solvers.friction import StepError
 from solvers.ode import IntegrationError
 
+from .native_exit import order_native_exit
 from .variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
 
 _FMI_TYPES = {REAL: Real, INTEGER: Integer, BOOLEAN: Boolean}
@@ -51,6 +52,7 @@ class ElementSlave(Fmi2Slave):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+        order_native_exit(self.resources, type(self).__name__)
         self.default_experiment = DefaultExperiment(0.0, self.DEFAULT_STOP, self.DEFAULT_STEP)
         self.state = None
         self.start_time = 0.0
