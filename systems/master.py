@@ -10,6 +10,7 @@ Every FMI call goes through :class:`Instance`, which turns a failing status into
 """
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -22,6 +23,16 @@ from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFr
 from fmpy import calloc, free
 
 _STATUS = ["OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING"]
+_FMI2_WARNING = 1
+
+# The per-step FMI calls, bound directly to the FMU's library (fmpy's wrappers convert
+# lists and check status in Python on every call; these move numpy buffers in place).
+_VALUE_TYPES = {"Real": (ctypes.c_double, np.float64), "Integer": (ctypes.c_int, np.int32),
+                "Boolean": (ctypes.c_int, np.int32)}
+_TRANSFER = {kind: ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint),
+                                    ctypes.c_size_t, ctypes.POINTER(c_type))
+             for kind, (c_type, _) in _VALUE_TYPES.items()}
+_DO_STEP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_double, ctypes.c_double, ctypes.c_int)
 
 
 class CoSimulationError(RuntimeError):
@@ -58,6 +69,7 @@ class Instance:
         self.slave = FMU2Slave(guid=self.model.guid, unzipDirectory=unzip_dir,
                                modelIdentifier=self.model.coSimulation.modelIdentifier,
                                instanceName=instance_name)
+        self._do_step = _DO_STEP(("fmi2DoStep", self.slave.dll))
         self.call("instantiate", callbacks=self._callbacks, loggingOn=True)
         self.call("setupExperiment", startTime=start_time)
         self.call("enterInitializationMode")
@@ -76,6 +88,15 @@ class Instance:
         except Exception as exc:  # fmpy raises FMICallException (and Exception on load)
             raise CoSimulationError(f"{self.name}: {function} failed ({exc})",
                                     [r.message for r in self.log[start:]]) from exc
+
+    def _checked(self, function: str, status: int, log_start: int):
+        if status > _FMI2_WARNING:
+            raise CoSimulationError(f"{self.name}: {function} failed with status {status} ({_STATUS[status].lower()})",
+                                    [r.message for r in self.log[log_start:]])
+
+    def transfer(self, kind: str, vrs: list[int], write: bool) -> "Transfer":
+        """A prepared get (write=False) or set of fixed value references of one type."""
+        return Transfer(self, kind, vrs, write)
 
     def vr(self, name: str):
         try:
@@ -97,12 +118,36 @@ class Instance:
         getter = {"Real": "getReal", "Integer": "getInteger", "Boolean": "getBoolean"}[var.type]
         return self.call(getter, [var.valueReference])[0]
 
-    def do_step(self, t: float, h: float):
-        self.call("doStep", currentCommunicationPoint=t, communicationStepSize=h)
+    def do_step(self, t: float, h: float, no_rollback: bool = True):
+        log_start = len(self.log)
+        self._checked("fmi2DoStep", self._do_step(self.slave.component, t, h, int(no_rollback)), log_start)
 
     def free(self):
         self.slave.terminate()
         self.slave.freeInstance()
+
+
+class Transfer:
+    """fmi2Get/Set<kind> of fixed value references through one numpy buffer, ``values``."""
+
+    def __init__(self, instance: Instance, kind: str, vrs: list[int], write: bool):
+        if kind not in _TRANSFER:
+            raise ValueError(f"kind = {kind!r} must be one of {', '.join(_TRANSFER)}")
+        c_type, dtype = _VALUE_TYPES[kind]
+        self.instance = instance
+        self.function = f"fmi2{'Set' if write else 'Get'}{kind}"
+        self._call = _TRANSFER[kind]((self.function, instance.slave.dll))
+        self._vrs = (ctypes.c_uint * len(vrs))(*vrs)
+        self.values = np.zeros(len(vrs), dtype=dtype)
+        self._pointer = self.values.ctypes.data_as(ctypes.POINTER(c_type))
+
+    def __call__(self) -> np.ndarray:
+        """Move the values (a set sends ``values``, a get fills it) and return ``values``."""
+        instance = self.instance
+        log_start = len(instance.log)
+        status = self._call(instance.slave.component, self._vrs, len(self._vrs), self._pointer)
+        instance._checked(self.function, status, log_start)
+        return self.values
 
 
 @dataclass(frozen=True)
@@ -126,8 +171,9 @@ class Result:
         return self.time if key == "time" else self.signals[key]
 
 
-def _grouped(instances, names, types=("Real",)):
-    """[(instance, getter, [valueReference...], [position...])] for variables 'inst.var'."""
+def _grouped(instances, names, types=("Real",), write=False):
+    """[(Transfer, [position...])] moving the variables 'inst.var' of ``names``, one
+    transfer per instance and type; ``positions`` index ``names``."""
     groups = {}
     for pos, key in enumerate(names):
         inst_name, var = key.split(".", 1)
@@ -135,10 +181,11 @@ def _grouped(instances, names, types=("Real",)):
         kind = inst.variables[var].type if var in inst.variables else inst.vr(var)
         if kind not in types:
             raise ValueError(f"{key} is a {kind} variable; allowed here: {', '.join(types)}")
-        group = groups.setdefault((inst_name, kind), (inst, f"get{kind}", [], []))
-        group[2].append(inst.vr(var))
-        group[3].append(pos)
-    return list(groups.values())
+        vrs, positions = groups.setdefault((inst_name, kind), ([], []))
+        vrs.append(inst.vr(var))
+        positions.append(pos)
+    return [(instances[inst_name].transfer(kind, vrs, write), np.array(positions))
+            for (inst_name, kind), (vrs, positions) in groups.items()]
 
 
 def run(instances: dict[str, Instance], connections: list[Connection], stop: float, step: float,
@@ -167,7 +214,8 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
 
     stages = [[c for c in connections if not feedthrough(c)], [c for c in connections if feedthrough(c)]]
     plans = [(_grouped(instances, [f"{c.source}.{c.output}" for c in stage]),
-              _grouped(instances, [f"{c.target}.{c.input}" for c in stage])) for stage in stages]
+              _grouped(instances, [f"{c.target}.{c.input}" for c in stage], write=True), len(stage))
+             for stage in stages]
     recorders = _grouped(instances, record, ("Real", "Boolean", "Integer"))
     values = np.empty((n_steps + 1, len(record)))
     slaves = list(instances.values())
@@ -182,30 +230,31 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
                 name, var = key.split(".", 1)
                 instances[name].set(var, value)
         moved = []
-        for sources, targets in plans:
-            buffer = [0.0] * sum(len(p) for *_, p in sources)
-            for inst, _, vrs, positions in sources:
-                for pos, value in zip(positions, inst.call("getReal", vrs)):
-                    buffer[pos] = value
-            for inst, _, vrs, positions in targets:
-                inst.call("setReal", vrs, [buffer[p] for p in positions])
+        for sources, targets, size in plans:
+            buffer = np.empty(size)
+            for get, positions in sources:
+                buffer[positions] = get()
+            set_targets_of(targets, buffer)
             moved.append(buffer)
         return moved
 
+    def set_targets_of(targets, buffer):
+        for put, positions in targets:
+            put.values[:] = buffer[positions]
+            put()
+
     def set_targets(moved):
-        for (_, targets), buffer in zip(plans, moved):
-            for inst, _, vrs, positions in targets:
-                inst.call("setReal", vrs, [buffer[p] for p in positions])
+        for (_, targets, _), buffer in zip(plans, moved):
+            set_targets_of(targets, buffer)
 
     def iterate(t, start_values, saved):
         for _ in range(iterations):
             end_values = exchange(t + step, external=False)
             for inst, state in zip(slaves, saved):
                 inst.call("setFMUstate", state)
-            set_targets([[0.5 * (a + b) for a, b in zip(first, last)]
-                         for first, last in zip(start_values, end_values)])
+            set_targets([0.5 * (first + last) for first, last in zip(start_values, end_values)])
             for inst in slaves:
-                inst.do_step(t, step)
+                inst.do_step(t, step, no_rollback=False)
         for inst, state in zip(slaves, saved):
             inst.call("freeFMUstate", state)
 
@@ -217,13 +266,13 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
         t = n * step
         start_values = exchange(t)
         row = values[n]
-        for inst, getter, vrs, positions in recorders:
-            row[positions] = inst.call(getter, vrs)
+        for get, positions in recorders:
+            row[positions] = get()
         if n == n_steps:
             break
         saved = [inst.call("getFMUstate") for inst in slaves] if iterations else None
         for inst in slaves:
-            inst.do_step(t, step)
+            inst.do_step(t, step, no_rollback=not iterations)
         if iterations:
             iterate(t, start_values, saved)
     time = np.arange(n_steps + 1) * step
