@@ -205,13 +205,13 @@ def fan_reference(case: str, t_grid, **overrides) -> Reference:
     state = model.initial_state(0.0, 0.25 * w0, w0, w0, settle=False, w_powertrain=w0)
     t_grid = np.asarray(t_grid, dtype=float)
     names = ("vehicle.v", "vehicle.pitch", "vehicle.w_wheel_f", "vehicle.w_wheel_r", "engine.w", "clutch.w_1",
-             "clutch.w_2", "clutch.w_slip")
+             "clutch.w_2", "clutch.w_slip", "vehicle.stick_f", "vehicle.stick_r", "clutch.locked")
     signals = {name: np.empty(t_grid.size) for name in names}
     for k, t in enumerate(t_grid):
         if k:
             state = model.step(state, 0.0, 0.0, t - t_grid[k - 1]).state
-        q, qd = state.q, state.qd
-        row = (qd[0], q[2], qd[5], qd[8], qd[11], qd[10], qd[9], qd[10] - qd[9])
+        q, qd, stuck = state.q, state.qd, [mode == Mode.STUCK for mode in state.modes]
+        row = (qd[0], q[2], qd[5], qd[8], qd[11], qd[10], qd[9], qd[10] - qd[9], stuck[0], stuck[2], stuck[4])
         for name, value in zip(names, row):
             signals[name][k] = value
     return Reference(t_grid, signals)

@@ -50,18 +50,58 @@ def test_f2_variant_stribeck_gives_the_larger_slip_amplitude(fmu_dir):
     assert amplitude[True] > amplitude[False]
 
 
-def test_f3_ice_clutch_stuck_and_tire_stick_slip_recurs(fmu_dir):
-    """F3 (ice, T_e = -168.48 N.m, moving backwards with the driven wheel trailing), 1 s:
-    the clutch stays stuck and the driven tire sticks and slips again and again (measured:
-    6 cycles of 0.043 s between 0.49 and 0.71 s).  DEVIATION from the seed, stated here:
-    in this model the tire stick-slip is a burst after the initial transient and then
-    stops (pure rolling after 0.71 s), where the seed shows it in steady state; stronger
-    torques (-172 N.m and beyond) slip for good after the first landing."""
-    r = fan.simulate(fmu_dir, "F3", step=H, stop=1.0)
+def _stick_instants(result):
+    """Instants where the driven (front) tire goes from slip to stick."""
+    return result.time[1:][np.diff(result["vehicle.stick_f"].astype(int)) == 1]
+
+
+def test_f3_published_torque_clutch_stuck_stick_slip_then_the_wheel_spins_up(fmu_dir):
+    """F3 as published (ice, T_e = -168.48 N.m, moving backwards), 1.5 s: the clutch stays
+    stuck and the driven tire sticks and slips again and again with the half-shaft period
+    (measured 6 cycles from 0.48 s, median 0.044 s apart, until 0.70 s), then slips for good: the mean
+    drive torque 168.48 N.m exceeds the kinetic traction torque mu F_N R (0.07 x about
+    7200 N x 0.25 m = 126 N.m), so once slipping the wheel spins up (its slip speed grows
+    over the last 0.5 s).  DEVIATION from the seed, stated here: the seed shows steady
+    periodic stick-slip at this torque; in this model that only happens at the critical
+    torque near -165.5 N.m (next test)."""
+    r = fan.simulate(fmu_dir, "F3", step=H, stop=1.5)
     assert r["clutch.locked"].all()
-    stick = r["vehicle.stick_f"].astype(int)
-    to_slip = np.count_nonzero(np.diff(stick) == -1)
-    to_stick = np.count_nonzero(np.diff(stick) == 1)
-    assert to_slip >= 5 and to_stick >= 5
+    instants = _stick_instants(r)
+    assert len(instants) >= 5 and np.median(np.diff(instants)) == pytest.approx(0.044, rel=0.05)
+    late = r.time > 1.0
+    assert not r["vehicle.stick_f"][late].any()
+    assert 0.07 * r["vehicle.F_n_f"][-1] * 0.25 < 168.48
+    slip = np.abs(r["vehicle.w_wheel_f"] * 0.25 - r["vehicle.v"])[late]
+    assert slip[-1] > slip[0] + 0.1
     assert r["vehicle.v"][-1] < 0.0                       # moving backwards, driven by T_e < 0
     assert np.max(r["vehicle.drift"]) < 1e-4
+
+
+def test_f3_stick_slip_lasts_longer_the_closer_the_torque_to_the_critical_one(fmu_dir):
+    """Below the critical torque (between -165.4 and -165.6 N.m in this model; beyond it
+    the wheel spins up) the tire stick-slip is a transient that ends in pure rolling, and
+    it lasts longer the closer T_e is to the critical torque, the seed's "smallest value
+    at which periodic stick-slip can be identified" (measured at 1 ms: 16 cycles until
+    1.15 s at -162 N.m, 51 until 2.63 s at -165 N.m, and still periodic at 8 s at
+    -165.6 N.m; median cycle 0.044-0.046 s).  At -164 N.m the monolithic reference
+    (PoweredVehicle: the seed's 12 coordinates and one LCP) counts the same cycles as the
+    co-simulation, to one cycle."""
+    from systems.reference import fan_reference
+
+    stop = 3.5
+    instants = {}
+    for torque in (-162.0, -165.0):
+        r = fan.simulate(fmu_dir, "F3", step=H, stop=stop, T0=torque)
+        assert r["clutch.locked"].all()
+        assert r["vehicle.stick_f"][r.time > 3.0].all()                # pure rolling at the end
+        instants[torque] = _stick_instants(r)
+        assert np.median(np.diff(instants[torque])) == pytest.approx(0.045, rel=0.05)
+    assert len(instants[-165.0]) > 2 * len(instants[-162.0])
+    assert instants[-165.0][-1] > instants[-162.0][-1] + 1.0
+    grid = np.arange(int(round(stop / H)) + 1) * H
+    cosimulated = _stick_instants(fan.simulate(fmu_dir, "F3", step=H, stop=stop, T0=-164.0))
+    reference = fan_reference("F3", grid, T0=-164.0)
+    monolithic = grid[1:][np.diff(reference["vehicle.stick_f"].astype(int)) == 1]
+    assert len(cosimulated) >= 20 and abs(len(cosimulated) - len(monolithic)) <= 1
+
+
