@@ -60,6 +60,7 @@ class ElementSlave(Fmi2Slave):
         self._state_token = 0
         self._inputs = [v for v in self.VARIABLES if v.causality == INPUT]
         self._checked_inputs = self._inputs
+        self._input_bounds = [(v.name, *v.bounds()) for v in self._inputs]
         self._stored = [v for v in self.VARIABLES if v.causality != OUTPUT or not v.depends]
         for var in self.VARIABLES:
             if var.causality == OUTPUT and var.depends:
@@ -123,6 +124,7 @@ class ElementSlave(Fmi2Slave):
             self._fail_initialization("invalid parameters: " + "; ".join(problems))
         # parameters are fixed from here on: the set of checked inputs is too
         self._checked_inputs = [v for v in self.checked_variables() if v.causality == INPUT]
+        self._input_bounds = [(v.name, *v.bounds()) for v in self._checked_inputs]
         self.state = self.initial_state()
         self._state_token += 1
         self.refresh_outputs()
@@ -154,10 +156,12 @@ class ElementSlave(Fmi2Slave):
             return self._refuse("fmi2DoStep called before initialization")
         if not (step_size > 0.0 and math.isfinite(step_size)):
             return self._refuse(f"communication step size {step_size!r} must be finite and > 0")
-        for var in self._checked_inputs:
-            problem = var.violation(getattr(self, var.name))
-            if problem:
-                return self._refuse(f"input {problem}; step from t = {current_time} refused")
+        for name, lo, hi in self._input_bounds:
+            value = getattr(self, name)
+            if not (lo <= value <= hi and value - value == 0):     # fails for NaN and +-inf too
+                problems = filter(None, (var.violation(getattr(self, var.name)) for var in self._checked_inputs))
+                return self._refuse(f"input {next(problems, name + ' outside its range')}; step from t = "
+                                    f"{current_time} refused")
         try:
             new_state = self.advance(current_time, step_size)
         except (StepError, IntegrationError, ArithmeticError, ValueError) as exc:

@@ -80,6 +80,13 @@ class Var:
         right = "]" if self.high is not None else ")"
         return f"{left}{lo}, {hi}{right}" + (f" {self.unit}" if self.unit else "")
 
+    def bounds(self) -> tuple[float, float]:
+        """(lo, hi) such that a value is allowed exactly when ``lo <= value <= hi`` and it
+        is finite (an open lower bound becomes the next float above it)."""
+        lo = -math.inf if self.low is None else (math.nextafter(self.low, math.inf) if self.low_open
+                                                  else self.low)
+        return lo, math.inf if self.high is None else self.high
+
     def violation(self, value) -> str | None:
         """None if ``value`` is allowed, else a message naming the variable and range."""
         if self.type == REAL and not math.isfinite(value):

@@ -44,9 +44,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -116,9 +117,9 @@ class InterfaceLaw:
         return t_s if self.w_stribeck > 0.0 else t_c
 
 
-@dataclass(frozen=True)
-class ChainState:
-    """State in decoupled coordinates (angles of the mean and relative motion).
+class ChainState(NamedTuple):
+    """State in decoupled coordinates (angles of the mean and relative motion); immutable
+    (a NamedTuple: built at every step, it costs a fraction of a frozen dataclass).
 
     theta_mean, w_mean : J-weighted mean angle and speed (eq. 8)
     q, s               : relative angles and slips, q_j = phi_j - phi_(j+1), s = q'
@@ -143,13 +144,12 @@ class ChainState:
         return cls(theta, w, tuple(q), tuple(s), tuple(Mode(m) for m in modes), e_loss)
 
 
-@dataclass(frozen=True)
-class StepResult:
+class StepResult(NamedTuple):
     """Outcome of one step: the new state and what happened inside the step."""
 
     state: ChainState
     n_events: int
-    event_times: tuple[float, ...] = field(default_factory=tuple)
+    event_times: tuple[float, ...] = ()
 
 
 @lru_cache(maxsize=None)
@@ -197,6 +197,10 @@ class FrictionChain:
         self._m_inv_list = self._m_inv.tolist()
         self._dj_inv_list = self.dj_inv.tolist()
         self._k_list = self.k.tolist()
+        # every interface stuck: eq. 19 with all slip accelerations zero, M tau = D J^-1 F,
+        # so tau = M^-1 D J^-1 F, a fixed map of the external torques
+        self._all_stuck_list = (self._m_inv @ self.dj_inv).tolist()
+        self._offsets_of, self._offsets = None, []
         self._partitions = {}
 
     # ------------------------------------------------------------------ coordinates
@@ -218,11 +222,16 @@ class FrictionChain:
         )
 
     def body_angles(self, state: ChainState) -> list[float]:
-        """phi = theta_mean + K q."""
-        return [state.theta_mean + sum(k * x for k, x in zip(row, state.q)) for row in self._k_list]
+        """phi = theta_mean + K q (K q computed again only when q changes: never while stuck)."""
+        if state.q is not self._offsets_of:
+            self._offsets = [sum(k * x for k, x in zip(row, state.q)) for row in self._k_list]
+            self._offsets_of = state.q
+        return [state.theta_mean + offset for offset in self._offsets]
 
     def body_speeds(self, state: ChainState) -> list[float]:
         """W = w_mean + K s (stuck interfaces contribute exactly nothing)."""
+        if not any(state.s):
+            return [state.w_mean] * self.n
         return [state.w_mean + sum(k * x for k, x in zip(row, state.s)) for row in self._k_list]
 
     def kinetic_energy(self, w_mean: float, s) -> float:
@@ -300,6 +309,19 @@ class FrictionChain:
         return self.resolve(state.s, state.modes, g, t_s, t_c)
 
     # ------------------------------------------------------------------ stepping
+    def _holds_stuck(self, state: ChainState, torques, t_s) -> bool:
+        """True when every interface is stuck and stays stuck: the all-stuck candidate,
+        tried first by :meth:`resolve`, is consistent (each friction within capacity)."""
+        if any(mode != Mode.STUCK for mode in state.modes):
+            return False
+        for row, capacity in zip(self._all_stuck_list, t_s):
+            tau = 0.0
+            for p, f in zip(row, torques):
+                tau += p * f
+            if not (capacity > 0.0 and abs(tau) <= capacity * (1.0 + _STICK_TOL)):
+                return False
+        return True
+
     def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
         """Advance ``state`` by ``h`` with constant external torques and capacities.
 
@@ -307,15 +329,19 @@ class FrictionChain:
         """
         check_step(h)
         a_mean = sum(torques) / self.j_total
+        if self._holds_stuck(state, torques, t_s):
+            # every interface holds for the whole step (torques and capacities constant):
+            # one rigid body, no slip, so friction dissipates nothing (e_loss unchanged)
+            theta = state.theta_mean + state.w_mean * h + 0.5 * a_mean * h * h
+            return StepResult(ChainState(theta, state.w_mean + a_mean * h, state.q, state.s, state.modes,
+                                         state.e_loss), 0, ())
         g = self.relative_free_acceleration(torques)
         s = list(state.s)
         q = list(state.q)
         modes = list(state.modes)
         theta, w_mean = state.theta_mean, state.w_mean
         modes, tau = self.resolve(s, modes, g, t_s, t_c)
-        if all(mode == Mode.STUCK for mode in modes):
-            # every interface holds for the whole step (torques and capacities constant):
-            # one rigid body, no slip, so friction dissipates nothing (e_loss unchanged)
+        if all(mode == Mode.STUCK for mode in modes):      # locks at the start of the step
             theta += w_mean * h + 0.5 * a_mean * h * h
             return StepResult(ChainState(theta, w_mean + a_mean * h, state.q, state.s, tuple(modes),
                                          state.e_loss), 0, ())
