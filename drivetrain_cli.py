@@ -10,6 +10,7 @@
     drivetrain-fmu export Z3|F1|F2|F2_100|F3|R3-spring|R3-clearance [--case N] [--step 1e-4]   (SSP file)
     drivetrain-fmu ssp FILE.ssp --step H [--stop T] [--record inst.var ...]   (run an SSP file)
     drivetrain-fmu study judder-onset [--T_S 400] [--T_C 320 300 ...] [--scheduler tcp://HOST:PORT]
+    drivetrain-fmu study tire-slip-onset [--mu_k_road 0.07 ...] [--scheduler tcp://HOST:PORT]
     drivetrain-fmu study breakaway [--mu_s 0.3 0.4 ...] [--scheduler tcp://HOST:PORT]
 """
 from __future__ import annotations
@@ -182,6 +183,10 @@ def _report(system: str, case: int, fmu_dir: Path, steps) -> None:
                 print(f"    {key:20s} max {report[key][0]:.2e}   RMS {report[key][1]:.2e}")
 
 
+def _or(value, default):
+    return default if value is None else value
+
+
 def _study(args) -> None:
     """Threshold studies on dask (systems.study): CSV and plot in --out."""
     from systems import study
@@ -193,10 +198,18 @@ def _study(args) -> None:
         if args.kind == "judder-onset":
             # Fan et al. F2: the engine torque above which the clutch sticks and slips in steady state
             spec = study.Study("fan", "stick_slip_cycles_per_second",
-                               grid={"T_S": args.T_S, "T_C": args.T_C}, fixed={"stop": args.stop})
-            rows = study.threshold_search(spec, args.fmus, client, "T0", args.low, args.high, level=0.0,
-                                          tolerance=args.tolerance)
+                               grid={"T_S": args.T_S, "T_C": args.T_C}, fixed={"stop": args.stop or 4.5})
+            rows = study.threshold_search(spec, args.fmus, client, "T0", _or(args.low, 300.0),
+                                          _or(args.high, 323.47), level=0.0, tolerance=args.tolerance)
             x, y = ("T_C", "T_S") if len(args.T_S) > 1 and len(args.T_C) > 1 else ("T_C" if len(args.T_C) > 1 else "T_S", None)
+        elif args.kind == "tire-slip-onset":
+            # Fan et al. F3 (ice, negative torque): the torque beyond which the driven tire no
+            # longer settles to rolling within the run (stick-slip or spinning in its last third)
+            spec = study.Study("fan", "driven_tire_rolls", grid={"mu_k_road": args.mu_k_road},
+                               fixed={"case": "F3", "stop": args.stop or 8.0})
+            rows = study.threshold_search(spec, args.fmus, client, "T0", _or(args.low, -170.0),
+                                          _or(args.high, -160.0), level=0.5, tolerance=args.tolerance)
+            x, y = "mu_k_road", None
         else:
             spec = study.Study("clutch_hold", "breakaway", grid={"mu_s": args.mu_s})
             rows = study.threshold_search(spec, args.fmus, client, "tau", 0.0, 1000.0, level=0.5, tolerance=0.01)
@@ -241,14 +254,20 @@ def main(argv=None) -> int:
     export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     export.add_argument("--out", type=Path, default=Path("results"))
     studies = sub.add_parser("study", help="threshold studies on a local or remote dask cluster")
-    studies.add_argument("kind", choices=["judder-onset", "breakaway"])
+    studies.add_argument("kind", choices=["judder-onset", "tire-slip-onset", "breakaway"])
     studies.add_argument("--scheduler", help="tcp://HOST:PORT of a running dask scheduler (default: local cluster)")
     studies.add_argument("--T_S", type=float, nargs="+", default=[400.0], help="clutch static capacities [N.m]")
     studies.add_argument("--T_C", type=float, nargs="+", default=[320.0], help="clutch kinetic capacities [N.m]")
-    studies.add_argument("--low", type=float, default=300.0, help="engine torque without judder [N.m]")
-    studies.add_argument("--high", type=float, default=323.47, help="engine torque with judder [N.m] (judder is a narrow band: above it the clutch slips for good)")
+    studies.add_argument("--low", type=float, help="engine torque at the lower end of the search [N.m] "
+                         "(judder-onset: 300, no judder; tire-slip-onset: -170, the tire spins)")
+    studies.add_argument("--high", type=float, help="engine torque at the upper end [N.m] (judder-onset: "
+                         "323.47, judder, a narrow band: above it the clutch slips for good; "
+                         "tire-slip-onset: -160, the tire settles to rolling)")
+    studies.add_argument("--mu_k_road", type=float, nargs="+", default=[0.07],
+                         help="tire-slip-onset: kinetic road friction (ice: 0.07)")
     studies.add_argument("--tolerance", type=float, default=0.5, help="bisection tolerance [N.m]")
-    studies.add_argument("--stop", type=float, default=4.5, help="simulated time per run [s]")
+    studies.add_argument("--stop", type=float, help="simulated time per run [s] (judder-onset 4.5, "
+                         "tire-slip-onset 8)")
     studies.add_argument("--mu_s", type=float, nargs="+", default=[0.3, 0.4, 0.5])
     studies.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     studies.add_argument("--out", type=Path, default=Path("results"))

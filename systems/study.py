@@ -43,11 +43,12 @@ def _clutch_hold(fmu_dir, tau=150.0, mu_s=0.4, stop=0.1, step=1e-3):
         clutch.free()
 
 
-def _fan(fmu_dir, T0=323.47, T_S=400.0, T_C=320.0, stop=4.5, step=1e-3, case="F2"):
-    """Fan et al.'s drivetrain (systems.fan) with the engine torque and clutch overridden."""
+def _fan(fmu_dir, T0=323.47, T_S=400.0, T_C=320.0, stop=4.5, step=1e-3, case="F2", **road):
+    """Fan et al.'s drivetrain (systems.fan) with the engine torque, the clutch and
+    optionally the road friction (mu_s_road, mu_k_road) overridden."""
     from . import fan
 
-    return fan.simulate(fmu_dir, case, step=step, stop=stop, T0=T0, T_S=T_S, T_C=T_C)
+    return fan.simulate(fmu_dir, case, step=step, stop=stop, T0=T0, T_S=T_S, T_C=T_C, **road)
 
 
 SYSTEMS = {"clutch_hold": _clutch_hold, "fan": _fan}
@@ -70,6 +71,12 @@ def stick_slip_cycles_per_second(result) -> float:
     return np.count_nonzero(np.diff(locked) == 1) / span
 
 
+def driven_tire_rolls(result) -> float:
+    """1 if the driven (front) tire sticks, i.e. rolls without slip, at every
+    communication point of the last third of the run, else 0 (stick-slip or spinning)."""
+    return float(np.all(result["vehicle.stick_f"][_steady(result)]))
+
+
 def max_slip_amplitude(result) -> float:
     """Largest |clutch slip speed| in the last third of the run [rad/s]."""
     return float(np.max(np.abs(result["clutch.w_slip"][_steady(result)])))
@@ -80,8 +87,8 @@ def pitch_acceleration_amplitude(result) -> float:
     return float(np.ptp(result["vehicle.ax"][_steady(result)]))
 
 
-METRICS = {f.__name__: f for f in (breakaway, stick_slip_cycles_per_second, max_slip_amplitude,
-                                     pitch_acceleration_amplitude)}
+METRICS = {f.__name__: f for f in (breakaway, stick_slip_cycles_per_second, driven_tire_rolls,
+                                     max_slip_amplitude, pitch_acceleration_amplitude)}
 
 
 def evaluate(fmu_dir, system: str, params: dict, metric: str) -> float:

@@ -88,3 +88,13 @@ def test_sweep_on_a_real_cluster_survives_a_killed_worker(fmu_dir):
     serial = [study.evaluate(fmu_dir, sweep.system, {**sweep.fixed, **p}, sweep.metric) for p in sweep.points()]
     assert results == serial
     assert len(set(results)) > 1        # the sweep does vary: slips grow with the torque
+
+
+def test_driven_tire_rolls_separates_the_two_sides_of_the_f3_critical_torque(fmu_dir):
+    """The metric of `study tire-slip-onset` on F3 (ice), 3 s runs: at -162 N.m the
+    stick-slip transient ends at 1.15 s and the tire rolls through the last third (1);
+    at the published -168.48 N.m the mean drive torque exceeds the kinetic traction
+    torque and the tire spins (0)."""
+    rolls = {torque: study.evaluate(fmu_dir, "fan", {"case": "F3", "stop": 3.0, "T0": torque}, "driven_tire_rolls")
+             for torque in (-162.0, -168.48)}
+    assert rolls == {-162.0: 1.0, -168.48: 0.0}
