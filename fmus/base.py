@@ -68,6 +68,12 @@ class ElementSlave(Fmi2Slave):
             else:
                 setattr(self, var.name, var.start if var.causality != OUTPUT else _ZERO[var.type])
                 self.register_variable(self._fmi_variable(var))
+        # value reference -> (name, feedthrough?) per type, for the FMI get calls below
+        table = {v.name: v for v in self.VARIABLES}
+        self._access = {kind: {} for kind in _FMI_TYPES}
+        for vr, registered in self.vars.items():
+            var = table[registered.name]
+            self._access[var.type][vr] = (var.name, var.causality == OUTPUT and bool(var.depends))
 
     @staticmethod
     def _fmi_variable(var: Var, getter=None):
@@ -178,17 +184,48 @@ class ElementSlave(Fmi2Slave):
         self.log(message, Fmi2Status.error)
         return False
 
+    def _feedthrough_values(self) -> dict:
+        """The feedthrough outputs at the inputs currently set (computed once per state and
+        set of inputs); before initialization every one is 0."""
+        if self.state is None:
+            return {v.name: _ZERO[v.type] for v in self.VARIABLES if v.causality == OUTPUT and v.depends}
+        key = (self._state_token,) + tuple(getattr(self, v.name) for v in self._inputs)
+        cached_key, values = self._feedthrough_cache
+        if cached_key != key:
+            values = self.feedthrough_outputs()
+            self._feedthrough_cache = (key, values)
+        return values
+
     def _feedthrough_getter(self, name):
-        def get():
-            if self.state is None:
-                return 0.0
-            key = (self._state_token,) + tuple(getattr(self, v.name) for v in self._inputs)
-            cached_key, values = self._feedthrough_cache
-            if cached_key != key:
-                values = self.feedthrough_outputs()
-                self._feedthrough_cache = (key, values)
-            return values[name]
-        return get
+        return lambda: self._feedthrough_values()[name]
+
+    def _get_values(self, vrs, kind: str, convert):
+        """fmi2Get<kind>: pythonfmu's own loop type-checks every variable and re-evaluates
+        the feedthrough key per variable; here the feedthrough outputs are looked up once."""
+        access = self._access[kind]
+        try:
+            wanted = [access[vr] for vr in vrs]
+        except KeyError as missing:
+            raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
+        feedthrough = None
+        values = []
+        for name, through in wanted:
+            if through:
+                if feedthrough is None:
+                    feedthrough = self._feedthrough_values()
+                values.append(convert(feedthrough[name]))
+            else:
+                values.append(convert(getattr(self, name)))
+        return values
+
+    def get_real(self, vrs):
+        return self._get_values(vrs, REAL, float)
+
+    def get_integer(self, vrs):
+        return self._get_values(vrs, INTEGER, int)
+
+    def get_boolean(self, vrs):
+        return self._get_values(vrs, BOOLEAN, bool)
 
     def _get_fmu_state(self):
         return {

@@ -8,7 +8,7 @@ inputs (clamp-force ramps, torque steps) as a component instead of master-side c
 """
 from __future__ import annotations
 
-import numpy as np
+from bisect import bisect_right
 
 from .base import ElementSlave
 from .variables import BOOLEAN, INTEGER, output, parameter
@@ -61,8 +61,12 @@ class Table(ElementSlave):
         return t + h
 
     def refresh_outputs(self):
-        if self.hold:
-            index = int(np.searchsorted(self._t, self.state, side="right")) - 1
-            self.y = self._y[max(index, 0)]
+        t, times, values = self.state, self._t, self._y
+        index = bisect_right(times, t) - 1            # last point at or before t (-1: before all)
+        if index < 0:
+            self.y = values[0]
+        elif self.hold or index == len(times) - 1:
+            self.y = values[index]
         else:
-            self.y = float(np.interp(self.state, self._t, self._y))
+            fraction = (t - times[index]) / (times[index + 1] - times[index])
+            self.y = values[index] + (values[index + 1] - values[index]) * fraction

@@ -34,3 +34,15 @@ def test_hold_gives_a_staircase(fmu_dir):
     finally:
         table.free()
     assert list(result["step.y"]) == [100.0] * 4 + [-100.0] * 5
+
+
+def test_values_are_held_before_the_first_and_after_the_last_point(fmu_dir):
+    """A ramp from 2 at 0.5 s to 4 at 1.5 s, sampled every 0.25 s from 0 to 2 s: y_1 held
+    before t_1, the linear interpolation between, y_n held after t_n (exact in binary)."""
+    table = Instance(fmu_dir / "Table.fmu", "ramp", {"n_points": 2, "t_1": 0.5, "y_1": 2.0, "t_2": 1.5,
+                                                     "y_2": 4.0})
+    try:
+        result = run({"ramp": table}, [], 2.0, 0.25, ["ramp.y"])
+    finally:
+        table.free()
+    assert list(result["ramp.y"]) == [2.0, 2.0, 2.0, 2.5, 3.0, 3.5, 4.0, 4.0, 4.0]
