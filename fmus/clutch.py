@@ -115,6 +115,9 @@ class FrictionChainElement(ElementSlave):
         self._clamp_names = [f"f_n{tag}" for tag in tags]
         self._body_outputs = [(f"phi_{i}", f"w_{i}") for i in range(1, n + 1)]
         self._slip_outputs = [f"w_slip{tag}" for tag in tags]
+        self._feedthrough_names = [(f"tau_fric{tag}", f"locked{tag}") for tag in tags]
+        self._idle_feedthrough = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS},
+                                  **{f"locked{tag}": False for tag in self.TAGS}}
         return state
 
     def decode_state(self, data):
@@ -147,12 +150,11 @@ class FrictionChainElement(ElementSlave):
     def feedthrough_outputs(self):
         torques, t_s, t_c = self._inputs_now()
         modes, tau = self.chain.friction_torques(self.state, torques, t_s, t_c)
-        values = {f"tau_fric{tag}": 0.0 for tag in self.TAGS}
-        values.update({f"locked{tag}": False for tag in self.TAGS})
+        values = dict(self._idle_feedthrough)          # interfaces beyond n_bodies: open
         p_loss = 0.0
-        for tag, mode, torque, s in zip(self.active_tags(), modes, tau, self.state.s):
-            values[f"tau_fric{tag}"] = torque
-            values[f"locked{tag}"] = mode == Mode.STUCK
+        for (torque_name, locked_name), mode, torque, s in zip(self._feedthrough_names, modes, tau, self.state.s):
+            values[torque_name] = torque
+            values[locked_name] = mode == Mode.STUCK
             p_loss += torque * s
         values["p_loss"] = p_loss
         return values
