@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from fmus import ELEMENTS, code_fingerprint  # noqa: E402
+from fmus import ELEMENTS, source_fingerprint  # noqa: E402
 from fmus.variables import OUTPUT, UNITS  # noqa: E402
 import host_support  # noqa: E402
 
@@ -107,7 +107,7 @@ def build_element(element, out_dir: Path, host: HostKit | None) -> Path:
     name = element.__name__
     with tempfile.TemporaryDirectory(prefix=f"build_{name}_") as tmp:
         script = Path(tmp) / f"{name}_fmu.py"
-        script.write_text(SLAVE_SCRIPT.format(name=name, fingerprint=code_fingerprint()))
+        script.write_text(SLAVE_SCRIPT.format(name=name, fingerprint=source_fingerprint()))
         raw = FmuBuilder.build_FMU(
             script, dest=tmp, project_files=[ROOT / "solvers", ROOT / "fmus"],
             canGetAndSetFMUstate=True, canSerializeFMUstate=True,

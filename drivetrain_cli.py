@@ -198,7 +198,7 @@ def _study(args) -> None:
         if args.kind == "judder-onset":
             # Fan et al. F2: the engine torque above which the clutch sticks and slips in steady state
             spec = study.Study("fan", "stick_slip_cycles_per_second",
-                               grid={"T_S": args.T_S, "T_C": args.T_C}, fixed={"stop": args.stop or 4.5})
+                               grid={"T_S": args.T_S, "T_C": args.T_C}, fixed={"stop": _or(args.stop, 4.5)})
             rows = study.threshold_search(spec, args.fmus, client, "T0", _or(args.low, 300.0),
                                           _or(args.high, 323.47), level=0.0, tolerance=args.tolerance)
             x, y = ("T_C", "T_S") if len(args.T_S) > 1 and len(args.T_C) > 1 else ("T_C" if len(args.T_C) > 1 else "T_S", None)
@@ -206,7 +206,7 @@ def _study(args) -> None:
             # Fan et al. F3 (ice, negative torque): the torque beyond which the driven tire no
             # longer settles to rolling within the run (stick-slip or spinning in its last third)
             spec = study.Study("fan", "driven_tire_rolls", grid={"mu_k_road": args.mu_k_road},
-                               fixed={"case": "F3", "stop": args.stop or 8.0})
+                               fixed={"case": "F3", "stop": _or(args.stop, 8.0)})
             rows = study.threshold_search(spec, args.fmus, client, "T0", _or(args.low, -170.0),
                                           _or(args.high, -160.0), level=0.5, tolerance=args.tolerance)
             x, y = "mu_k_road", None

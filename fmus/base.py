@@ -52,7 +52,10 @@ class ElementSlave(Fmi2Slave):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        order_native_exit(self.resources, type(self).__name__)
+        if self.resources and not order_native_exit(self.resources, type(self).__name__):
+            self.log(f"binaries/linux64/{type(self).__name__}.so not found next to the resources "
+                     f"{self.resources}: its exit-order fix (fmus.native_exit) is not applied",
+                     Fmi2Status.warning)
         self.default_experiment = DefaultExperiment(0.0, self.DEFAULT_STOP, self.DEFAULT_STEP)
         self.state = None
         self.start_time = 0.0

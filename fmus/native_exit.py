@@ -12,8 +12,11 @@ the invalid read in ``finalizePythonInterpreter`` on every run).
 
 The fix, applied once per binary and process when an element is instantiated:
 
-* open the binary once more through ctypes and keep the handle, so a host's
-  dlclose (fmpy's ``freeLibrary``) never unloads it before the process exits;
+* open the binary once more with RTLD_NODELETE, so it is never unloaded before the
+  process exits: a held handle alone is not enough, since fmpy's ``freeInstance``
+  already calls ``freeLibrary`` and a script that calls ``freeLibrary`` as well closes
+  the library twice (the first pythonfmu library of a process is NODELETE anyway through
+  its STB_GNU_UNIQUE symbols; every later one, another FMU or another copy, is not);
 * register ``finalizePythonInterpreter`` itself with ``__cxa_atexit``.  It is
   registered after the library's static initialisation, so it runs before the static
   destructor: the pointer is reset while it is still alive (in a Python host that
@@ -43,7 +46,7 @@ def order_native_exit(resources: str | None, model_identifier: str) -> bool:
         return True
     if not os.path.isfile(binary):
         return False
-    library = ctypes.CDLL(binary)
+    library = ctypes.CDLL(binary, mode=os.RTLD_NOW | os.RTLD_NODELETE)
     reset = ctypes.cast(library.finalizePythonInterpreter, ctypes.c_void_p)
     cxa_atexit = ctypes.CDLL(None).__cxa_atexit
     cxa_atexit.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)

@@ -197,9 +197,6 @@ class FrictionChain:
         self._m_inv_list = self._m_inv.tolist()
         self._dj_inv_list = self.dj_inv.tolist()
         self._k_list = self.k.tolist()
-        # every interface stuck: eq. 19 with all slip accelerations zero, M tau = D J^-1 F,
-        # so tau = M^-1 D J^-1 F, a fixed map of the external torques
-        self._all_stuck_list = (self._m_inv @ self.dj_inv).tolist()
         self._offsets_of, self._offsets = None, []
         self._partitions = {}
 
@@ -285,7 +282,8 @@ class FrictionChain:
                 if a != Mode.STUCK:
                     trial[j] = a * self.laws[j].breakaway_torque(t_s[j], t_c[j])
             if stuck:
-                solved = self.stuck_torques(stuck, g, trial)
+                solved = (self._all_stuck_torques(g) if len(stuck) == m
+                          else self.stuck_torques(stuck, g, trial))
                 if any(abs(x) > t_s[j] * (1.0 + _STICK_TOL) for x, j in zip(solved, stuck)):
                     continue
                 for j, x in zip(stuck, solved):
@@ -309,18 +307,19 @@ class FrictionChain:
         return self.resolve(state.s, state.modes, g, t_s, t_c)
 
     # ------------------------------------------------------------------ stepping
-    def _holds_stuck(self, state: ChainState, torques, t_s) -> bool:
-        """True when every interface is stuck and stays stuck: the all-stuck candidate,
-        tried first by :meth:`resolve`, is consistent (each friction within capacity)."""
-        if any(mode != Mode.STUCK for mode in state.modes):
+    def _all_stuck_torques(self, g):
+        """Eq. 19 with every interface stuck: M tau = g, tau = M^-1 g (one formula for the
+        shortcut in :meth:`step` and the all-stuck candidate of :meth:`resolve`, so both
+        decide alike to the last bit)."""
+        return [sum(r * x for r, x in zip(row, g)) for row in self._m_inv_list]
+
+    def _holds_stuck(self, state: ChainState, g, t_s) -> bool:
+        """True when every interface is stuck at zero slip and stays stuck: the all-stuck
+        candidate, tried first by :meth:`resolve`, is consistent (friction within capacity)."""
+        if any(mode != Mode.STUCK for mode in state.modes) or any(state.s):
             return False
-        for row, capacity in zip(self._all_stuck_list, t_s):
-            tau = 0.0
-            for p, f in zip(row, torques):
-                tau += p * f
-            if not (capacity > 0.0 and abs(tau) <= capacity * (1.0 + _STICK_TOL)):
-                return False
-        return True
+        return all(capacity > 0.0 and abs(tau) <= capacity * (1.0 + _STICK_TOL)
+                   for tau, capacity in zip(self._all_stuck_torques(g), t_s))
 
     def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
         """Advance ``state`` by ``h`` with constant external torques and capacities.
@@ -329,13 +328,13 @@ class FrictionChain:
         """
         check_step(h)
         a_mean = sum(torques) / self.j_total
-        if self._holds_stuck(state, torques, t_s):
+        g = self.relative_free_acceleration(torques)
+        if self._holds_stuck(state, g, t_s):
             # every interface holds for the whole step (torques and capacities constant):
             # one rigid body, no slip, so friction dissipates nothing (e_loss unchanged)
-            theta = state.theta_mean + state.w_mean * h + 0.5 * a_mean * h * h
+            theta = state.theta_mean + (state.w_mean * h + 0.5 * a_mean * h * h)
             return StepResult(ChainState(theta, state.w_mean + a_mean * h, state.q, state.s, state.modes,
                                          state.e_loss), 0, ())
-        g = self.relative_free_acceleration(torques)
         s = list(state.s)
         q = list(state.q)
         modes = list(state.modes)

@@ -95,8 +95,9 @@ class TireVehicle:
 
     def _chain_state(self, s: TireVehicleState) -> ChainState:
         p = self.p
-        modes = [Mode.STUCK] if s.stuck else None
-        return self.chain.state_from_bodies([s.phi_wheel, s.x / p.R], [s.w_wheel, s.v / p.R], modes)
+        if s.stuck:     # rolling: both bodies at the wheel speed (v / R may differ from it by an ulp)
+            return self.chain.state_from_bodies([s.phi_wheel, s.x / p.R], [s.w_wheel, s.w_wheel], [Mode.STUCK])
+        return self.chain.state_from_bodies([s.phi_wheel, s.x / p.R], [s.w_wheel, s.v / p.R])
 
     def _torques(self, s, tau, grade):
         return [tau, -self.p.R * self.road_force(s.v, grade)]

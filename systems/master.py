@@ -23,6 +23,11 @@ from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFr
 from fmpy import calloc, free
 
 _STATUS = ["OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING"]
+
+
+def _status_name(status: int) -> str:
+    return _STATUS[status] if 0 <= status < len(_STATUS) else f"unknown status {status}"
+
 _FMI2_WARNING = 1
 
 # The per-step FMI calls, bound directly to the FMU's library (fmpy's wrappers convert
@@ -78,7 +83,7 @@ class Instance:
         self.call("exitInitializationMode")
 
     def _on_log(self, _env, _instance, status, _category, message):
-        self.log.append(LogRecord(_STATUS[status], message.decode("utf-8", "replace")))
+        self.log.append(LogRecord(_status_name(status), message.decode("utf-8", "replace")))
 
     def call(self, function: str, *args, **kwargs):
         """Call an FMI function; a failing status raises CoSimulationError with the log."""
@@ -91,7 +96,7 @@ class Instance:
 
     def _checked(self, function: str, status: int, log_start: int):
         if status > _FMI2_WARNING:
-            raise CoSimulationError(f"{self.name}: {function} failed with status {status} ({_STATUS[status].lower()})",
+            raise CoSimulationError(f"{self.name}: {function} failed with status {status} ({_status_name(status).lower()})",
                                     [r.message for r in self.log[log_start:]])
 
     def transfer(self, kind: str, vrs: list[int], write: bool) -> "Transfer":
@@ -138,8 +143,14 @@ class Transfer:
         self.function = f"fmi2{'Set' if write else 'Get'}{kind}"
         self._call = _TRANSFER[kind]((self.function, instance.slave.dll))
         self._vrs = (ctypes.c_uint * len(vrs))(*vrs)
-        self.values = np.zeros(len(vrs), dtype=dtype)
-        self._pointer = self.values.ctypes.data_as(ctypes.POINTER(c_type))
+        self._values = np.zeros(len(vrs), dtype=dtype)
+        self._pointer = self._values.ctypes.data_as(ctypes.POINTER(c_type))
+
+    @property
+    def values(self) -> np.ndarray:
+        """The buffer the FMI call reads (set) or fills (get): assign into it
+        (``values[:] = ...``), the call keeps a pointer to this array."""
+        return self._values
 
     def __call__(self) -> np.ndarray:
         """Move the values (a set sends ``values``, a get fills it) and return ``values``."""
@@ -147,7 +158,7 @@ class Transfer:
         log_start = len(instance.log)
         status = self._call(instance.slave.component, self._vrs, len(self._vrs), self._pointer)
         instance._checked(self.function, status, log_start)
-        return self.values
+        return self._values
 
 
 @dataclass(frozen=True)

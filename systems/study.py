@@ -72,8 +72,9 @@ def stick_slip_cycles_per_second(result) -> float:
 
 
 def driven_tire_rolls(result) -> float:
-    """1 if the driven (front) tire sticks, i.e. rolls without slip, at every
-    communication point of the last third of the run, else 0 (stick-slip or spinning)."""
+    """1 if the front tire (the driven wheel of every F case in systems.fan) sticks, i.e.
+    rolls without slip, at every communication point of the last third of the run, else 0
+    (stick-slip or spinning)."""
     return float(np.all(result["vehicle.stick_f"][_steady(result)]))
 
 

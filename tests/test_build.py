@@ -3,7 +3,7 @@ import subprocess
 import sys
 import zipfile
 
-from fmus import code_fingerprint
+from fmus import source_fingerprint
 from tests.conftest import ROOT
 
 MIXED_BUILDS = """
@@ -32,8 +32,8 @@ def test_fmu_from_another_build_is_refused_with_a_clear_message(fmu_dir, tmp_pat
         for item in src.infolist():
             data = src.read(item.filename)
             if item.filename == "resources/Inertia_fmu.py":
-                assert code_fingerprint().encode() in data
-                data = data.replace(code_fingerprint().encode(), b"0" * 64)
+                assert source_fingerprint().encode() in data
+                data = data.replace(source_fingerprint().encode(), b"0" * 64)
             dst.writestr(item, data)
     script = MIXED_BUILDS.format(root=str(ROOT), good=str(fmu_dir / "Shaft.fmu"), stale=str(stale))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

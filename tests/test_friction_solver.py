@@ -112,3 +112,40 @@ def test_zero_normal_force_opens_the_interface():
     state = chain.state_from_bodies([0, 0], [50, 50])
     modes, tau = chain.friction_torques(state, [10.0, 0.0], [0.0], [0.0])
     assert modes == [Mode.FREE] and tau == [0.0]
+
+
+def test_stuck_step_and_instant_friction_decide_alike_at_the_static_limit():
+    """A locked chain (n = 2..5, inertias spread over 1e-3..1e3, so eq. 19's rounding is
+    large) under torques whose stuck friction (M tau = D J^-1 F) lies within 1e-11 of the
+    static capacity, either side, around the 1e-12 acceptance slack: the step keeps every
+    interface stuck exactly when the instantaneous resolution (the ``locked``/``tau_fric``
+    outputs) says it holds, at 4000 random draws (they disagreed in about 1 % of these
+    draws when the step used its own product form of eq. 19)."""
+    rng = np.random.default_rng(7)
+    for _ in range(4000):
+        n = int(rng.integers(2, 6))
+        chain = FrictionChain(10.0 ** rng.uniform(-3, 3, n), [COULOMB] * (n - 1))
+        torques = list(rng.normal(0.0, 100.0, n))
+        state = chain.state_from_bodies(np.zeros(n), np.full(n, 3.0), [Mode.STUCK] * (n - 1))
+        needed = np.linalg.solve(chain.m, chain.dj_inv @ torques)
+        offsets = rng.choice([0.0, 1e-14, -1e-13, 1e-13, 1e-12, 2e-12, -1e-11, 1e-11], n - 1)
+        t_s = list(np.abs(needed) * (1.0 + offsets))
+        modes, _ = chain.friction_torques(state, torques, t_s, [0.8 * x for x in t_s])
+        stepped = chain.step(state, torques, t_s, [0.8 * x for x in t_s], 1e-3).state
+        held_now = all(m == Mode.STUCK for m in modes)
+        held_over_step = all(m == Mode.STUCK for m in stepped.modes) and not any(stepped.s)
+        assert held_now == held_over_step
+
+
+def test_stuck_mode_with_a_residual_slip_is_not_taken_as_locked():
+    """A state marked STUCK but with a slip of 2.2e-16 rad/s (as v / R rebuilt from w can
+    give) is slipping, as the instantaneous resolution says (kinetic friction): within the
+    static capacity the step lets kinetic friction close that slip at once (one event)
+    and the pair locks with exactly zero slip, instead of moving rigidly with the residue."""
+    chain = FrictionChain([0.2, 0.28], [COULOMB])
+    state = chain.state_from_bodies([0.0, 0.0], [1.0 + 2.220446049250313e-16, 1.0], [Mode.STUCK])
+    assert state.s[0] > 0.0
+    modes, tau = chain.friction_torques(state, [50.0, 0.0], [100.0], [80.0])
+    result = chain.step(state, [50.0, 0.0], [100.0], [80.0], 1e-3)
+    assert modes == [Mode.FORWARD] and tau == [80.0]
+    assert result.n_events == 1 and result.state.modes == (Mode.STUCK,) and result.state.s == (0.0,)

@@ -103,40 +103,55 @@ def test_ecos_library_host_matches_fmpy_to_1e9(fmu_dir, tmp_path, ecos_host):
 
 
 SELF_CONTAINED = """
-import sys, zipfile, tempfile, os
+import sys, os
 from fmpy import extract, read_model_description
 from fmpy.fmi2 import FMU2Slave
-fmu = "Clutch.fmu"
-md = read_model_description(fmu)
-where = extract(fmu)
-slave = FMU2Slave(guid=md.guid, unzipDirectory=where, modelIdentifier=md.coSimulation.modelIdentifier,
-                  instanceName="fresh")
-slave.instantiate()
-slave.setupExperiment(startTime=0.0)
-slave.enterInitializationMode()
-slave.exitInitializationMode()
-vr = {v.name: v.valueReference for v in md.modelVariables}
+
+
+def load(fmu):
+    md = read_model_description(fmu)
+    where = extract(fmu)
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=where, modelIdentifier=md.coSimulation.modelIdentifier,
+                      instanceName="fresh")
+    slave.instantiate()
+    slave.setupExperiment(startTime=0.0)
+    slave.enterInitializationMode()
+    slave.exitInitializationMode()
+    return slave, {v.name: v.valueReference for v in md.modelVariables}, where
+
+
+def release(slave):
+    slave.terminate()
+    slave.freeInstance()     # fmpy's freeInstance already calls freeLibrary (dlclose) ...
+    slave.freeLibrary()      # ... and scripts often call it again: a second dlclose
+
+
+clutch, vr, where = load("Clutch.fmu")
 t, h = 0.0, 1e-3
 for n in range(200):
-    slave.doStep(currentCommunicationPoint=n * h, communicationStepSize=h)
-print("W", *slave.getReal([vr["w_1"], vr["w_2"]]))
+    clutch.doStep(currentCommunicationPoint=n * h, communicationStepSize=h)
+print("W", *clutch.getReal([vr["w_1"], vr["w_2"]]))
 print("FMUS", sys.modules["fmus"].__file__)
 print("SOLVERS", sys.modules["solvers"].__file__)
 print("WHERE", os.path.realpath(where))
-slave.terminate()
-slave.freeInstance()
-slave.freeLibrary()
+shaft, vr, _ = load("Shaft.fmu")         # a second pythonfmu library in the same process
+shaft.setReal([vr["phi_1"]], [0.01])
+print("SHAFT", *shaft.getReal([vr["tau_2"], vr["e_spring"]]))
+release(shaft)
+release(clutch)
 """
 
 
 def _run_from_a_fresh_folder(fmu_dir, tmp_path, launcher=(), **env):
-    """Run SELF_CONTAINED on a lone copy of Clutch.fmu in an empty folder, with a Python
-    that cannot import this repository; check the Z1 engagement it prints (common speed
-    100 J1 / (J1 + J2) = 41.667 rad/s at 0.2 s, exact for the analytic stick/slip step)
-    and that the element code came from the FMU's own resources."""
+    """Run SELF_CONTAINED on copies of Clutch.fmu and Shaft.fmu in an empty folder, with a
+    Python that cannot import this repository; check the Z1 engagement it prints (common
+    speed 100 J1 / (J1 + J2) = 41.667 rad/s at 0.2 s, exact for the analytic stick/slip
+    step), that the element code came from the FMU's own resources, and the Shaft's static
+    torque k phi = 5000 x 0.01 = 50 N.m and energy k phi^2 / 2 = 0.25 J."""
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    shutil.copy(fmu_dir / "Clutch.fmu", fresh / "Clutch.fmu")
+    for name in ("Clutch.fmu", "Shaft.fmu"):
+        shutil.copy(fmu_dir / name, fresh / name)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), **env}
     done = subprocess.run([*launcher, sys.executable, "-c", SELF_CONTAINED], cwd=fresh, env=env,
                           capture_output=True, text=True, timeout=600)
@@ -147,6 +162,8 @@ def _run_from_a_fresh_folder(fmu_dir, tmp_path, launcher=(), **env):
     where = lines["WHERE"].strip()
     for module in ("FMUS", "SOLVERS"):
         assert os.path.realpath(lines[module].strip()).startswith(os.path.join(where, "resources")), lines[module]
+    tau_2, e_spring = map(float, lines["SHAFT"].split())
+    assert tau_2 == pytest.approx(50.0, rel=1e-12) and e_spring == pytest.approx(0.25, rel=1e-12)
 
 
 def test_fmu_runs_from_a_fresh_folder_without_the_project(fmu_dir, tmp_path):
@@ -160,7 +177,9 @@ def test_no_invalid_memory_access_in_the_fmu_binary_up_to_process_exit(fmu_dir, 
     unlucky heap, but valgrind's memcheck flags the read of the freed block on every
     run (it did with the unfixed build: "Invalid read of size 4 at
     finalizePythonInterpreter"), so the check is deterministic: no error report may
-    point into the FMU's binary, through the run, the FMU's release and the exit."""
+    point into an FMU binary, through the run, the release of two FMUs with a double
+    dlclose each (which unloaded the second library when the fix pinned it without
+    RTLD_NODELETE: a segfault at exit on every run) and the exit."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         pytest.skip("valgrind is not installed (./run_tests.sh installs it)")
@@ -273,3 +292,25 @@ def test_r3_clearance_ssp_drives_the_same_simulation(fmu_dir, tmp_path):
     direct = r3.simulate_clearance(fmu_dir, 1, stop=1.2)
     for key in keys:
         assert np.array_equal(from_file[key], direct[key]), key
+
+
+SIMULATE_TWICE = """
+from fmpy import simulate_fmu
+for run in range(2):    # each call extracts the FMU to a new folder and deletes it afterwards
+    result = simulate_fmu("Shaft.fmu", stop_time=0.01, output_interval=1e-3, start_values={"phi_1": 0.01})
+    print("TAU", result["tau_2"][-1], result["e_spring"][-1])
+"""
+
+
+def test_simulate_fmu_twice_in_one_process(fmu_dir, tmp_path):
+    """fmpy's simulate_fmu twice on Shaft.fmu in one fresh Python: the second run loads the
+    element code the first one imported from a folder simulate_fmu has since deleted (the
+    code check once read those files and refused the second instance).  Both runs give the
+    static torque k phi = 5000 x 0.01 = 50 N.m and energy k phi^2 / 2 = 0.25 J."""
+    shutil.copy(fmu_dir / "Shaft.fmu", tmp_path / "Shaft.fmu")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", SIMULATE_TWICE], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = [list(map(float, line.split()[1:])) for line in done.stdout.splitlines() if line.startswith("TAU")]
+    assert runs == [pytest.approx([50.0, 0.25], rel=1e-12)] * 2

@@ -28,6 +28,21 @@ def test_clutch_tire_rolls_without_slip_at_moderate_torque(fmu_dir):
     assert np.array_equal(out["w_v"], out["w_wheel"]) and np.all(out["slip"] == 0.0)
 
 
+def test_rolling_tire_stays_stuck_with_radius_not_one(fmu_dir):
+    """R = 0.3 m, rolling from 1 m/s with a torque between the kinetic and the static
+    capacity: the tire keeps rolling and F_x is the static share tau m R / (J_w + m R^2)
+    = 728.39 N at every point.  (v / R rebuilt from the state differs from w by an ulp when
+    R != 1: that read as slip once and gave F_x at the kinetic level with the wrong sign.)"""
+    radius, mu_s, mu_k = 0.3, 0.8, 0.3
+    t_s, t_c = mu_s * M * G * radius, mu_k * M * G * radius
+    j_v = M * radius * radius
+    torque = 0.5 * (t_s + t_c) * (J_W + j_v) / j_v
+    out = drive(fmu_dir, {"tire_model": 0, "R": radius, "mu_s": mu_s, "mu_k": mu_k, "w_wheel_start": 1.0 / radius,
+                          "v_start": 1.0}, torque, duration=0.2)
+    assert out["F_x"] == pytest.approx(torque * M * radius / (J_W + j_v), rel=1e-12)
+    assert np.all(out["slip"] == 0.0)
+
+
 def test_clutch_tire_slides_with_the_kinetic_force(fmu_dir):
     """3000 N.m exceeds the static capacity mu_s m g R = 1059 N.m: the tire slides and
     pushes the vehicle with mu_k m g (a = mu_k g = 7.36 m/s2)."""
