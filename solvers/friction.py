@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from operator import mul
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
@@ -199,6 +200,7 @@ class FrictionChain:
         self._k_list = self.k.tolist()
         self._offsets_of, self._offsets = None, []
         self._partitions = {}
+        self._all_stuck = (Mode.STUCK,) * (n - 1)
 
     # ------------------------------------------------------------------ coordinates
     def state_from_bodies(self, phi, w, modes=None, e_loss=0.0) -> ChainState:
@@ -221,7 +223,7 @@ class FrictionChain:
     def body_angles(self, state: ChainState) -> list[float]:
         """phi = theta_mean + K q (K q computed again only when q changes: never while stuck)."""
         if state.q is not self._offsets_of:
-            self._offsets = [sum(k * x for k, x in zip(row, state.q)) for row in self._k_list]
+            self._offsets = [sum(map(mul, row, state.q)) for row in self._k_list]
             self._offsets_of = state.q
         return [state.theta_mean + offset for offset in self._offsets]
 
@@ -229,7 +231,7 @@ class FrictionChain:
         """W = w_mean + K s (stuck interfaces contribute exactly nothing)."""
         if not any(state.s):
             return [state.w_mean] * self.n
-        return [state.w_mean + sum(k * x for k, x in zip(row, state.s)) for row in self._k_list]
+        return [state.w_mean + sum(map(mul, row, state.s)) for row in self._k_list]
 
     def kinetic_energy(self, w_mean: float, s) -> float:
         """0.5 W^T J W = 0.5 J_tot w_mean^2 + 0.5 s^T M^-1 s (T^T J T is block-diagonal)."""
@@ -239,7 +241,7 @@ class FrictionChain:
     # ------------------------------------------------------------------ friction
     def relative_free_acceleration(self, torques) -> np.ndarray:
         """g = D J^-1 F: slip accelerations without friction (a list)."""
-        return [sum(r * f for r, f in zip(row, torques)) for row in self._dj_inv_list]
+        return [sum(map(mul, row, torques)) for row in self._dj_inv_list]
 
     def stuck_torques(self, stuck, g, tau):
         """Friction of the stuck interfaces (eq. 19): their slip accelerations vanish,
@@ -311,15 +313,17 @@ class FrictionChain:
         """Eq. 19 with every interface stuck: M tau = g, tau = M^-1 g (one formula for the
         shortcut in :meth:`step` and the all-stuck candidate of :meth:`resolve`, so both
         decide alike to the last bit)."""
-        return [sum(r * x for r, x in zip(row, g)) for row in self._m_inv_list]
+        return [sum(map(mul, row, g)) for row in self._m_inv_list]
 
     def _holds_stuck(self, state: ChainState, g, t_s) -> bool:
         """True when every interface is stuck at zero slip and stays stuck: the all-stuck
         candidate, tried first by :meth:`resolve`, is consistent (friction within capacity)."""
-        if any(mode != Mode.STUCK for mode in state.modes) or any(state.s):
+        if state.modes != self._all_stuck or any(state.s):
             return False
-        return all(capacity > 0.0 and abs(tau) <= capacity * (1.0 + _STICK_TOL)
-                   for tau, capacity in zip(self._all_stuck_torques(g), t_s))
+        for tau, capacity in zip(self._all_stuck_torques(g), t_s):
+            if not (capacity > 0.0 and abs(tau) <= capacity * (1.0 + _STICK_TOL)):
+                return False
+        return True
 
     def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
         """Advance ``state`` by ``h`` with constant external torques and capacities.
