@@ -2,12 +2,10 @@
 
     drivetrain-fmu list
     drivetrain-fmu build [--out build/fmus]
-    drivetrain-fmu run z3|r3-spring|r3-clearance|f1|f2|f3 [--case N] [--step 1e-3] [--out results]
-                                                            (builds the FMUs first)
+    drivetrain-fmu run SYSTEM [--step 1e-3] [--out results]     (builds the FMUs first)
     drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
-    drivetrain-fmu report z3|f1|f2|f3|r3-spring|r3-clearance [--case N] [--steps ...]
-                                                            (co-simulation vs monolithic reference)
-    drivetrain-fmu export Z3|F1|F2|F2_100|F3|R3-spring|R3-clearance [--case N] [--step 1e-4]   (SSP file)
+    drivetrain-fmu report SYSTEM [--steps ...]   (co-simulation vs monolithic reference)
+    drivetrain-fmu export SYSTEM [--step 1e-3] [--stop T]   (SSP file of a systems/ssd/SYSTEM.ssd)
     drivetrain-fmu ssp FILE.ssp --step H [--stop T] [--record inst.var ...]   (run an SSP file)
     drivetrain-fmu study judder-onset [--T_S 400] [--T_C 320 300 ...] [--scheduler tcp://HOST:PORT]
     drivetrain-fmu study tire-slip-onset [--mu_k_road 0.07 ...] [--scheduler tcp://HOST:PORT]
@@ -22,28 +20,20 @@ from pathlib import Path
 
 import build_fmus
 from fmus import ELEMENTS
+from systems.ssp import catalog, load_system
 
-SYSTEMS = {
-    "z3": "Biagiotti-Zanasi double-clutch vehicle, 400 N.m, shift at 4 s (REFERENCE_CASES.md Z3)",
-    "r3-spring": "Reiter hybrid driveline with the nonlinear spring, --case 1..3 (R3, Table 12)",
-    "r3-clearance": "Reiter hybrid driveline with gear clearance, --case 1..3 (R3, Table 16)",
-    "f1": "Fan et al. launch on a dry road, 200 N.m (REFERENCE_CASES.md F1)",
-    "f2": "Fan et al. clutch judder, 323.47 N.m, T_S 400 / T_C 320 N.m (F2)",
-    "f3": "Fan et al. on ice, -168.48 N.m, moving backwards (F3)",
-}
-
-# per system: title and plot panels [(y label, [(signal, legend), ...]), ...]
+# per family of systems (the name's prefix): title and plot panels [(y label, [(signal, legend), ...]), ...]
 PLOTS = {
     "z3": ("Z3 double clutch (Biagiotti & Zanasi Fig. 10-11)", [
         ("speed [rad/s]", [("clutch.w_1", "w_1 odd-gear shaft"), ("clutch.w_2", "w_2 engine side"),
                            ("clutch.w_3", "w_3 even-gear shaft")]),
         ("friction torque [N.m]", [("clutch.tau_fric_a", "tau_fric_a (1 -> 2)"),
                                    ("clutch.tau_fric_b", "tau_fric_b (2 -> 3)")])]),
-    "r3-spring": ("R3 nonlinear spring (Reiter Fig. 51-53)", [
+    "r3_spring": ("R3 nonlinear spring (Reiter Fig. 51-53)", [
         ("twist [rad]", [("spring.phi_rel", "phi_rel")]),
         ("spring torque [N.m]", [("spring.tau_2", "tau on J_w + J_v")]),
         ("speed [rad/s]", [("z.w", "J_z"), ("wv.w", "J_w + J_v")])]),
-    "r3-clearance": ("R3 gear clearance (Reiter Fig. 77-79)", [
+    "r3_clearance": ("R3 gear clearance (Reiter Fig. 77-79)", [
         ("relative angle [rad]", [("mesh.phi_rel", "phi_z - phi_w")]),
         ("impacts", [("mesh.n_impacts", "n_impacts")]),
         ("speed [rad/s]", [("mesh.w_1", "J_z"), ("mesh.w_2", "J_w"), ("vehicle.w", "J_v")])]),
@@ -57,47 +47,53 @@ PLOTS = {
 }
 
 
-def _simulate(system: str, fmu_dir: Path, step: float, case: int):
-    if system == "z3":
-        from systems import z3
-        return z3.simulate(fmu_dir, step=step, progress=True), z3.RECORD
-    if system in ("f1", "f2", "f3"):
-        from systems import fan
-        result = fan.simulate(fmu_dir, system.upper(), step=step, stop=5.0, progress=True)
-        return result, list(result.signals)
-    from systems import r3
-    if system == "r3-spring":
-        result = r3.simulate_spring(fmu_dir, case, step=step, progress=True)
-    else:
-        result = r3.simulate_clearance(fmu_dir, case, step=step, progress=True)
-    return result, list(result.signals)
+def _family(system: str) -> tuple[str, str]:
+    """(family, case) of a documented system's name: z3 -> ("z3", ""), fan_F2 -> ("fan", "F2"),
+    r3_spring_1 -> ("r3_spring", "1")."""
+    family = next(f for f in PLOTS if system == f or system.startswith(f + "_"))
+    return family, system[len(family) + 1:]
 
 
-def _run_system(system: str, fmu_dir: Path, step: float, case: int, out: Path) -> None:
+def _simulate(system: str, fmu_dir: Path, step: float, step_mean: bool | None = None, progress: bool = True):
+    """Co-simulate a documented system at ``step`` over its DefaultExperiment."""
+    from systems import fan, r3, z3
+
+    family, case = _family(system)
+    if family == "z3":
+        return z3.simulate(fmu_dir, step=step, progress=progress, step_mean=True if step_mean is None else step_mean)
+    if family == "fan":
+        return fan.simulate(fmu_dir, case, step=step, progress=progress,
+                            step_mean=True if step_mean is None else step_mean)
+    if family == "r3_spring":
+        return r3.simulate_spring(fmu_dir, int(case), step=step, progress=progress, step_mean=bool(step_mean))
+    return r3.simulate_clearance(fmu_dir, int(case), step=step, progress=progress)
+
+
+def _run_system(system: str, fmu_dir: Path, step: float, out: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    result, record = _simulate(system, fmu_dir, step, case)
-    stem = f"{system}-case{case}" if system.startswith("r3") else system
+    result = _simulate(system, fmu_dir, step)
+    record = list(result.signals)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / f"{stem}.csv", "w", newline="") as handle:
+    with open(out / f"{system}.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["time"] + record)
         for n, t in enumerate(result.time):
             writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
-    title, panels = PLOTS["fan" if system in ("f1", "f2", "f3") else system]
+    title, panels = PLOTS[_family(system)[0]]
     fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(8, 2.4 * len(panels) + 1))
     for ax, (label, signals) in zip(axes, panels):
         for key, legend in signals:
             ax.plot(result.time, result[key], label=legend)
         ax.set_ylabel(label)
         ax.legend(fontsize=8)
-    axes[0].set_title(f"{title}, case {case}" if system.startswith("r3") else f"{title}: {system.upper()}")
+    axes[0].set_title(f"{title}: {system}")
     axes[-1].set_xlabel("time [s]")
     fig.tight_layout()
-    fig.savefig(out / f"{stem}.png", dpi=120)
-    print(f"wrote {out / (stem + '.csv')} and {out / (stem + '.png')}")
+    fig.savefig(out / f"{system}.png", dpi=120)
+    print(f"wrote {out / (system + '.csv')} and {out / (system + '.png')}")
 
 
 def _compare_r1(step: float, duration: float, out: Path) -> None:
@@ -138,43 +134,44 @@ def _compare_r1(step: float, duration: float, out: Path) -> None:
     print(f"wrote {out / 'r1_methods.csv'} and {out / 'r1_methods.png'}")
 
 
-def _report_runs(system: str, case: int, fmu_dir: Path):
-    """(title, stop, keys, reference(t_grid), co-simulation(step, step_mean)) of a system."""
-    from systems import fan, r3, reference, z3
-
-    if system == "z3":
-        keys = ["clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w", "clutch.tau_fric_a", "clutch.tau_fric_b"]
-        return ("Z3", z3.STOP, keys, reference.z3_reference,
-                lambda step, mean: z3.simulate(fmu_dir, step=step, progress=True, step_mean=mean))
-    if system in ("f1", "f2", "f3"):
-        keys = ["vehicle.v", "vehicle.pitch", "vehicle.w_wheel_f", "engine.w", "clutch.w_1"]
-        return (system.upper(), 2.0, keys, lambda grid: reference.fan_reference(system.upper(), grid),
-                lambda step, mean: fan.simulate(fmu_dir, system.upper(), step=step, stop=2.0,
-                                                progress=True, step_mean=mean))
-    if system == "r3-spring":
-        keys = ["spring.phi_rel", "z.w", "wv.w"]
-        return (f"R3 spring case {case}", 1.0, keys, lambda grid: reference.r3_spring_reference(case, grid),
-                lambda step, mean: r3.simulate_spring(fmu_dir, case, step=step, progress=True, step_mean=mean))
-    keys = ["mesh.w_1", "mesh.w_2", "vehicle.w"]
-    return (f"R3 clearance case {case}", 2.0, keys, lambda grid: reference.r3_clearance_reference(case, grid),
-            lambda step, mean: r3.simulate_clearance(fmu_dir, case, step=step, progress=True))
+# per family: the signals the error report compares
+REPORT_KEYS = {
+    "z3": ["clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w", "clutch.tau_fric_a", "clutch.tau_fric_b"],
+    "fan": ["vehicle.v", "vehicle.pitch", "vehicle.w_wheel_f", "engine.w", "clutch.w_1"],
+    "r3_spring": ["spring.phi_rel", "z.w", "wv.w"],
+    "r3_clearance": ["mesh.w_1", "mesh.w_2", "vehicle.w"],
+}
 
 
+def _reference(system: str, t_grid):
+    """The monolithic reference of a documented system (systems.reference)."""
+    from systems import reference
 
-def _report(system: str, case: int, fmu_dir: Path, steps) -> None:
+    family, case = _family(system)
+    if family == "z3":
+        return reference.z3_reference(t_grid)
+    if family == "fan":
+        return reference.fan_reference(case, t_grid)
+    if family == "r3_spring":
+        return reference.r3_spring_reference(int(case), t_grid)
+    return reference.r3_clearance_reference(int(case), t_grid)
+
+
+def _report(system: str, fmu_dir: Path, steps) -> None:
     """Error of a co-simulation against its monolithic reference, per step, with the
     step-mean and the sampled compliance torques."""
     import numpy as np
 
     from systems.reference import error_report
 
-    title, stop, keys, reference, cosimulate = _report_runs(system, case, fmu_dir)
-    print(f"{title} co-simulation vs monolithic reference: max and RMS error / signal range")
+    family, _ = _family(system)
+    keys, stop = REPORT_KEYS[family], load_system(system).stop
+    print(f"{system} co-simulation vs monolithic reference over {stop:g} s: max and RMS error / signal range")
     for step in steps:
-        ref = reference(np.arange(int(round(stop / step)) + 1) * step)
-        for step_mean in ((True,) if system == "r3-clearance" else (True, False)):
+        ref = _reference(system, np.arange(int(round(stop / step)) + 1) * step)
+        for step_mean in ((True,) if family == "r3_clearance" else (True, False)):
             try:
-                report = error_report(cosimulate(step, step_mean), ref, keys)
+                report = error_report(_simulate(system, fmu_dir, step, step_mean), ref, keys)
             except Exception as exc:          # a diverging coupling makes an element refuse a step
                 print(f"  step {step:g} s, {'step-mean' if step_mean else 'sampled'}: failed ({str(exc).splitlines()[0]})")
                 continue
@@ -231,9 +228,8 @@ def main(argv=None) -> int:
     build = sub.add_parser("build", help="build every element FMU")
     build.add_argument("--out", type=Path, default=build_fmus.DEFAULT_OUT)
     run = sub.add_parser("run", help="build the FMUs and co-simulate a documented system")
-    run.add_argument("system", choices=sorted(SYSTEMS))
+    run.add_argument("system", choices=catalog(), help="a documented system (drivetrain-fmu list)")
     run.add_argument("--step", type=float, default=1e-3, help="communication step [s]")
-    run.add_argument("--case", type=int, choices=(1, 2, 3), default=1, help="case of the R3 systems")
     run.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     run.add_argument("--out", type=Path, default=Path("results"))
     compare = sub.add_parser("compare", help="compare the PWA discretisation methods (no FMU)")
@@ -242,15 +238,13 @@ def main(argv=None) -> int:
     compare.add_argument("--duration", type=float, default=10.0, help="simulated time [s]")
     compare.add_argument("--out", type=Path, default=Path("results"))
     report = sub.add_parser("report", help="co-simulation error against the monolithic reference")
-    report.add_argument("system", choices=["z3", "f1", "f2", "f3", "r3-spring", "r3-clearance"])
-    report.add_argument("--case", type=int, choices=(1, 2, 3), default=1, help="case of the R3 systems")
+    report.add_argument("system", choices=catalog(), help="a documented system (drivetrain-fmu list)")
     report.add_argument("--steps", type=float, nargs="+", default=[1e-4, 1e-3, 1e-2])
     report.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     export = sub.add_parser("export", help="write a documented system as an SSP file")
-    export.add_argument("system", choices=["Z3", "F1", "F2", "F2_100", "F3", "R3-spring", "R3-clearance"])
-    export.add_argument("--case", type=int, choices=(1, 2, 3), default=1, help="case of the R3 systems")
-    export.add_argument("--step", type=float, default=1e-4, help="step the SSP is meant to run at [s]")
-    export.add_argument("--stop", type=float, default=2.0)
+    export.add_argument("system", choices=catalog(), help="a documented system (drivetrain-fmu list)")
+    export.add_argument("--step", type=float, default=1e-3, help="step the SSP is meant to run at [s]")
+    export.add_argument("--stop", type=float, help="stop time [s] (default: the system's)")
     export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     export.add_argument("--out", type=Path, default=Path("results"))
     studies = sub.add_parser("study", help="threshold studies on a local or remote dask cluster")
@@ -281,8 +275,9 @@ def main(argv=None) -> int:
     if args.command == "list":
         for element in ELEMENTS:
             print(f"{element.__name__:12s} {element.description}")
-        for name, text in SYSTEMS.items():
-            print(f"system {name:5s} {text}")
+        print("documented systems (systems/ssd/NAME.ssd; drivetrain-fmu run|report|export NAME):")
+        for name in catalog():
+            print(f"  {name:20s} {load_system(name).description}")
     elif args.command == "build":
         for path in build_fmus.build_all(args.out):
             print(f"built {path}")
@@ -291,7 +286,7 @@ def main(argv=None) -> int:
     elif args.command == "ssp":
         from systems import ssp
 
-        _, _, connections, _ = ssp.read_ssp(args.file)
+        connections = ssp.read_ssp(args.file).connections
         record = args.record or list(dict.fromkeys(f"{c.source}.{c.output}" for c in connections))
         result = ssp.simulate(args.file, args.step, record, stop=args.stop, progress=True)
         args.out.mkdir(parents=True, exist_ok=True)
@@ -303,31 +298,23 @@ def main(argv=None) -> int:
                 writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
         print(f"wrote {target}")
     elif args.command == "export":
-        from systems import fan, r3, z3
+        from systems import ssp
 
         build_fmus.build_all(args.fmus)
         args.out.mkdir(parents=True, exist_ok=True)
-        name = args.system if not args.system.startswith("R3") else f"{args.system}-case{args.case}"
-        target = args.out / f"{name}.ssp"
-        if args.system == "Z3":
-            path = z3.export_ssp(target, args.fmus, args.step, args.stop)
-        elif args.system == "R3-spring":
-            path = r3.export_spring_ssp(target, args.fmus, args.case, args.step, args.stop)
-        elif args.system == "R3-clearance":
-            path = r3.export_clearance_ssp(target, args.fmus, args.case, args.step, args.stop)
-        else:
-            path = fan.export_ssp(target, args.fmus, args.system, args.step, args.stop)
-        print(f"wrote {path}: run it at a step of {args.step:g} s (its shafts' T_comm), e.g. "
-              f"ecos simulate --path {path} --stepSize {args.step:g} --stopTime {args.stop:g} "
+        path = ssp.export(args.system, args.out / f"{args.system}.ssp", args.fmus, args.step, args.stop)
+        stop = _or(args.stop, load_system(args.system).stop)
+        print(f"wrote {path}: run it at a step of {args.step:g} s (its step-mean compliances' T_comm), e.g. "
+              f"ecos simulate --path {path} --stepSize {args.step:g} --stopTime {stop:g} "
               "--parameterSet initialValues")
     elif args.command == "report":
         build_fmus.build_all(args.fmus)
-        _report(args.system, args.case, args.fmus, args.steps)
+        _report(args.system, args.fmus, args.steps)
     elif args.command == "compare":
         _compare_r1(args.step, args.duration, args.out)
     else:
         build_fmus.build_all(args.fmus)
-        _run_system(args.system, args.fmus, args.step, args.case, args.out)
+        _run_system(args.system, args.fmus, args.step, args.out)
     return 0
 
 

@@ -2,13 +2,13 @@
 
     y(t) = y_i + (y_(i+1) - y_i) (t - t_i) / (t_(i+1) - t_i)   for t_i <= t <= t_(i+1)
 held at y_1 before t_1 and at y_n after t_n; with ``hold`` true a staircase instead,
-y(t) = y_i for t_i <= t < t_(i+1) (steps such as a torque reversal).  The output at a communication point is the
+y(t) = y_i for t_i <= t < t_(i+1) (steps such as a torque reversal); solvers.signal.  The output at a communication point is the
 table at that time (no input, no feedthrough), so an SSP system can carry its time-varying
 inputs (clamp-force ramps, torque steps) as a component instead of master-side code.
 """
 from __future__ import annotations
 
-from bisect import bisect_right
+from solvers.signal import table_value
 
 from .base import ElementSlave
 from .variables import BOOLEAN, INTEGER, output, parameter
@@ -61,12 +61,4 @@ class Table(ElementSlave):
         return t + h
 
     def refresh_outputs(self):
-        t, times, values = self.state, self._t, self._y
-        index = bisect_right(times, t) - 1            # last point at or before t (-1: before all)
-        if index < 0:
-            self.y = values[0]
-        elif self.hold or index == len(times) - 1:
-            self.y = values[index]
-        else:
-            fraction = (t - times[index]) / (times[index + 1] - times[index])
-            self.y = values[index] + (values[index + 1] - values[index]) * fraction
+        self.y = table_value(self._t, self._y, self.hold, self.state)

@@ -175,7 +175,8 @@ def r3_spring_reference(case: int, t_grid) -> Reference:
     from . import r3
 
     breakpoint, k_1, k_2 = r3.SPRING_CASES[case]
-    j1, j2, torque = r3.J_Z, r3.J_W + r3.J_V, r3.SPRING_TORQUE
+    parts = r3.SPRING[case].components
+    j1, j2, torque = parts["z"].parameters["J"], parts["wv"].parameters["J"], parts["drive"].parameters["y_1"]
     mass = j1 * j2 / (j1 + j2)
     oscillator = PwaOscillator(mass, Characteristic((0.0, breakpoint), (k_1, k_2)))
     t_grid = np.asarray(t_grid, dtype=float)
@@ -190,19 +191,40 @@ def r3_spring_reference(case: int, t_grid) -> Reference:
                               "z.w": w_mean + j2 / (j1 + j2) * v, "wv.w": w_mean - j1 / (j1 + j2) * v})
 
 
-def fan_reference(case: str, t_grid, **overrides) -> Reference:
-    """Fan et al.'s system as the seed writes it, one set of equations (solvers.vehicle.
-    PoweredVehicle: vehicle, powertrain and the clutch as a fifth contact of the LCP),
-    sampled at ``t_grid``; signal names as in systems.fan's co-simulation."""
+def fan_model(case: str, **values):
+    """(PoweredVehicle, initial state) of a Fan et al. case from its components
+    (systems.fan: the case's .ssd with ``values`` replacing T0, T_S, ...)."""
+    from dataclasses import fields
+
     from solvers.vehicle import PoweredVehicle, PowertrainParams, VehicleParams
 
     from . import fan
 
-    c = {**fan.CASES[case], **overrides}
-    model = PoweredVehicle(VehicleParams(mu_s_road=c["mu_s_road"], mu_k_road=c["mu_k_road"]),
-                           PowertrainParams(T0=c["T0"], T_S=c["T_S"], T_C=c["T_C"], wheel=c["wheel"]))
-    w0 = 20.0 * c.get("direction", 1)
-    state = model.initial_state(0.0, 0.25 * w0, w0, w0, settle=False, w_powertrain=w0)
+    parts = {name: c.parameters for name, c in fan.components(case, **values).items()}
+    engine, clutch, vehicle = parts["engine"], parts["clutch"], parts["vehicle"]
+    if clutch.get("w_stribeck", 0.0) > 0.0:
+        raise ValueError(f"case {case} has a Stribeck clutch (w_stribeck = {clutch['w_stribeck']!r}); "
+                         "the monolithic PoweredVehicle has a Coulomb clutch only")
+    lever = clutch["r_eff"] * clutch["n_surfaces"] * fan.CLAMP_FORCE
+    powertrain = PowertrainParams(J_e=engine["J"], J_f=clutch["J_1"], J_c=clutch["J_2"],
+                                  k1=parts["input_shaft"]["k"], c1=parts["input_shaft"]["d"],
+                                  k2=parts["half_shaft"]["k"], c2=parts["half_shaft"]["d"], T0=engine["T0"],
+                                  T_S=clutch["mu_s"] * lever, T_C=clutch["mu_k"] * lever,
+                                  wheel=fan.driven_wheel(case))
+    model = PoweredVehicle(VehicleParams(**{f.name: vehicle[f.name] for f in fields(VehicleParams)
+                                            if f.name in vehicle}), powertrain)
+    state = model.initial_state(vehicle.get("x_start", 0.0), vehicle["v_start"], vehicle["w_wheel_f_start"],
+                                vehicle["w_wheel_r_start"], settle=vehicle["settle_start"],
+                                w_powertrain=engine["w_start"])
+    return model, state
+
+
+def fan_reference(case: str, t_grid, **values) -> Reference:
+    """Fan et al.'s system as the seed writes it, one set of equations (solvers.vehicle.
+    PoweredVehicle: vehicle, powertrain and the clutch as a fifth contact of the LCP),
+    with the parameters of the case's .ssd, sampled at ``t_grid``; signal names as in
+    systems.fan's co-simulation."""
+    model, state = fan_model(case, **values)
     t_grid = np.asarray(t_grid, dtype=float)
     names = ("vehicle.v", "vehicle.pitch", "vehicle.w_wheel_f", "vehicle.w_wheel_r", "engine.w", "clutch.w_1",
              "clutch.w_2", "clutch.w_slip", "vehicle.stick_f", "vehicle.stick_r", "clutch.locked")

@@ -1,6 +1,8 @@
-"""SSP 1.0 system files (SystemStructure.ssd plus the FMUs) written from a system's data.
+"""SSP 1.0 system files: the documented systems (systems/ssd/*.ssd) and .ssp archives.
 
-A system is its components (instance name -> element FMU and parameters) and its
+Every documented system is one SystemStructure.ssd in systems/ssd/ (``load_system``):
+simulation, SSP export, the monolithic references and the tests read their parameters
+from it.  A system is its components (instance name -> element FMU and parameters) and its
 connections (systems.master.Connection).  ``write_ssp`` packs them into one .ssp archive
 that SSP tools run unchanged: every component lists the connectors its connections use,
 its parameters are bound inline as the parameter set ``initialValues`` (Ecos applies it
@@ -33,12 +35,13 @@ def _q(ns, tag):
 
 
 def system_structure(name: str, components: dict[str, Component], connections: list[Connection],
-                     stop: float) -> bytes:
+                     stop: float, description: str = "") -> bytes:
     """The SystemStructure.ssd document."""
     ET.register_namespace("ssd", SSD)
     ET.register_namespace("ssc", SSC)
     ET.register_namespace("ssv", SSV)
-    root = ET.Element(_q(SSD, "SystemStructureDescription"), version="1.0", name=name)
+    root = ET.Element(_q(SSD, "SystemStructureDescription"), version="1.0", name=name,
+                      **({"description": description} if description else {}))
     system = ET.SubElement(root, _q(SSD, "System"), name=name)
     elements = ET.SubElement(system, _q(SSD, "Elements"))
     used = {inst: [] for inst in components}
@@ -71,11 +74,11 @@ def system_structure(name: str, components: dict[str, Component], connections: l
 
 
 def write_ssp(path, name: str, components: dict[str, Component], connections: list[Connection],
-              fmu_dir, stop: float) -> Path:
+              fmu_dir, stop: float, description: str = "") -> Path:
     """Write ``path`` (.ssp): the SSD and every FMU the components use."""
     path, fmu_dir = Path(path), Path(fmu_dir)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("SystemStructure.ssd", system_structure(name, components, connections, stop))
+        archive.writestr("SystemStructure.ssd", system_structure(name, components, connections, stop, description))
         for element in sorted({c.element for c in components.values()}):
             archive.write(fmu_dir / f"{element}.fmu", f"resources/{element}.fmu")
     return path
@@ -105,11 +108,32 @@ def run_system(fmu_dir, components: dict[str, Component], connections: list[Conn
             inst.free()
 
 
-def read_ssp(path) -> tuple[str, dict[str, Component], list[Connection], dict]:
-    """(name, components, connections, default experiment) of an SSP written here (or any
-    flat SSP 1.0 whose components are FMUs in resources/ with inline parameter sets)."""
-    with zipfile.ZipFile(path) as archive:
-        root = ET.fromstring(archive.read("SystemStructure.ssd"))
+@dataclass(frozen=True)
+class System:
+    """A system as its SSD describes it."""
+
+    name: str
+    description: str
+    components: dict[str, Component]
+    connections: list[Connection]
+    stop: float | None                 # DefaultExperiment stopTime (None: not given)
+
+    def at_step(self, step: float, step_mean: bool | None = None) -> dict[str, Component]:
+        """The components for a run at communication step ``step``.  A compliance with a
+        non-zero ``T_comm`` averages its torque over the coming step, so its T_comm becomes
+        ``step``; T_comm = 0 is the torque at the communication point.  ``step_mean``
+        True or False overrides the file's choice for every component that binds T_comm."""
+        def t_comm(bound: float) -> float:
+            return step if (bool(bound) if step_mean is None else step_mean) else 0.0
+
+        return {name: Component(c.element, {**c.parameters, "T_comm": t_comm(c.parameters["T_comm"])})
+                if "T_comm" in c.parameters else c for name, c in self.components.items()}
+
+
+def parse_ssd(document: bytes) -> System:
+    """The System of a flat SSP 1.0 SystemStructure.ssd whose components are FMUs in
+    resources/ with inline parameter sets (as written by :func:`system_structure`)."""
+    root = ET.fromstring(document)
     system = root.find(_q(SSD, "System"))
     components = {}
     for node in system.find(_q(SSD, "Elements")).findall(_q(SSD, "Component")):
@@ -125,8 +149,39 @@ def read_ssp(path) -> tuple[str, dict[str, Component], list[Connection], dict]:
                               c.get("endConnector"))
                    for c in system.find(_q(SSD, "Connections")).findall(_q(SSD, "Connection"))]
     experiment = root.find(_q(SSD, "DefaultExperiment"))
-    default = {} if experiment is None else {k: float(v) for k, v in experiment.attrib.items()}
-    return root.get("name"), components, connections, default
+    stop = None if experiment is None or experiment.get("stopTime") is None else float(experiment.get("stopTime"))
+    return System(root.get("name"), root.get("description", ""), components, connections, stop)
+
+
+def read_ssp(path) -> System:
+    """The System of an .ssp archive (its SystemStructure.ssd)."""
+    with zipfile.ZipFile(path) as archive:
+        return parse_ssd(archive.read("SystemStructure.ssd"))
+
+
+CATALOG = Path(__file__).with_name("ssd")
+
+
+def catalog() -> list[str]:
+    """Names of the documented systems: the .ssd files in systems/ssd/."""
+    return sorted(path.stem for path in CATALOG.glob("*.ssd"))
+
+
+def load_system(name: str) -> System:
+    """A documented system from its .ssd file in systems/ssd/ (the one description of it
+    that simulation, export, references and tests read)."""
+    path = CATALOG / f"{name}.ssd"
+    if not path.is_file():
+        raise ValueError(f"unknown system {name!r}; documented systems: {', '.join(catalog())}")
+    return parse_ssd(path.read_bytes())
+
+
+def export(name: str, path, fmu_dir, step: float = 1e-3, stop: float | None = None) -> Path:
+    """Write the documented system ``name`` as an .ssp archive for a run at ``step`` (the
+    T_comm of its step-mean compliances): its .ssd, with the FMUs of ``fmu_dir``."""
+    system = load_system(name)
+    return write_ssp(path, system.name, system.at_step(step), system.connections, fmu_dir,
+                     system.stop if stop is None else stop, system.description)
 
 
 def simulate(path, step: float, record: list[str], stop: float | None = None, progress: bool = False,
@@ -135,12 +190,12 @@ def simulate(path, step: float, record: list[str], stop: float | None = None, pr
     connections; ``stop`` defaults to the file's DefaultExperiment."""
     import tempfile
 
-    _, components, connections, default = read_ssp(path)
-    stop = default.get("stopTime") if stop is None else stop
+    system = read_ssp(path)
+    stop = system.stop if stop is None else stop
     if stop is None:
         raise ValueError(f"{path} has no DefaultExperiment stopTime: give stop")
     with tempfile.TemporaryDirectory(prefix="ssp_") as folder, zipfile.ZipFile(path) as archive:
-        for element in {c.element for c in components.values()}:
+        for element in {c.element for c in system.components.values()}:
             archive.extract(f"resources/{element}.fmu", folder)
-        return run_system(Path(folder) / "resources", components, connections, stop, step, record, progress,
-                          iterations)
+        return run_system(Path(folder) / "resources", system.components, system.connections, stop, step, record,
+                          progress, iterations)

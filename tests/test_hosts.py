@@ -216,10 +216,10 @@ def test_f1_ssp_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_path, ecos_host):
     this small step (at 1 ms both diverge alike), which the README states."""
     from fmpy.ssp.simulation import simulate_ssp
 
-    from systems import fan
+    from systems import fan, ssp as systems_ssp
 
     step, stop = 1e-4, 0.05
-    ssp = fan.export_ssp(tmp_path / "f1.ssp", fmu_dir, "F1", step=step, stop=stop)
+    ssp = systems_ssp.export("fan_F1", tmp_path / "f1.ssp", fmu_dir, step=step, stop=stop)
     host = ecos_host
     names = ["vehicle::w_wheel_f", "vehicle::phi_wheel_f", "clutch::w_2", "engine::w"]   # connected outputs
     n_steps = int(round(stop / step))
@@ -242,10 +242,10 @@ def test_z3_ssp_with_its_input_tables_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_p
     simulate_ssp give identical results, and the tables' values reach the clutch."""
     from fmpy.ssp.simulation import simulate_ssp
 
-    from systems import z3
+    from systems import ssp as systems_ssp, z3
 
     step, stop = 1e-3, 0.3
-    ssp = z3.export_ssp(tmp_path / "z3.ssp", fmu_dir, step=step, stop=stop)
+    ssp = systems_ssp.export("z3", tmp_path / "z3.ssp", fmu_dir, step=step, stop=stop)
     names = ["clutch::w_1", "clutch::w_3", "vehicle::w", "clamp_a::y"]
     n_steps = int(round(stop / step))
     done = subprocess.run([str(ecos_host), ssp.name, str(step), str(n_steps), *names], cwd=tmp_path,
@@ -270,10 +270,10 @@ def test_ssp_file_drives_the_same_simulation(fmu_dir, tmp_path):
     exactly the co-simulation of systems.z3 (same components, parameters, connections)."""
     from systems import ssp, z3
 
-    path = z3.export_ssp(tmp_path / "z3.ssp", fmu_dir, step=1e-3, stop=0.5)
-    name, components, connections, default = ssp.read_ssp(path)
-    assert name == "z3" and components == z3.components(1e-3) and connections == z3.CONNECTIONS
-    assert default["stopTime"] == 0.5
+    path = ssp.export("z3", tmp_path / "z3.ssp", fmu_dir, step=1e-3, stop=0.5)
+    system = ssp.read_ssp(path)
+    assert system.name == "z3" and system.components == z3.components(1e-3)
+    assert system.connections == z3.CONNECTIONS and system.stop == 0.5
     keys = ["clutch.w_1", "clutch.w_2", "vehicle.w", "clutch.tau_fric_a"]
     from_file = ssp.simulate(path, 1e-3, keys)
     direct = z3.simulate(fmu_dir, step=1e-3, stop=0.5)
@@ -286,7 +286,7 @@ def test_r3_clearance_ssp_drives_the_same_simulation(fmu_dir, tmp_path):
     from the file equals systems.r3's co-simulation exactly over the reversal."""
     from systems import r3, ssp
 
-    path = r3.export_clearance_ssp(tmp_path / "r3.ssp", fmu_dir, 1, step=1e-3, stop=1.2)
+    path = ssp.export("r3_clearance_1", tmp_path / "r3.ssp", fmu_dir, step=1e-3, stop=1.2)
     keys = ["mesh.w_1", "mesh.w_2", "vehicle.w", "mesh.phi_rel"]
     from_file = ssp.simulate(path, 1e-3, keys)
     direct = r3.simulate_clearance(fmu_dir, 1, stop=1.2)

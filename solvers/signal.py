@@ -1,0 +1,26 @@
+"""Piecewise-linear (or staircase) signals of time: the law of the Table element.
+
+    y(t) = y_i + (y_(i+1) - y_i) (t - t_i) / (t_(i+1) - t_i)   for t_i <= t <= t_(i+1)
+held at y_1 before t_1 and at y_n after t_n; with ``hold`` a staircase instead,
+y(t) = y_i for t_i <= t < t_(i+1).
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+
+
+def table_value(times, values, hold: bool, t: float) -> float:
+    """The table (strictly increasing ``times``, same-length ``values``) at time ``t``."""
+    index = bisect_right(times, t) - 1            # last point at or before t (-1: before all)
+    if index < 0:
+        return values[0]
+    if hold or index == len(times) - 1:
+        return values[index]
+    fraction = (t - times[index]) / (times[index + 1] - times[index])
+    return values[index] + (values[index + 1] - values[index]) * fraction
+
+
+def table_points(parameters: dict) -> tuple[list[float], list[float]]:
+    """(times, values) of a Table element's parameters (n_points, t_i, y_i)."""
+    n = int(parameters["n_points"])
+    return ([parameters[f"t_{i}"] for i in range(1, n + 1)], [parameters[f"y_{i}"] for i in range(1, n + 1)])
