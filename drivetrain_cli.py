@@ -54,11 +54,13 @@ def _family(system: str) -> tuple[str, str]:
     return family, system[len(family) + 1:]
 
 
-def _simulate(system: str, fmu_dir: Path, step: float, step_mean: bool | None = None, progress: bool = True):
-    """Co-simulate a documented system at ``step`` over its DefaultExperiment."""
+def _simulate(system: str, fmu_dir: Path, step: float | None, step_mean: bool | None = None,
+              progress: bool = True):
+    """Co-simulate a documented system at ``step`` (None: its own) over its DefaultExperiment."""
     from systems import fan, r3, z3
 
     family, case = _family(system)
+    step = load_system(system).step if step is None else step
     if family == "z3":
         return z3.simulate(fmu_dir, step=step, progress=progress, step_mean=True if step_mean is None else step_mean)
     if family == "fan":
@@ -229,7 +231,7 @@ def main(argv=None) -> int:
     build.add_argument("--out", type=Path, default=build_fmus.DEFAULT_OUT)
     run = sub.add_parser("run", help="build the FMUs and co-simulate a documented system")
     run.add_argument("system", choices=catalog(), help="a documented system (drivetrain-fmu list)")
-    run.add_argument("--step", type=float, default=1e-3, help="communication step [s]")
+    run.add_argument("--step", type=float, help="communication step [s] (default: the system's)")
     run.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     run.add_argument("--out", type=Path, default=Path("results"))
     compare = sub.add_parser("compare", help="compare the PWA discretisation methods (no FMU)")
@@ -243,7 +245,7 @@ def main(argv=None) -> int:
     report.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     export = sub.add_parser("export", help="write a documented system as an SSP file")
     export.add_argument("system", choices=catalog(), help="a documented system (drivetrain-fmu list)")
-    export.add_argument("--step", type=float, default=1e-3, help="step the SSP is meant to run at [s]")
+    export.add_argument("--step", type=float, help="step the SSP is meant to run at [s] (default: the system's)")
     export.add_argument("--stop", type=float, help="stop time [s] (default: the system's)")
     export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     export.add_argument("--out", type=Path, default=Path("results"))
@@ -303,9 +305,9 @@ def main(argv=None) -> int:
         build_fmus.build_all(args.fmus)
         args.out.mkdir(parents=True, exist_ok=True)
         path = ssp.export(args.system, args.out / f"{args.system}.ssp", args.fmus, args.step, args.stop)
-        stop = _or(args.stop, load_system(args.system).stop)
-        print(f"wrote {path}: run it at a step of {args.step:g} s (its step-mean compliances' T_comm), e.g. "
-              f"ecos simulate --path {path} --stepSize {args.step:g} --stopTime {stop:g} "
+        stop, step = _or(args.stop, load_system(args.system).stop), _or(args.step, load_system(args.system).step)
+        print(f"wrote {path}: run it at a step of {step:g} s (its step-mean compliances' T_comm), e.g. "
+              f"ecos simulate --path {path} --stepSize {step:g} --stopTime {stop:g} "
               "--parameterSet initialValues")
     elif args.command == "report":
         build_fmus.build_all(args.fmus)

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from .friction import Mode, StepError, check_step
+from .friction import InterfaceLaw, Mode, StepError, check_step
 from .lcp import lemke
 from .ode import integrate
 
@@ -257,7 +257,9 @@ class PlanarVehicle:
         Q[8] += tau_r
         return Q, normal
 
-    def capacities(self, normal, static=True):
+    def capacities(self, normal, static=True, qd=None):
+        """Static (or, with ``static`` false, sliding) force bounds of the contacts;
+        ``qd`` gives speed-dependent sliding levels (PoweredVehicle's Stribeck clutch)."""
         mu = self.p.mu_s_road if static else self.p.mu_k_road
         return (mu * normal[0], self.p.delta_roll * normal[0], mu * normal[1], self.p.delta_roll * normal[1])
 
@@ -268,7 +270,7 @@ class PlanarVehicle:
         if key == self._cache_key:
             return self._cache_value
         Q, normal = self.applied(q, qd, tau_f, tau_r)
-        kinetic = self.capacities(normal, static=False)
+        kinetic = self.capacities(normal, static=False, qd=qd)
         tangential = [0.0] * len(modes)
         for j, mode in enumerate(modes):
             if mode in (Mode.FORWARD, Mode.BACKWARD):
@@ -418,8 +420,9 @@ class PlanarVehicle:
 @dataclass(frozen=True)
 class PowertrainParams:
     """Fan et al. Fig. 2: engine J_e --(k1, c1)-- flywheel J_f ==clutch== disc and
-    transmission J_c --(k2, c2)-- driven wheel; constant engine torque T0; Coulomb clutch
-    with static T_S and sliding T_C.  ``wheel`` is 'f' or 'r'."""
+    transmission J_c --(k2, c2)-- driven wheel; constant engine torque T0; clutch with
+    static T_S and sliding T_C, with the Stribeck drop of Biagiotti-Zanasi eq. 2 from T_S to
+    T_C over the slip speed w_stribeck (0: Coulomb, sliding at T_C).  ``wheel`` is 'f' or 'r'."""
 
     J_e: float = 0.6
     J_f: float = 0.2
@@ -432,6 +435,8 @@ class PowertrainParams:
     T_S: float = 5000.0
     T_C: float = 5000.0
     wheel: str = "f"
+    w_stribeck: float = 0.0
+    alpha_stribeck: float = 1.0
 
 
 class PoweredVehicle(PlanarVehicle):
@@ -445,6 +450,8 @@ class PoweredVehicle(PlanarVehicle):
     def __init__(self, params: VehicleParams, powertrain: PowertrainParams):
         super().__init__(params)
         self.pt = pt = powertrain
+        # the clutch's sliding level (eq. 2; capacities T_S, T_C are given directly)
+        self.clutch_law = InterfaceLaw(w_stribeck=pt.w_stribeck, alpha_stribeck=pt.alpha_stribeck)
         self.mass = np.concatenate([self.mass, [pt.J_c, pt.J_f, pt.J_e]])
         self.inv_mass = 1.0 / self.mass
         self.W = np.hstack([self.W, np.zeros((12, 1))])   # the base class sized W for 12 coordinates
@@ -467,8 +474,15 @@ class PoweredVehicle(PlanarVehicle):
         Q[w] += half_shaft
         return Q, normal
 
-    def capacities(self, normal, static=True):
-        return super().capacities(normal, static) + ((self.pt.T_S if static else self.pt.T_C),)
+    def capacities(self, normal, static=True, qd=None):
+        pt = self.pt
+        if static:
+            clutch = pt.T_S
+        elif qd is None:
+            clutch = pt.T_C
+        else:      # sliding level of eq. 2 at the clutch slip th_f' - th_c'
+            clutch = self.clutch_law.slipping_torque(qd[10] - qd[9], 1, pt.T_S, pt.T_C)
+        return super().capacities(normal, static) + (clutch,)
 
     def snap(self, qd, contacts):
         corrected = super().snap(qd, contacts)

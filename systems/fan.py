@@ -61,13 +61,14 @@ def case_values(case: str) -> dict:
                 mu_s_road=parts["vehicle"]["mu_s_road"], mu_k_road=parts["vehicle"]["mu_k_road"])
 
 
-def components(case: str = "F1", step: float = 1e-3, step_mean: bool = True, **values) -> dict[str, Component]:
-    """The case's components for a run at ``step``, with case values (T0, T_S, T_C,
-    mu_s_road, mu_k_road) replaced by ``values``."""
+def components(case: str = "F1", step: float | None = None, step_mean: bool = True,
+               **values) -> dict[str, Component]:
+    """The case's components for a run at ``step`` (default: the case's), with case values
+    (T0, T_S, T_C, mu_s_road, mu_k_road) replaced by ``values``."""
     unknown = set(values) - set(CASE_VALUES)
     if unknown:
         raise ValueError(f"unknown case values {sorted(unknown)}; known: {list(CASE_VALUES)}")
-    parts = system(case).at_step(step, step_mean)
+    parts = system(case).at_step(system(case).step if step is None else step, step_mean)
     changes = {"engine": {}, "clutch": {}, "vehicle": {}}
     lever = _lever(parts["clutch"].parameters)
     for name, value in values.items():
@@ -84,11 +85,12 @@ def connections(case: str = "F1") -> list[Connection]:
     return system(case).connections
 
 
-def simulate(fmu_dir, case: str = "F1", step: float = 1e-3, stop: float | None = None, progress: bool = False,
-             iterations: int = 0, step_mean: bool = True, **values) -> Result:
-    """Co-simulate a case (``stop`` defaults to its file's); ``iterations`` > 0 repeats each
-    step from saved FMU states (systems.master.run), ``step_mean`` = False samples the
-    shaft torques (T_comm = 0)."""
+def simulate(fmu_dir, case: str = "F1", step: float | None = None, stop: float | None = None,
+             progress: bool = False, iterations: int = 0, step_mean: bool = True, **values) -> Result:
+    """Co-simulate a case (``step`` and ``stop`` default to its file's); ``iterations`` > 0
+    repeats each step from saved FMU states (systems.master.run), ``step_mean`` = False
+    samples the shaft torques (T_comm = 0)."""
+    step = system(case).step if step is None else step
     stop = system(case).stop if stop is None else stop
     return run_system(fmu_dir, components(case, step, step_mean, **values), connections(case), stop, step, RECORD,
                       progress, iterations)

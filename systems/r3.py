@@ -43,27 +43,29 @@ CLEARANCE_RECORD = ["mesh.phi_rel", "mesh.contact", "mesh.n_impacts", "mesh.w_1"
                     "vehicle.w", "shaft.tau_2"]
 
 
-def spring_components(case: int, step: float = 1e-3, step_mean: bool = False):
+def spring_components(case: int, step: float | None = None, step_mean: bool = False):
     """The nonlinear-spring system for a run at ``step``; ``step_mean`` gives the spring
     T_comm = step (the file samples the torque at the point)."""
-    return SPRING[case].at_step(step, step_mean)
+    return SPRING[case].at_step(SPRING[case].step if step is None else step, step_mean)
 
 
-def simulate_spring(fmu_dir, case: int, step: float = 1e-3, stop: float | None = None, progress: bool = False,
-                    step_mean: bool = False) -> Result:
+def simulate_spring(fmu_dir, case: int, step: float | None = None, stop: float | None = None,
+                    progress: bool = False, step_mean: bool = False) -> Result:
+    step = SPRING[case].step if step is None else step
     stop = SPRING[case].stop if stop is None else stop
     return run_system(fmu_dir, spring_components(case, step, step_mean), SPRING[case].connections, stop, step,
                       SPRING_RECORD, progress)
 
 
 
-def clearance_components(case: int, step: float = 1e-3):
+def clearance_components(case: int, step: float | None = None):
     """The clearance system for a run at ``step`` (its shaft's T_comm = step)."""
-    return CLEARANCE[case].at_step(step)
+    return CLEARANCE[case].at_step(CLEARANCE[case].step if step is None else step)
 
 
-def simulate_clearance(fmu_dir, case: int, step: float = 1e-3, stop: float | None = None,
+def simulate_clearance(fmu_dir, case: int, step: float | None = None, stop: float | None = None,
                        progress: bool = False) -> Result:
+    step = CLEARANCE[case].step if step is None else step
     stop = CLEARANCE[case].stop if stop is None else stop
     return run_system(fmu_dir, clearance_components(case, step), CLEARANCE[case].connections, stop, step,
                       CLEARANCE_RECORD, progress)

@@ -202,15 +202,13 @@ def fan_model(case: str, **values):
 
     parts = {name: c.parameters for name, c in fan.components(case, **values).items()}
     engine, clutch, vehicle = parts["engine"], parts["clutch"], parts["vehicle"]
-    if clutch.get("w_stribeck", 0.0) > 0.0:
-        raise ValueError(f"case {case} has a Stribeck clutch (w_stribeck = {clutch['w_stribeck']!r}); "
-                         "the monolithic PoweredVehicle has a Coulomb clutch only")
     lever = clutch["r_eff"] * clutch["n_surfaces"] * fan.CLAMP_FORCE
     powertrain = PowertrainParams(J_e=engine["J"], J_f=clutch["J_1"], J_c=clutch["J_2"],
                                   k1=parts["input_shaft"]["k"], c1=parts["input_shaft"]["d"],
                                   k2=parts["half_shaft"]["k"], c2=parts["half_shaft"]["d"], T0=engine["T0"],
                                   T_S=clutch["mu_s"] * lever, T_C=clutch["mu_k"] * lever,
-                                  wheel=fan.driven_wheel(case))
+                                  wheel=fan.driven_wheel(case), w_stribeck=clutch.get("w_stribeck", 0.0),
+                                  alpha_stribeck=clutch.get("alpha_stribeck", 1.0))
     model = PoweredVehicle(VehicleParams(**{f.name: vehicle[f.name] for f in fields(VehicleParams)
                                             if f.name in vehicle}), powertrain)
     state = model.initial_state(vehicle.get("x_start", 0.0), vehicle["v_start"], vehicle["w_wheel_f_start"],

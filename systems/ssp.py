@@ -21,6 +21,10 @@ from .master import Connection
 SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
 SSV = "http://ssp-standard.org/SSP1/SystemStructureParameterValues"
+#: DefaultExperiment annotation carrying the communication step a system is meant to run at
+#: (SSP 1.0 has no step size; tools ignore annotations they do not know)
+STEP_ANNOTATION = "org.drivetrain-fmu.step"
+STEP_NS = "urn:drivetrain-fmu:ssp"
 PARAMETER_SET = "initialValues"
 
 
@@ -35,7 +39,7 @@ def _q(ns, tag):
 
 
 def system_structure(name: str, components: dict[str, Component], connections: list[Connection],
-                     stop: float, description: str = "") -> bytes:
+                     stop: float, description: str = "", step: float | None = None) -> bytes:
     """The SystemStructure.ssd document."""
     ET.register_namespace("ssd", SSD)
     ET.register_namespace("ssc", SSC)
@@ -68,17 +72,23 @@ def system_structure(name: str, components: dict[str, Component], connections: l
     for c in connections:
         ET.SubElement(links, _q(SSD, "Connection"), startElement=c.source, startConnector=c.output,
                       endElement=c.target, endConnector=c.input)
-    ET.SubElement(root, _q(SSD, "DefaultExperiment"), startTime="0", stopTime=repr(float(stop)))
+    experiment = ET.SubElement(root, _q(SSD, "DefaultExperiment"), startTime="0", stopTime=repr(float(stop)))
+    if step is not None:
+        ET.register_namespace("dt", STEP_NS)
+        annotation = ET.SubElement(ET.SubElement(experiment, _q(SSD, "Annotations")), _q(SSC, "Annotation"),
+                                   type=STEP_ANNOTATION)
+        ET.SubElement(annotation, _q(STEP_NS, "Step"), size=repr(float(step)))
     ET.indent(root)
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8")
 
 
 def write_ssp(path, name: str, components: dict[str, Component], connections: list[Connection],
-              fmu_dir, stop: float, description: str = "") -> Path:
+              fmu_dir, stop: float, description: str = "", step: float | None = None) -> Path:
     """Write ``path`` (.ssp): the SSD and every FMU the components use."""
     path, fmu_dir = Path(path), Path(fmu_dir)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("SystemStructure.ssd", system_structure(name, components, connections, stop, description))
+        archive.writestr("SystemStructure.ssd", system_structure(name, components, connections, stop, description,
+                                                                step))
         for element in sorted({c.element for c in components.values()}):
             archive.write(fmu_dir / f"{element}.fmu", f"resources/{element}.fmu")
     return path
@@ -117,6 +127,7 @@ class System:
     components: dict[str, Component]
     connections: list[Connection]
     stop: float | None                 # DefaultExperiment stopTime (None: not given)
+    step: float | None = None          # the communication step it is meant to run at (annotation)
 
     def at_step(self, step: float, step_mean: bool | None = None) -> dict[str, Component]:
         """The components for a run at communication step ``step``.  A compliance with a
@@ -150,7 +161,10 @@ def parse_ssd(document: bytes) -> System:
                    for c in system.find(_q(SSD, "Connections")).findall(_q(SSD, "Connection"))]
     experiment = root.find(_q(SSD, "DefaultExperiment"))
     stop = None if experiment is None or experiment.get("stopTime") is None else float(experiment.get("stopTime"))
-    return System(root.get("name"), root.get("description", ""), components, connections, stop)
+    step = None if experiment is None else experiment.find(
+        f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}[@type='{STEP_ANNOTATION}']/{_q(STEP_NS, 'Step')}")
+    return System(root.get("name"), root.get("description", ""), components, connections, stop,
+                  None if step is None else float(step.get("size")))
 
 
 def read_ssp(path) -> System:
@@ -176,12 +190,14 @@ def load_system(name: str) -> System:
     return parse_ssd(path.read_bytes())
 
 
-def export(name: str, path, fmu_dir, step: float = 1e-3, stop: float | None = None) -> Path:
+def export(name: str, path, fmu_dir, step: float | None = None, stop: float | None = None) -> Path:
     """Write the documented system ``name`` as an .ssp archive for a run at ``step`` (the
-    T_comm of its step-mean compliances): its .ssd, with the FMUs of ``fmu_dir``."""
+    T_comm of its step-mean compliances; default: the system's step): its .ssd, with the
+    FMUs of ``fmu_dir``."""
     system = load_system(name)
+    step = system.step if step is None else step
     return write_ssp(path, system.name, system.at_step(step), system.connections, fmu_dir,
-                     system.stop if stop is None else stop, system.description)
+                     system.stop if stop is None else stop, system.description, step)
 
 
 def simulate(path, step: float, record: list[str], stop: float | None = None, progress: bool = False,

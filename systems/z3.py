@@ -41,12 +41,12 @@ def clamp_forces(t: float) -> tuple[float, float]:
     return tuple(table_value(times, values, hold, t) for times, values, hold in _CLAMPS)
 
 
-def components(step: float = 1e-3, step_mean: bool = True):
+def components(step: float = SYSTEM.step, step_mean: bool = True):
     """The components for a run at ``step``; ``step_mean`` gives the shafts T_comm = step."""
     return SYSTEM.at_step(step, step_mean)
 
 
-def simulate(fmu_dir, step: float = 1e-3, stop: float = STOP, progress: bool = False,
+def simulate(fmu_dir, step: float = SYSTEM.step, stop: float = STOP, progress: bool = False,
              step_mean: bool = True, iterations: int = 0) -> Result:
     """Co-simulate Z3.  ``step_mean`` sets the shafts' T_comm to the step: their torque is
     the mean over the coming step (systems.reference measures the gain: at 1 ms the

@@ -37,8 +37,10 @@ def test_system_file_is_valid_ssp_1_0(name):
 
 @pytest.mark.parametrize("name", catalog())
 def test_parameters_are_declared_and_within_range(name):
+    """...and the step-mean compliances average over the system's own step (T_comm = step)."""
     system = load_system(name)
-    assert system.stop and system.stop > 0.0
+    assert system.stop > 0.0 and 0.0 < system.step <= system.stop
+    assert {c.parameters["T_comm"] for c in system.components.values() if c.parameters.get("T_comm")} <= {system.step}
     for instance, component in system.components.items():
         assert component.element in VARIABLES, f"{instance}: unknown element {component.element}"
         declared = VARIABLES[component.element]
