@@ -227,7 +227,14 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     plans = [(_grouped(instances, [f"{c.source}.{c.output}" for c in stage]),
               _grouped(instances, [f"{c.target}.{c.input}" for c in stage], write=True), len(stage))
              for stage in stages]
-    recorders = _grouped(instances, record, ("Real", "Boolean", "Integer"))
+    # a recorded output that a connection moves is taken from the exchange's buffer
+    moved_at = {f"{c.source}.{c.output}": (stage, i) for stage, links in enumerate(stages)
+                for i, c in enumerate(links)}
+    copied = [(pos, *moved_at[key]) for pos, key in enumerate(record) if key in moved_at]
+    fetched = [pos for pos, key in enumerate(record) if key not in moved_at]
+    recorders = [(get, np.array(fetched)[positions])
+                 for get, positions in _grouped(instances, [record[pos] for pos in fetched],
+                                                ("Real", "Boolean", "Integer"))]
     values = np.empty((n_steps + 1, len(record)))
     slaves = list(instances.values())
 
@@ -279,6 +286,8 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
         row = values[n]
         for get, positions in recorders:
             row[positions] = get()
+        for pos, stage, i in copied:
+            row[pos] = start_values[stage][i]
         if n == n_steps:
             break
         saved = [inst.call("getFMUstate") for inst in slaves] if iterations else None
