@@ -235,7 +235,7 @@ class FrictionChain:
 
     def kinetic_energy(self, w_mean: float, s) -> float:
         """0.5 W^T J W = 0.5 J_tot w_mean^2 + 0.5 s^T M^-1 s (T^T J T is block-diagonal)."""
-        relative = sum(si * sum(r * sj for r, sj in zip(row, s)) for si, row in zip(s, self._m_inv_list))
+        relative = sum(map(mul, s, [sum(map(mul, row, s)) for row in self._m_inv_list]))
         return 0.5 * self.j_total * w_mean**2 + 0.5 * relative
 
     # ------------------------------------------------------------------ friction
@@ -293,7 +293,7 @@ class FrictionChain:
             consistent = True
             for j, a in zip(zero, assignment):
                 if a != Mode.STUCK:
-                    accel = g[j] - sum(mm[j][i] * trial[i] for i in range(m))
+                    accel = g[j] - sum(map(mul, mm[j], trial))
                     if a * accel <= 0.0:
                         consistent = False
                         break
@@ -371,7 +371,7 @@ class FrictionChain:
         # Energy balance with constant torques: dissipated = work of F - change of KE.
         dq = [a - b for a, b in zip(q, state.q)]
         d_theta = theta - state.theta_mean
-        work = sum(f * (d_theta + sum(k * x for k, x in zip(row, dq))) for f, row in zip(torques, self._k_list))
+        work = sum(map(mul, torques, [d_theta + sum(map(mul, row, dq)) for row in self._k_list]))
         e_loss = state.e_loss + work - (self.kinetic_energy(w_mean, s) - ke_start)
         new_state = ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
         return StepResult(new_state, len(event_times), tuple(event_times))
@@ -388,8 +388,7 @@ class FrictionChain:
         return True
 
     def _slip_acceleration(self, j, tau, g):
-        row = self._m_list[j]
-        return g[j] - sum(row[i] * tau[i] for i in range(self.n - 1))
+        return g[j] - sum(map(mul, self._m_list[j], tau))
 
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
