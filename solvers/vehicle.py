@@ -44,6 +44,7 @@ import numpy as np
 from .friction import InterfaceLaw, Mode, StepError, check_step
 from .lcp import lemke
 from .ode import integrate
+from .rigid import engine_torque
 
 GRAVITY = 9.81
 CONTACTS = ("slip_f", "roll_f", "slip_r", "roll_r")
@@ -225,8 +226,9 @@ class PlanarVehicle:
             gamma[i] = -rest - self.p.alpha_bg * phi_dot - self.p.beta_bg * phi[i]
         return phi, jac, gamma
 
-    def applied(self, q, qd, tau_f, tau_r):
-        """Smooth generalized forces Q (gravity, suspension, tires, drive) and F_N."""
+    def applied(self, q, qd, tau_f, tau_r, t=0.0):
+        """Smooth generalized forces Q (gravity, suspension, tires, drive) and F_N at time
+        ``t`` (the body's forces do not depend on it; PoweredVehicle's engine torque does)."""
         p = self.p
         Q = np.zeros(self.N_COORDINATES)
         Q[1] = -p.m_body * GRAVITY
@@ -264,12 +266,12 @@ class PlanarVehicle:
         return (mu * normal[0], self.p.delta_roll * normal[0], mu * normal[1], self.p.delta_roll * normal[1])
 
     # ----------------------------------------------------------------- dynamics
-    def forces(self, q, qd, tau_f, tau_r, modes) -> Forces:
-        """Accelerations and contact forces for fixed contact modes."""
-        key = (q.tobytes(), qd.tobytes(), tau_f, tau_r, modes)
+    def forces(self, q, qd, tau_f, tau_r, modes, t=0.0) -> Forces:
+        """Accelerations and contact forces for fixed contact modes at time ``t``."""
+        key = (q.tobytes(), qd.tobytes(), tau_f, tau_r, modes, t)
         if key == self._cache_key:
             return self._cache_value
-        Q, normal = self.applied(q, qd, tau_f, tau_r)
+        Q, normal = self.applied(q, qd, tau_f, tau_r, t)
         kinetic = self.capacities(normal, static=False, qd=qd)
         tangential = [0.0] * len(modes)
         for j, mode in enumerate(modes):
@@ -291,13 +293,13 @@ class PlanarVehicle:
         self._cache_key, self._cache_value = key, result
         return result
 
-    def resolve(self, q, qd, tau_f, tau_r, modes, candidates):
+    def resolve(self, q, qd, tau_f, tau_r, modes, candidates, t=0.0):
         """New modes: the contacts in ``candidates`` (at zero relative speed) are decided
         together by the LCP of eq. 31; the others keep their mode."""
         if not candidates:
             return tuple(modes)
         base = tuple(Mode.FREE if j in candidates else m for j, m in enumerate(modes))
-        free = self.forces(q, qd, tau_f, tau_r, base)   # candidate forces zero (FREE: no force)
+        free = self.forces(q, qd, tau_f, tau_r, base, t)   # candidate forces zero (FREE: no force)
         new = list(modes)
         for j in [j for j in candidates if free.capacity[j] <= 0.0]:
             new[j] = Mode.FREE          # no normal force: no friction until the next step or event
@@ -340,8 +342,8 @@ class PlanarVehicle:
                 corrected[k] = self.p.R * corrected[k + 2]
         return corrected
 
-    def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float) -> VehicleStep:
-        """Advance by h with the drive torques held (event-driven, section 3)."""
+    def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float, t0: float = 0.0) -> VehicleStep:
+        """Advance by h from time ``t0`` with the drive torques held (event-driven, section 3)."""
         check_step(h, tau_wheel_f=tau_f, tau_wheel_r=tau_r)
         y = np.concatenate([state.q, state.qd])
         n = self.N_COORDINATES
@@ -353,18 +355,19 @@ class PlanarVehicle:
                       for j, m in enumerate(modes))
         held = [j for j, m in enumerate(modes) if m in (Mode.STUCK, Mode.FREE)]
         y[n:] = self.snap(y[n:], held)
-        if Mode.FREE in modes or not self.holds(y[:n], y[n:], tau_f, tau_r, modes):   # new inputs: re-decide
-            modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, held)
+        if Mode.FREE in modes or not self.holds(y[:n], y[n:], tau_f, tau_r, modes, t0):   # new inputs: re-decide
+            modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, held, t0)
         while True:
             def rhs(_t, yy, modes=modes):
-                return np.concatenate([yy[n:], self.forces(yy[:n], yy[n:], tau_f, tau_r, modes).qdd])
+                return np.concatenate([yy[n:], self.forces(yy[:n], yy[n:], tau_f, tau_r, modes, t0 + _t).qdd])
 
             event_functions = []
             for j, mode in enumerate(modes):
                 if mode in (Mode.FORWARD, Mode.BACKWARD):
                     event_functions.append(lambda _t, yy, j=j, s=int(mode): s * (self.W[:, j] @ yy[n:]))
                 else:
-                    event_functions.append(lambda _t, yy, j=j, modes=modes: self._margin(yy, j, tau_f, tau_r, modes))
+                    event_functions.append(lambda _t, yy, j=j, modes=modes:
+                                           self._margin(yy, j, tau_f, tau_r, modes, t0 + _t))
             result = integrate(rhs, t, y, h, event_functions, rtol=1e-9, atol=1e-11, first_step=h - t)
             y, t = np.array(result.y, dtype=float), result.t
             if result.event is None:
@@ -374,28 +377,28 @@ class PlanarVehicle:
             candidates = sorted({i for i, m in enumerate(modes) if m == Mode.STUCK} | {j})
             y[n:] = self.snap(y[n:], candidates)
             before = modes
-            modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, candidates)
+            modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, candidates, t0 + t)
             if before[j] == Mode.STUCK and modes[j] == Mode.STUCK:
                 # the force reached its capacity and the LCP holds it exactly there (a
                 # degenerate solution: zero relative acceleration at the limit): it breaks
                 # away in the direction friction was resisting, else it would re-trigger
                 # the same event at the same instant
-                force = self.forces(y[:n], y[n:], tau_f, tau_r, modes).tangential[j]
+                force = self.forces(y[:n], y[n:], tau_f, tau_r, modes, t0 + t).tangential[j]
                 breakaway = Mode.BACKWARD if force > 0.0 else Mode.FORWARD
                 modes = tuple(breakaway if i == j else m for i, m in enumerate(modes))
             if len(events) > MAX_EVENTS_PER_STEP:
                 raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step")
         return VehicleStep(VehicleState(tuple(y[:n]), tuple(y[n:]), modes), len(events), tuple(events))
 
-    def holds(self, q, qd, tau_f, tau_r, modes):
+    def holds(self, q, qd, tau_f, tau_r, modes, t=0.0):
         """True when every stuck contact's force is within its capacity: then the stuck
         set is a solution of the LCP as it stands and need not be re-solved."""
-        f = self.forces(q, qd, tau_f, tau_r, modes)
+        f = self.forces(q, qd, tau_f, tau_r, modes, t)
         return all(abs(f.tangential[j]) <= f.capacity[j] for j, m in enumerate(modes) if m == Mode.STUCK)
 
-    def _margin(self, yy, j, tau_f, tau_r, modes):
+    def _margin(self, yy, j, tau_f, tau_r, modes, t):
         n = self.N_COORDINATES
-        f = self.forces(yy[:n], yy[n:], tau_f, tau_r, modes)
+        f = self.forces(yy[:n], yy[n:], tau_f, tau_r, modes, t)
         return f.capacity[j] - abs(f.tangential[j])
 
     # ----------------------------------------------------------------- outputs
@@ -420,7 +423,8 @@ class PlanarVehicle:
 @dataclass(frozen=True)
 class PowertrainParams:
     """Fan et al. Fig. 2: engine J_e --(k1, c1)-- flywheel J_f ==clutch== disc and
-    transmission J_c --(k2, c2)-- driven wheel; constant engine torque T0; clutch with
+    transmission J_c --(k2, c2)-- driven wheel; engine torque T0 (1 + h2 sin(2 w_e t) +
+    h4 sin(4 w_e t)) (seed, after [44]; h2 = h4 = 0: constant); clutch with
     static T_S and sliding T_C, with the Stribeck drop of Biagiotti-Zanasi eq. 2 from T_S to
     T_C over the slip speed w_stribeck (0: Coulomb, sliding at T_C).  ``wheel`` is 'f' or 'r'."""
 
@@ -437,6 +441,8 @@ class PowertrainParams:
     wheel: str = "f"
     w_stribeck: float = 0.0
     alpha_stribeck: float = 1.0
+    h2: float = 0.0
+    h4: float = 0.0
 
 
 class PoweredVehicle(PlanarVehicle):
@@ -463,12 +469,12 @@ class PoweredVehicle(PlanarVehicle):
         qd = np.array(qd + [w_powertrain] * 3)
         return VehicleState(tuple(q + [0.0, 0.0, 0.0]), tuple(qd), self._sliding_modes(qd))
 
-    def applied(self, q, qd, tau_f, tau_r):
+    def applied(self, q, qd, tau_f, tau_r, t=0.0):
         Q, normal = super().applied(q, qd, 0.0, 0.0)
         pt, w = self.pt, self.wheel_index
         input_shaft = pt.k1 * (q[11] - q[10]) + pt.c1 * (qd[11] - qd[10])
         half_shaft = pt.k2 * (q[9] - q[w]) + pt.c2 * (qd[9] - qd[w])
-        Q[11] += pt.T0 - input_shaft
+        Q[11] += engine_torque(t, qd[11], pt.T0, pt.h2, pt.h4) - input_shaft
         Q[10] += input_shaft
         Q[9] -= half_shaft
         Q[w] += half_shaft

@@ -206,6 +206,7 @@ def fan_model(case: str, **values):
     powertrain = PowertrainParams(J_e=engine["J"], J_f=clutch["J_1"], J_c=clutch["J_2"],
                                   k1=parts["input_shaft"]["k"], c1=parts["input_shaft"]["d"],
                                   k2=parts["half_shaft"]["k"], c2=parts["half_shaft"]["d"], T0=engine["T0"],
+                                  h2=engine.get("h2", 0.0), h4=engine.get("h4", 0.0),
                                   T_S=clutch["mu_s"] * lever, T_C=clutch["mu_k"] * lever,
                                   wheel=fan.driven_wheel(case), w_stribeck=clutch.get("w_stribeck", 0.0),
                                   alpha_stribeck=clutch.get("alpha_stribeck", 1.0))
@@ -229,7 +230,7 @@ def fan_reference(case: str, t_grid, **values) -> Reference:
     signals = {name: np.empty(t_grid.size) for name in names}
     for k, t in enumerate(t_grid):
         if k:
-            state = model.step(state, 0.0, 0.0, t - t_grid[k - 1]).state
+            state = model.step(state, 0.0, 0.0, t - t_grid[k - 1], t_grid[k - 1]).state
         q, qd, stuck = state.q, state.qd, [mode == Mode.STUCK for mode in state.modes]
         row = (qd[0], q[2], qd[5], qd[8], qd[11], qd[10], qd[9], qd[10] - qd[9], stuck[0], stuck[2], stuck[4])
         for name, value in zip(names, row):

@@ -19,8 +19,9 @@ VARIABLES = {element.__name__: {v.name: v for v in element.VARIABLES} for elemen
 
 
 def test_catalog_lists_every_documented_system():
-    """Z3, the five Fan cases, three R3 spring and three R3 clearance cases."""
+    """Z3, the six Fan cases, three R3 spring and three R3 clearance cases."""
     assert catalog() == sorted(["z3", "fan_F1", "fan_F2", "fan_F2_100", "fan_F2_100_stribeck", "fan_F3",
+                                "fan_F3_harmonics",
                                 *(f"r3_spring_{c}" for c in (1, 2, 3)), *(f"r3_clearance_{c}" for c in (1, 2, 3))])
 
 
@@ -73,10 +74,12 @@ def test_files_hold_the_published_parameter_cases():
     assert z3.clamp_forces(4.25) == (3000.0, 3000.0)
     published = {"F1": (200.0, 5000.0, 5000.0, 0.8, 0.75), "F2": (323.47, 400.0, 320.0, 0.8, 0.75),
                  "F2_100": (100.0, 100.0, 80.0, 0.8, 0.75), "F2_100_stribeck": (100.0, 100.0, 80.0, 0.8, 0.75),
-                 "F3": (-168.48, 400.0, 320.0, 0.1, 0.07)}
+                 "F3": (-168.48, 400.0, 320.0, 0.1, 0.07), "F3_harmonics": (-60.0, 400.0, 320.0, 0.1, 0.07)}
     for case, values in published.items():
         assert tuple(fan.case_values(case)[k] for k in fan.CASE_VALUES) == pytest.approx(values, rel=1e-15), case
     assert fan.driven_wheel("F3") == "f" and fan.system("F3").components["engine"].parameters["w_start"] == -20.0
+    harmonics = fan.system("F3_harmonics").components["engine"].parameters
+    assert (harmonics["h2"], harmonics["h4"]) == (1.8, 0.7)
     assert r3.SPRING_CASES == {1: (6e-3, 800.0, 20000.0), 2: (7e-3, 800.0, 20000.0), 3: (0.25e-3, 20000.0, 800.0)}
     assert r3.CLEARANCE_CASES == {1: (1e-4, 0.0), 2: (1e-4, 1.0), 3: (2e-3, 0.0)}
     assert (r3.J_Z, r3.J_W, r3.J_V, r3.J_WV) == (3.4093, 1.5, 135.0, 136.5)
