@@ -4,7 +4,7 @@ import pytest
 
 from systems import z3
 
-H = 1e-3
+H = z3.SYSTEM.step          # the system's default step (2 ms, systems/ssd/z3.ssd)
 
 
 @pytest.fixture(scope="module")
