@@ -26,7 +26,6 @@ from functools import lru_cache
 from .master import Connection, Result
 from .ssp import Component, System, catalog, load_system, run_system
 
-CLAMP_FORCE = 1000.0     # the Clutch's f_n start value: T = mu r_eff n_surfaces f_n
 CASES = tuple(name[len("fan_"):] for name in catalog() if name.startswith("fan_"))
 CASE_VALUES = ("T0", "T_S", "T_C", "mu_s_road", "mu_k_road")
 RECORD = ["engine.w", "clutch.w_1", "clutch.w_2", "clutch.w_slip", "clutch.locked", "clutch.tau_fric",
@@ -42,8 +41,11 @@ def system(case: str) -> System:
     return load_system(f"fan_{case}")
 
 
-def _lever(clutch: dict) -> float:
-    return clutch["r_eff"] * clutch["n_surfaces"] * CLAMP_FORCE
+def _lever(clutch: Component) -> float:
+    """r_eff n_surfaces f_n of the clutch (f_n: its clamp-force input's start value, which
+    no connection drives here): T = mu * lever."""
+    values = clutch.with_defaults()
+    return values["r_eff"] * values["n_surfaces"] * values["f_n"]
 
 
 def driven_wheel(case: str) -> str:
@@ -55,22 +57,24 @@ def driven_wheel(case: str) -> str:
 def case_values(case: str) -> dict:
     """The case in the seed's terms: T0, T_S, T_C [N.m], mu_s_road, mu_k_road, read from
     its components."""
-    parts = {name: c.parameters for name, c in system(case).components.items()}
-    lever = _lever(parts["clutch"])
+    components = system(case).components
+    parts = {name: c.with_defaults() for name, c in components.items()}
+    lever = _lever(components["clutch"])
     return dict(T0=parts["engine"]["T0"], T_S=parts["clutch"]["mu_s"] * lever, T_C=parts["clutch"]["mu_k"] * lever,
                 mu_s_road=parts["vehicle"]["mu_s_road"], mu_k_road=parts["vehicle"]["mu_k_road"])
 
 
-def components(case: str = "F1", step: float | None = None, step_mean: bool = True,
+def components(case: str = "F1", step: float | None = None, step_mean: bool | None = None,
                **values) -> dict[str, Component]:
     """The case's components for a run at ``step`` (default: the case's), with case values
-    (T0, T_S, T_C, mu_s_road, mu_k_road) replaced by ``values``."""
+    (T0, T_S, T_C, mu_s_road, mu_k_road) replaced by ``values``; ``step_mean`` True or False
+    overrides the file's T_comm choice for the shafts."""
     unknown = set(values) - set(CASE_VALUES)
     if unknown:
         raise ValueError(f"unknown case values {sorted(unknown)}; known: {list(CASE_VALUES)}")
     parts = system(case).at_step(system(case).step if step is None else step, step_mean)
     changes = {"engine": {}, "clutch": {}, "vehicle": {}}
-    lever = _lever(parts["clutch"].parameters)
+    lever = _lever(parts["clutch"])
     for name, value in values.items():
         if name == "T0":
             changes["engine"]["T0"] = value
@@ -86,10 +90,10 @@ def connections(case: str = "F1") -> list[Connection]:
 
 
 def simulate(fmu_dir, case: str = "F1", step: float | None = None, stop: float | None = None,
-             progress: bool = False, iterations: int = 0, step_mean: bool = True, **values) -> Result:
+             progress: bool = False, iterations: int = 0, step_mean: bool | None = None, **values) -> Result:
     """Co-simulate a case (``step`` and ``stop`` default to its file's); ``iterations`` > 0
     repeats each step from saved FMU states (systems.master.run), ``step_mean`` = False
-    samples the shaft torques (T_comm = 0)."""
+    samples the shaft torques (T_comm = 0), True averages them (default: as the file says)."""
     step = system(case).step if step is None else step
     stop = system(case).stop if stop is None else stop
     return run_system(fmu_dir, components(case, step, step_mean, **values), connections(case), stop, step, RECORD,

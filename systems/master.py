@@ -227,9 +227,17 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     plans = [(_grouped(instances, [f"{c.source}.{c.output}" for c in stage]),
               _grouped(instances, [f"{c.target}.{c.input}" for c in stage], write=True), len(stage))
              for stage in stages]
-    # a recorded output that a connection moves is taken from the exchange's buffer
+    # a recorded output that a connection moves is taken from the exchange's buffer, unless
+    # it was read before one of its own inputs was set (a stage-2 output depending on a
+    # stage-2 target): then a fresh get after the exchange is what a record means
+    late_inputs = {(c.target, c.input) for c in stages[1]}
+
+    def settled(c: Connection) -> bool:
+        return not any((c.source, dep.name) in late_inputs for u in instances[c.source].model.outputs
+                       if u.variable.name == c.output for dep in (u.dependencies or ()))
+
     moved_at = {f"{c.source}.{c.output}": (stage, i) for stage, links in enumerate(stages)
-                for i, c in enumerate(links)}
+                for i, c in enumerate(links) if stage == 0 or settled(c)}
     copied = [(pos, *moved_at[key]) for pos, key in enumerate(record) if key in moved_at]
     fetched = [pos for pos, key in enumerate(record) if key not in moved_at]
     recorders = [(get, np.array(fetched)[positions])

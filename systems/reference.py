@@ -32,8 +32,13 @@ class Reference:
 
 def _z3_model():
     c = z3.CLUTCH
+    at_rest = {name: c[name] for name in ("w_1_start", "w_2_start", "w_3_start", "phi_1_start", "phi_2_start",
+                                          "phi_3_start", "locked_a_start", "locked_b_start")}
+    if any(at_rest.values()) or z3.VEHICLE["w_start"] or z3.VEHICLE["phi_start"]:
+        raise ValueError(f"z3_reference starts at rest with both clutches free to decide; the file gives "
+                         f"{at_rest}, vehicle w_start {z3.VEHICLE['w_start']!r}")
     laws = [InterfaceLaw(c[f"mu_s_{t}"], c[f"mu_k_{t}"], c[f"r_eff_{t}"], c[f"n_surfaces_{t}"],
-                         c[f"w_stribeck_{t}"], c[f"alpha_stribeck_{t}"], 0.0) for t in "ab"]
+                         c[f"w_stribeck_{t}"], c[f"alpha_stribeck_{t}"], c[f"d_visc_{t}"]) for t in "ab"]
     return FrictionChain([c["J_1"], c["J_2"], c["J_3"]], laws)
 
 
@@ -64,13 +69,15 @@ def z3_reference(t_grid) -> Reference:
     def friction(t, y, modes):
         phi, w, s, phi_v, w_v = unpack(y)
         tau_odd, tau_even = shaft_torques(phi, w, phi_v, w_v)
-        torques = [-tau_odd / odd["ratio"], z3.ENGINE_TORQUE, -tau_even / even["ratio"]]
+        torques = [-tau_odd / odd["ratio"], z3.engine_torque(t), -tau_even / even["ratio"]]
         g = chain.relative_free_acceleration(torques)
         t_s, t_c = capacities(t)
         tau = [0.0, 0.0]
         for j, mode in enumerate(modes):
             if mode in (Mode.FORWARD, Mode.BACKWARD):
                 tau[j] = chain.laws[j].slipping_torque(s[j], mode, t_s[j], t_c[j])
+            elif mode == Mode.FREE:                       # open: viscous friction only
+                tau[j] = chain.laws[j].d_visc * s[j]
         stuck = [j for j, mode in enumerate(modes) if mode == Mode.STUCK]
         if stuck:
             for j, value in zip(stuck, chain.stuck_torques(stuck, g, tau)):
@@ -119,7 +126,7 @@ def z3_reference(t_grid) -> Reference:
     # start: everything at rest (clutch a clamped: stuck, b open)
     y = np.zeros(8)
     modes, _ = decide(0.0, y, (Mode.STUCK, Mode.FREE))
-    breakpoints = [z3.SHIFT_START, z3.SHIFT_START + z3.SHIFT_DURATION]
+    breakpoints = z3.TABLE_TIMES
     t, t_end = 0.0, float(t_grid[-1])
     samples = np.full((t_grid.size, 8), np.nan)
     modes_at = [None] * t_grid.size
@@ -200,19 +207,26 @@ def fan_model(case: str, **values):
 
     from . import fan
 
-    parts = {name: c.parameters for name, c in fan.components(case, **values).items()}
+    parts = {name: c.with_defaults() for name, c in fan.components(case, **values).items()}
     engine, clutch, vehicle = parts["engine"], parts["clutch"], parts["vehicle"]
-    lever = clutch["r_eff"] * clutch["n_surfaces"] * fan.CLAMP_FORCE
+    speeds = {"engine w_start": engine["w_start"], "clutch w_1_start": clutch["w_1_start"],
+              "clutch w_2_start": clutch["w_2_start"]}
+    if len(set(speeds.values())) != 1 or not clutch["locked_start"] or clutch["d_visc"] or engine["phi_start"]:
+        raise ValueError(f"fan_model starts the powertrain as one locked shaft at one speed without viscous "
+                         f"clutch friction; case {case} gives {speeds}, locked_start {clutch['locked_start']!r}, "
+                         f"d_visc {clutch['d_visc']!r}, phi_start {engine['phi_start']!r}")
+    lever = clutch["r_eff"] * clutch["n_surfaces"] * clutch["f_n"]
     powertrain = PowertrainParams(J_e=engine["J"], J_f=clutch["J_1"], J_c=clutch["J_2"],
                                   k1=parts["input_shaft"]["k"], c1=parts["input_shaft"]["d"],
-                                  k2=parts["half_shaft"]["k"], c2=parts["half_shaft"]["d"], T0=engine["T0"],
-                                  h2=engine.get("h2", 0.0), h4=engine.get("h4", 0.0),
+                                  k2=parts["half_shaft"]["k"], c2=parts["half_shaft"]["d"],
+                                  T0=engine["T0"] * engine["throttle"],
+                                  h2=engine["h2"], h4=engine["h4"],
                                   T_S=clutch["mu_s"] * lever, T_C=clutch["mu_k"] * lever,
-                                  wheel=fan.driven_wheel(case), w_stribeck=clutch.get("w_stribeck", 0.0),
-                                  alpha_stribeck=clutch.get("alpha_stribeck", 1.0))
+                                  wheel=fan.driven_wheel(case), w_stribeck=clutch["w_stribeck"],
+                                  alpha_stribeck=clutch["alpha_stribeck"])
     model = PoweredVehicle(VehicleParams(**{f.name: vehicle[f.name] for f in fields(VehicleParams)
                                             if f.name in vehicle}), powertrain)
-    state = model.initial_state(vehicle.get("x_start", 0.0), vehicle["v_start"], vehicle["w_wheel_f_start"],
+    state = model.initial_state(vehicle["x_start"], vehicle["v_start"], vehicle["w_wheel_f_start"],
                                 vehicle["w_wheel_r_start"], settle=vehicle["settle_start"],
                                 w_powertrain=engine["w_start"])
     return model, state
@@ -238,15 +252,16 @@ def fan_reference(case: str, t_grid, **values) -> Reference:
     return Reference(t_grid, signals)
 
 
-def r3_clearance_reference(case: int, t_grid, w_close: float = 1e-6, max_step: float = 1e-4) -> Reference:
+def r3_clearance_reference(case: int, t_grid, max_step: float = 1e-4) -> Reference:
     """R3 clearance system (systems.r3) as one ODE with events: J_z and J_w with the play
     +-b (free flight, Newton impacts with e = c_r, persistent contact as a constraint that
     opens when the contact torque would pull), the shaft k2, d2 from J_w to J_v, and the
     drive torque switching at 1 s.  scipy DOP853 (rtol 1e-10) with terminal events, its
-    steps bounded by ``max_step``: a bounce shorter than one integrator step would pass
-    unseen between two sign checks of the event functions, so the play is checked at every
-    event and sample and a violation raises ValueError (lower max_step) instead of
-    returning a wrong motion.
+    steps bounded by ``max_step``, which is the protection: a bounce shorter than one
+    integrator step would pass unseen between two sign checks of the event functions.
+    Such a miss leaves the bodies beyond the play (no impact turns them back), and the
+    play is checked at every event, segment end and sample: a crossing still present there
+    raises ValueError (lower max_step) instead of returning a wrong motion.
 
     With elastic impacts (case 2, c_r = 1) the bodies rattle in the 1e-4 rad play, about a
     thousand impacts in 2 s, and the instants are sensitive to the smallest perturbation
@@ -258,8 +273,19 @@ def r3_clearance_reference(case: int, t_grid, w_close: float = 1e-6, max_step: f
 
     from . import r3
 
-    b, e = r3.CLEARANCE_CASES[case]
-    jz, jw, jv, k2, d2 = r3.J_Z, r3.J_W, r3.J_V, r3.K2, r3.D2
+    from solvers.signal import table_points
+
+    parts = {name: c.with_defaults() for name, c in r3.CLEARANCE[case].components.items()}
+    mesh, shaft_p, body, drive = parts["mesh"], parts["shaft"], parts["vehicle"], parts["drive"]
+    idle = {f"{name}": mesh[name] for name in ("k_ground_1", "k_ground_2", "d_ground_1", "d_ground_2",
+                                                "phi_1_start", "w_1_start", "phi_2_start", "w_2_start")}
+    idle.update(shaft_ratio_minus_1=shaft_p["ratio"] - 1.0, mesh_ratio_minus_1=mesh["ratio"] - 1.0,
+                pre_twist=shaft_p["phi_rel_start"], vehicle_d_ground=body["d_ground"], vehicle_w_start=body["w_start"])
+    if any(idle.values()) or not drive["hold"]:
+        raise ValueError(f"r3_clearance_reference covers the documented layout (no ground springs, unit ratios, "
+                         f"from rest, a staircase drive); case {case} gives {idle}, hold {drive['hold']!r}")
+    b, e, w_close = mesh["b"], mesh["e_rest"], mesh["w_close"]
+    jz, jw, jv, k2, d2 = mesh["J_1"], mesh["J_2"], body["J"], shaft_p["k"], shaft_p["d"]
     m_eff = 1.0 / (1.0 / jz + 1.0 / jw)
     t_grid = np.asarray(t_grid, dtype=float)
 
@@ -279,8 +305,10 @@ def r3_clearance_reference(case: int, t_grid, w_close: float = 1e-6, max_step: f
 
     y = np.zeros(6)
     side, t, samples = 0, 0.0, np.full((t_grid.size, 6), np.nan)
-    segments = [(0.0, r3.REVERSAL_TIME, r3.DRIVE_TORQUE), (r3.REVERSAL_TIME, float(t_grid[-1]), -r3.DRIVE_TORQUE)]
-    for start, stop, torque in segments:
+    times, levels = table_points(drive)                 # the staircase drive, held before t_1
+    edges = [0.0] + [x for x in times if 0.0 < x < t_grid[-1]] + [float(t_grid[-1])]
+    segments = [(lo, hi, levels[max(0, sum(x <= lo for x in times) - 1)]) for lo, hi in zip(edges, edges[1:])]
+    for index, (start, stop, torque) in enumerate(segments):
         t = start
         while t < stop:
             if side:
@@ -322,8 +350,8 @@ def r3_clearance_reference(case: int, t_grid, w_close: float = 1e-6, max_step: f
                 free_rel = torque / jz + shaft(y) / jw          # relative acceleration if free
                 if hit * free_rel >= 0.0:
                     side = hit
-        if side:   # the torque reverses at the segment end: re-decide the contact
-            if side * contact_torque(y, side, segments[-1][2]) < 0.0:
+        if side and index + 1 < len(segments):   # the drive steps here: re-decide the contact
+            if side * contact_torque(y, side, segments[index + 1][2]) < 0.0:
                 side = 0
     rel = samples[:, 0] - samples[:, 2]
     if np.any(np.abs(rel) > b * (1.0 + 1e-6)):
@@ -331,4 +359,4 @@ def r3_clearance_reference(case: int, t_grid, w_close: float = 1e-6, max_step: f
                          "lower max_step")
     return Reference(t_grid, {"mesh.w_1": samples[:, 1], "mesh.w_2": samples[:, 3], "vehicle.w": samples[:, 5],
                               "mesh.phi_rel": rel,
-                              "mesh.w_mean": (jz * samples[:, 1] + jw * samples[:, 3]) / (jz + jw)})
+                              "mesh.w_mean": r3.mesh_mean_speed(case, samples[:, 1], samples[:, 3])})

@@ -33,6 +33,16 @@ class Component:
     element: str                       # FMU name in the build folder, e.g. "Clutch"
     parameters: dict = field(default_factory=dict)
 
+    def with_defaults(self) -> dict:
+        """Every parameter and input start value the element declares (fmus.ELEMENTS),
+        with the bound parameters in place of the declared starts: what the FMU runs with."""
+        from fmus import ELEMENTS
+
+        element = next((e for e in ELEMENTS if e.__name__ == self.element), None)
+        if element is None:
+            raise ValueError(f"unknown element {self.element!r}; elements: {[e.__name__ for e in ELEMENTS]}")
+        return {**{v.name: v.start for v in element.VARIABLES if v.start is not None}, **self.parameters}
+
 
 def _q(ns, tag):
     return f"{{{ns}}}{tag}"
@@ -196,8 +206,12 @@ def export(name: str, path, fmu_dir, step: float | None = None, stop: float | No
     FMUs of ``fmu_dir``."""
     system = load_system(name)
     step = system.step if step is None else step
-    return write_ssp(path, system.name, system.at_step(step), system.connections, fmu_dir,
-                     system.stop if stop is None else stop, system.description, step)
+    stop = system.stop if stop is None else stop
+    if step is None or stop is None:
+        raise ValueError(f"{name}: give the step and the stop time (its file has step {system.step!r}, "
+                         f"stop {system.stop!r})")
+    return write_ssp(path, system.name, system.at_step(step), system.connections, fmu_dir, stop,
+                     system.description, step)
 
 
 def simulate(path, step: float, record: list[str], stop: float | None = None, progress: bool = False,

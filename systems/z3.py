@@ -7,8 +7,9 @@ loses b_v w_v.  Clutch a is clamped with 6000 N from t = 0; at 4 s it opens and 
 closes with linear ramps over 0.5 s.  The engine torque and the two clamp forces are
 Table components.  Values marked *chosen* in REFERENCE_CASES.md.
 
-The constants below are read from that file (the monolithic reference and the tests use
-them), never written a second time.
+The constants below are read from that file, with the element's declared defaults for
+what it does not bind (the monolithic reference and the tests use them), never written a
+second time.
 """
 from __future__ import annotations
 
@@ -20,13 +21,16 @@ from .ssp import load_system, run_system
 SYSTEM = load_system("z3")
 CONNECTIONS = SYSTEM.connections
 STOP = SYSTEM.stop
-CLUTCH = SYSTEM.components["clutch"].parameters
-SHAFT_ODD = SYSTEM.components["shaft_odd"].parameters
-SHAFT_EVEN = SYSTEM.components["shaft_even"].parameters
-VEHICLE = SYSTEM.components["vehicle"].parameters
-ENGINE_TORQUE = SYSTEM.components["engine_torque"].parameters["y_1"]
-_CLAMPS = [table_points(SYSTEM.components[name].parameters) + (SYSTEM.components[name].parameters.get("hold", False),)
-           for name in ("clamp_a", "clamp_b")]
+CLUTCH = SYSTEM.components["clutch"].with_defaults()
+SHAFT_ODD = SYSTEM.components["shaft_odd"].with_defaults()
+SHAFT_EVEN = SYSTEM.components["shaft_even"].with_defaults()
+VEHICLE = SYSTEM.components["vehicle"].with_defaults()
+_TABLES = {name: table_points(SYSTEM.components[name].with_defaults()) + (SYSTEM.components[name].with_defaults()["hold"],)
+           for name in ("engine_torque", "clamp_a", "clamp_b")}
+#: every instant where an input table has a kink or a step (the reference restarts there)
+TABLE_TIMES = sorted({t for times, _, _ in _TABLES.values() for t in times})
+ENGINE_TORQUE = _TABLES["engine_torque"][1][0]       # its first value (the documented case: constant)
+_CLAMPS = [_TABLES["clamp_a"], _TABLES["clamp_b"]]
 CLAMP_FORCE = _CLAMPS[0][1][0]
 SHIFT_START = _CLAMPS[0][0][1]
 SHIFT_DURATION = _CLAMPS[0][0][2] - SHIFT_START
@@ -41,13 +45,19 @@ def clamp_forces(t: float) -> tuple[float, float]:
     return tuple(table_value(times, values, hold, t) for times, values, hold in _CLAMPS)
 
 
-def components(step: float = SYSTEM.step, step_mean: bool = True):
-    """The components for a run at ``step``; ``step_mean`` gives the shafts T_comm = step."""
+def engine_torque(t: float) -> float:
+    """The engine torque at time t: the system's engine-torque Table."""
+    return table_value(*_TABLES["engine_torque"][:2], _TABLES["engine_torque"][2], t)
+
+
+def components(step: float = SYSTEM.step, step_mean: bool | None = None):
+    """The components for a run at ``step``; ``step_mean`` True or False overrides the
+    file's T_comm choice (step-mean shafts) for every shaft."""
     return SYSTEM.at_step(step, step_mean)
 
 
 def simulate(fmu_dir, step: float = SYSTEM.step, stop: float = STOP, progress: bool = False,
-             step_mean: bool = True, iterations: int = 0) -> Result:
+             step_mean: bool | None = None, iterations: int = 0) -> Result:
     """Co-simulate Z3.  ``step_mean`` sets the shafts' T_comm to the step: their torque is
     the mean over the coming step (systems.reference measures the gain: at 1 ms the
     engine-side speed's RMS error falls from 2.5 % to 0.075 % of its range)."""

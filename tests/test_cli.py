@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import csv
+import shutil
 
 import numpy as np
+import pytest
 
 import drivetrain_cli
 from systems import r3
@@ -29,3 +31,23 @@ def test_run_writes_csv_and_plot_of_a_catalog_system(fmu_dir, tmp_path):
     momentum = np.array([r3.J_Z * float(r["z.w"]) + r3.J_WV * float(r["wv.w"]) for r in rows])
     assert t[-1] == load_system("r3_spring_1").stop
     assert np.allclose(momentum, r3.SPRING_TORQUE * t, rtol=1e-9, atol=1e-9)
+
+
+def test_a_new_system_file_runs_without_a_family_of_its_own(fmu_dir, tmp_path, monkeypatch):
+    """A copied .ssd (here r3_spring_1 as 'my_spring') runs through the generic path, which
+    records every connected output, and the drive's impulse is conserved as above; `report`
+    says it has no monolithic reference instead of failing."""
+    from systems import ssp
+
+    catalog_dir = tmp_path / "ssd"
+    catalog_dir.mkdir()
+    shutil.copy(ssp.CATALOG / "r3_spring_1.ssd", catalog_dir / "my_spring.ssd")
+    monkeypatch.setattr(ssp, "CATALOG", catalog_dir)
+    drivetrain_cli._run_system("my_spring", fmu_dir, None, tmp_path)
+    with open(tmp_path / "my_spring.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    t = np.array([float(r["time"]) for r in rows])
+    momentum = np.array([r3.J_Z * float(r["z.w"]) + r3.J_WV * float(r["wv.w"]) for r in rows])
+    assert np.allclose(momentum, r3.SPRING_TORQUE * t, rtol=1e-9, atol=1e-9) and t[-1] == 1.0
+    with pytest.raises(SystemExit, match="my_spring: no monolithic reference"):
+        drivetrain_cli._report("my_spring", fmu_dir, [1e-3])

@@ -52,6 +52,20 @@ def test_parameters_are_declared_and_within_range(name):
 
 
 @pytest.mark.parametrize("name", catalog())
+def test_every_component_initializes_with_its_parameters(name):
+    """Each element, instantiated in this process with the file's parameters, passes its
+    own checks: the single ranges and the relations between parameters (mu_k <= mu_s,
+    increasing table times, equal start speeds of a clutch locked at the start, ...)."""
+    classes = {element.__name__: element for element in ELEMENTS}
+    for instance, component in load_system(name).components.items():
+        slave = classes[component.element](instance_name=instance, resources=None)
+        for parameter, value in component.parameters.items():
+            setattr(slave, parameter, value)
+        problems = [slave.checked_variable_problem(v) for v in slave.checked_variables() if v.causality == PARAMETER]
+        assert [p for p in problems if p] + slave.cross_check() == [], instance
+
+
+@pytest.mark.parametrize("name", catalog())
 def test_connections_join_an_output_to_an_input_of_the_same_unit(name):
     """Each input is driven once, by an output; the units agree (a Table's output is
     dimensionless '1': it takes the unit of the input it drives)."""
