@@ -78,6 +78,16 @@ def ecos_host(tmp_path_factory):
     return host
 
 
+def _run_c_host(host, ssp, step, n_steps, names, folder, timeout=600) -> np.ndarray:
+    """tests/ecos_host.c on ``ssp`` from a clean environment: one row per communication
+    point (time, then ``names`` as 'instance::variable'), n_steps + 1 rows."""
+    done = subprocess.run([str(host), ssp.name, str(step), str(n_steps), *names], cwd=folder,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    return np.array([[float(x) for x in line.split()] for line in done.stdout.splitlines()])
+
+
 def test_ecos_library_host_matches_fmpy_to_1e9(fmu_dir, tmp_path, ecos_host):
     """The same SSP through libecosc from a small C program (tests/ecos_host.c, compiled
     here; no Python in the process, clean environment) printing every value with 17
@@ -85,14 +95,9 @@ def test_ecos_library_host_matches_fmpy_to_1e9(fmu_dir, tmp_path, ecos_host):
     from fmpy.ssp.simulation import simulate_ssp
 
     ssp = write_ssp(tmp_path / "clutch_shaft_load.ssp", "clutch_shaft_load", COMPONENTS, CONNECTIONS, fmu_dir, STOP)
-    host = ecos_host
     names = ["clutch::w_2", "clutch::phi_2", "load::w", "load::phi"]
     n_steps = int(round(STOP / STEP))
-    done = subprocess.run([str(host), ssp.name, str(STEP), str(n_steps), *names], cwd=tmp_path,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    ecos = np.array([[float(x) for x in line.split()] for line in done.stdout.splitlines()])
+    ecos = _run_c_host(ecos_host, ssp, STEP, n_steps, names, tmp_path, timeout=300)
     assert len(ecos) == n_steps + 1
     fmpy_result = simulate_ssp(str(ssp), stop_time=STOP, step_size=STEP,
                                parameter_set=fmpy_parameter_set(COMPONENTS))
@@ -220,14 +225,9 @@ def test_f1_ssp_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_path, ecos_host):
 
     step, stop = 1e-4, 0.05
     ssp = systems_ssp.export("fan_F1", tmp_path / "f1.ssp", fmu_dir, step=step, stop=stop)
-    host = ecos_host
     names = ["vehicle::w_wheel_f", "vehicle::phi_wheel_f", "clutch::w_2", "engine::w"]   # connected outputs
     n_steps = int(round(stop / step))
-    done = subprocess.run([str(host), ssp.name, str(step), str(n_steps), *names], cwd=tmp_path,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    ecos = np.array([[float(x) for x in line.split()] for line in done.stdout.splitlines()])
+    ecos = _run_c_host(ecos_host, ssp, step, n_steps, names, tmp_path)
     fmpy_result = simulate_ssp(str(ssp), stop_time=stop, step_size=step,
                                parameter_set=fmpy_parameter_set(fan.components("F1", step)))
     for column, name in enumerate(names, start=1):
@@ -248,11 +248,7 @@ def test_z3_ssp_with_its_input_tables_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_p
     ssp = systems_ssp.export("z3", tmp_path / "z3.ssp", fmu_dir, step=step, stop=stop)
     names = ["clutch::w_1", "clutch::w_3", "vehicle::w", "clamp_a::y"]
     n_steps = int(round(stop / step))
-    done = subprocess.run([str(ecos_host), ssp.name, str(step), str(n_steps), *names], cwd=tmp_path,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    ecos = np.array([[float(x) for x in line.split()] for line in done.stdout.splitlines()])
+    ecos = _run_c_host(ecos_host, ssp, step, n_steps, names, tmp_path)
     fmpy_result = simulate_ssp(str(ssp), stop_time=stop, step_size=step,
                                parameter_set=fmpy_parameter_set(z3.components(step)))
     # fmpy's connectors start at 0.0 instead of the initial outputs: its first step runs
