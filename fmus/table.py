@@ -8,7 +8,7 @@ inputs (clamp-force ramps, torque steps) as a component instead of master-side c
 """
 from __future__ import annotations
 
-from solvers.signal import table_value
+from solvers.signal import table_points, table_value
 
 from .base import ElementSlave
 from .variables import BOOLEAN, INTEGER, output, parameter
@@ -46,9 +46,7 @@ class Table(ElementSlave):
                 for i in range(2, n + 1) if not getattr(self, f"t_{i}") > getattr(self, f"t_{i - 1}")]
 
     def initial_state(self):
-        n = self._count()
-        self._t = [getattr(self, f"t_{i}") for i in range(1, n + 1)]
-        self._y = [getattr(self, f"y_{i}") for i in range(1, n + 1)]
+        self._t, self._y = table_points(vars(self))       # parameters checked: n_points is valid
         return self.start_time           # the time of the last communication point
 
     def encode_state(self, state):

@@ -25,8 +25,9 @@ CLUTCH = SYSTEM.components["clutch"].with_defaults()
 SHAFT_ODD = SYSTEM.components["shaft_odd"].with_defaults()
 SHAFT_EVEN = SYSTEM.components["shaft_even"].with_defaults()
 VEHICLE = SYSTEM.components["vehicle"].with_defaults()
-_TABLES = {name: table_points(SYSTEM.components[name].with_defaults()) + (SYSTEM.components[name].with_defaults()["hold"],)
-           for name in ("engine_torque", "clamp_a", "clamp_b")}
+_TABLES = {name: (*table_points(values), values["hold"])
+           for name, values in ((name, SYSTEM.components[name].with_defaults())
+                                for name in ("engine_torque", "clamp_a", "clamp_b"))}
 #: every instant where an input table has a kink or a step (the reference restarts there)
 TABLE_TIMES = sorted({t for times, _, _ in _TABLES.values() for t in times})
 ENGINE_TORQUE = _TABLES["engine_torque"][1][0]       # its first value (the documented case: constant)
