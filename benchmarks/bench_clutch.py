@@ -1,14 +1,24 @@
 """Clutch doStep cost through fmpy vs a trivial pythonfmu FMU, and Z3 wall time.
 
-    python benchmarks/bench_clutch.py [--steps 20000]
+    python benchmarks/bench_clutch.py [--steps 15000]
+    python benchmarks/bench_clutch.py --instructions
 
 Everything is measured side by side in this one run (the machine is shared and noisy:
 only the ratios mean something).  Targets from the clutch issue: Clutch doStep at most
 2x the trivial FMU; 10 s of Z3 under 1 s (the seed's Simulink run: 0.98 s).
+
+``--instructions`` counts CPU instructions instead of seconds (valgrind's callgrind, one
+process per case: the count of a run with the doSteps minus the count of the same run
+without them), which does not depend on the load of the machine: the same code gives the
+same count to within a few instructions per doStep.  It takes a few minutes.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -56,6 +66,30 @@ def build_trivial(folder: Path) -> Path:
     return FmuBuilder.build_FMU(script, dest=folder)
 
 
+# label -> (FMU, parameters, clamp force set before stepping: None keeps the default)
+CASES = {
+    "trivial pythonfmu FMU": ("Trivial", {}, None),
+    "Clutch locked (stuck phase)": ("Clutch", {"w_1_start": 0.0}, None),
+    # a small clamp force: stays slipping for the whole run
+    "Clutch slipping, Coulomb (analytic)": ("Clutch", {}, 1.0),
+    "Clutch slipping, Stribeck (ODE path)": ("Clutch", {"w_stribeck": 10.0, "alpha_stribeck": 0.6}, 1.0),
+}
+Z3_STEP = 2e-3
+
+
+def build(folder: Path) -> None:
+    build_fmus.build_all(folder, ["Clutch", "DualClutch", "Shaft", "Inertia", "Table"])
+    build_trivial(folder)
+
+
+def instance(folder: Path, label: str) -> Instance:
+    fmu, parameters, f_n = CASES[label]
+    inst = Instance(folder / f"{fmu}.fmu", fmu.lower(), parameters)
+    if f_n is not None:
+        inst.set("f_n", f_n)
+    return inst
+
+
 def time_steps(instance: Instance, n: int, h: float) -> float:
     """Seconds per doStep (inputs held), best of three blocks."""
     best = float("inf")
@@ -69,28 +103,73 @@ def time_steps(instance: Instance, n: int, h: float) -> float:
     return best
 
 
+def drive(folder: Path, case: str, steps: int) -> None:
+    """The process whose instructions are counted: ``steps`` doSteps of a case at 1e-4 s,
+    or, for case 'z3', Z3 at 2 ms up to steps * 2 ms."""
+    if case == "z3":
+        z3.simulate(folder, step=Z3_STEP, stop=steps * Z3_STEP)
+        return
+    inst = instance(folder, case)
+    for k in range(steps):
+        inst.do_step(k * 1e-4, 1e-4)
+
+
+def count_instructions(folder: Path, case: str, steps: int) -> int:
+    """Instructions callgrind counts for the whole driver process."""
+    env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")  # no idle BLAS threads
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                          __file__, "--drive", case, "--fmu-dir", str(folder), "--steps", str(steps)],
+                         capture_output=True, text=True, env=env, check=True)
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in valgrind's output:\n{out.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def per_step(folder: Path, case: str, steps: int, base_steps: int = 0) -> float:
+    return (count_instructions(folder, case, steps) - count_instructions(folder, case, base_steps)) / (
+        steps - base_steps)
+
+
+def instructions(folder: Path, steps: int) -> None:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
+    print(f"CPU instructions per doStep through fmpy (callgrind, {steps} steps at 1e-4 s, minus a run "
+          "without them)")
+    base = None
+    for label in CASES:
+        count = per_step(folder, label, steps)
+        base = base or count
+        print(f"  {label:40s} {count:9.0f}   ratio {count / base:5.2f}")
+    z3_steps = int(round(z3.STOP / Z3_STEP))
+    count = per_step(folder, "z3", z3_steps, base_steps=1)
+    print(f"  Z3 at {Z3_STEP * 1e3:g} ms: {count:9.0f} per communication step (7 FMUs: 7 doSteps and "
+          f"their gets and sets) = {count / base:5.1f} trivial doSteps")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=15000)
+    parser.add_argument("--steps", type=int, default=None,
+                        help="doSteps per case (default 15000 timed, 2000 with --instructions)")
+    parser.add_argument("--instructions", action="store_true", help="count instructions instead of seconds")
+    parser.add_argument("--drive", help=argparse.SUPPRESS)
+    parser.add_argument("--fmu-dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.drive:
+        drive(args.fmu_dir, args.drive, args.steps)
+        return 0
     h = 1e-4
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        build_fmus.build_all(tmp, ["Clutch", "DualClutch", "Shaft", "Inertia", "Table"])
-        trivial = Instance(build_trivial(tmp), "trivial")
-        cases = {
-            "trivial pythonfmu FMU": (trivial, None),
-            "Clutch locked (stuck phase)": (Instance(tmp / "Clutch.fmu", "locked", {"w_1_start": 0.0}), None),
-            "Clutch slipping, Coulomb (analytic)": (Instance(tmp / "Clutch.fmu", "coulomb"), 1.0),
-            "Clutch slipping, Stribeck (ODE path)": (
-                Instance(tmp / "Clutch.fmu", "stribeck", {"w_stribeck": 10.0, "alpha_stribeck": 0.6}), 1.0),
-        }
-        print(f"doStep cost through fmpy, h = {h} s, {args.steps} steps per case (best of 3 blocks)")
+        build(tmp)
+        if args.instructions:
+            instructions(tmp, args.steps or 2000)
+            return 0
+        steps = args.steps or 15000
+        print(f"doStep cost through fmpy, h = {h} s, {steps} steps per case (best of 3 blocks)")
         base = None
-        for label, (inst, f_n) in cases.items():
-            if f_n is not None:
-                inst.set("f_n", f_n)  # small clamp force: stays slipping for the whole run
-            cost = time_steps(inst, args.steps, h)
+        for label in CASES:
+            cost = time_steps(instance(tmp, label), steps, h)
             base = base or cost
             print(f"  {label:40s} {cost * 1e6:8.1f} us   ratio {cost / base:5.2f}")
         print("10 s of Z3 (DualClutch, 2 Shafts, Inertia, 3 input Tables; explicit co-simulation "

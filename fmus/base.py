@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from operator import attrgetter
 
 from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
 from pythonfmu.default_experiment import DefaultExperiment
@@ -34,6 +35,14 @@ from .variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
 
 _FMI_TYPES = {REAL: Real, INTEGER: Integer, BOOLEAN: Boolean}
 _ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
+
+
+def values_getter(names):
+    """obj -> tuple of the attributes ``names`` (operator.attrgetter, always a tuple)."""
+    if len(names) == 1:
+        single = attrgetter(names[0])
+        return lambda obj: (single(obj),)
+    return attrgetter(*names) if names else lambda obj: ()
 
 
 class ParameterError(ValueError):
@@ -62,8 +71,8 @@ class ElementSlave(Fmi2Slave):
         self._feedthrough_cache = (None, None)
         self._state_token = 0
         self._inputs = [v for v in self.VARIABLES if v.causality == INPUT]
-        self._checked_inputs = self._inputs
-        self._input_bounds = [(v.name, *v.bounds()) for v in self._inputs]
+        self._read_inputs = values_getter([v.name for v in self._inputs])
+        self._set_checked_inputs(self._inputs)
         self._stored = [v for v in self.VARIABLES if v.causality != OUTPUT or not v.depends]
         for var in self.VARIABLES:
             if var.causality == OUTPUT and var.depends:
@@ -71,12 +80,16 @@ class ElementSlave(Fmi2Slave):
             else:
                 setattr(self, var.name, var.start if var.causality != OUTPUT else _ZERO[var.type])
                 self.register_variable(self._fmi_variable(var))
-        # value reference -> (name, feedthrough?) per type, for the FMI get calls below
+        # value reference -> (name, feedthrough?) per type, for the FMI get calls below,
+        # and value reference -> name of the settable variables (parameters, inputs) per type
         table = {v.name: v for v in self.VARIABLES}
         self._access = {kind: {} for kind in _FMI_TYPES}
+        self._settable = {kind: {} for kind in _FMI_TYPES}
         for vr, registered in self.vars.items():
             var = table[registered.name]
             self._access[var.type][vr] = (var.name, var.causality == OUTPUT and bool(var.depends))
+            if var.causality != OUTPUT:
+                self._settable[var.type][vr] = var.name
 
     @staticmethod
     def _fmi_variable(var: Var, getter=None):
@@ -132,8 +145,7 @@ class ElementSlave(Fmi2Slave):
         if problems:
             self._fail_initialization("invalid parameters: " + "; ".join(problems))
         # parameters are fixed from here on: the set of checked inputs is too
-        self._checked_inputs = [v for v in self.checked_variables() if v.causality == INPUT]
-        self._input_bounds = [(v.name, *v.bounds()) for v in self._checked_inputs]
+        self._set_checked_inputs([v for v in self.checked_variables() if v.causality == INPUT])
         self.state = self.initial_state()
         self._state_token += 1
         self.refresh_outputs()
@@ -160,17 +172,35 @@ class ElementSlave(Fmi2Slave):
     def checked_variable_problem(self, var: Var):
         return var.violation(getattr(self, var.name))
 
+    def _set_checked_inputs(self, checked):
+        """Inputs whose range doStep checks; ``_bounded_inputs`` holds (position in
+        ``_read_inputs``, lo, hi) of those with a finite bound."""
+        self._checked_inputs = checked
+        position = {v.name: i for i, v in enumerate(self._inputs)}
+        self._bounded_inputs = [(position[v.name], *v.bounds()) for v in checked
+                                if v.low is not None or v.high is not None]
+
+    def _input_problem(self, values) -> str | None:
+        """None when every checked input is finite and within its range.  The screen is
+        cheap: the sum of the inputs is finite only if each one is (an overflowing sum of
+        finite values only sends it to the exact check below), then the bounded ones."""
+        total = sum(values)
+        if total - total == 0:
+            for i, lo, hi in self._bounded_inputs:
+                if not lo <= values[i] <= hi:
+                    break
+            else:
+                return None
+        return next(filter(None, (var.violation(getattr(self, var.name)) for var in self._checked_inputs)), None)
+
     def do_step(self, current_time: float, step_size: float) -> bool:
         if self.state is None:
             return self._refuse("fmi2DoStep called before initialization")
-        if not (step_size > 0.0 and math.isfinite(step_size)):
+        if not 0.0 < step_size < math.inf:
             return self._refuse(f"communication step size {step_size!r} must be finite and > 0")
-        for name, lo, hi in self._input_bounds:
-            value = getattr(self, name)
-            if not (lo <= value <= hi and value - value == 0):     # fails for NaN and +-inf too
-                problems = filter(None, (var.violation(getattr(self, var.name)) for var in self._checked_inputs))
-                return self._refuse(f"input {next(problems, name + ' outside its range')}; step from t = "
-                                    f"{current_time} refused")
+        problem = self._input_problem(self._read_inputs(self))
+        if problem is not None:
+            return self._refuse(f"input {problem}; step from t = {current_time} refused")
         try:
             new_state = self.advance(current_time, step_size)
         except (StepError, IntegrationError, ArithmeticError, ValueError) as exc:
@@ -192,7 +222,7 @@ class ElementSlave(Fmi2Slave):
         set of inputs); before initialization every one is 0."""
         if self.state is None:
             return {v.name: _ZERO[v.type] for v in self.VARIABLES if v.causality == OUTPUT and v.depends}
-        key = (self._state_token,) + tuple(getattr(self, v.name) for v in self._inputs)
+        key = (self._state_token, self._read_inputs(self))
         cached_key, values = self._feedthrough_cache
         if cached_key != key:
             values = self.feedthrough_outputs()
@@ -220,6 +250,26 @@ class ElementSlave(Fmi2Slave):
             else:
                 values.append(convert(getattr(self, name)))
         return values
+
+    def _set_values(self, vrs, values, kind: str):
+        """fmi2Set<kind>: pythonfmu's own loop calls one setter closure per variable; here
+        the names are looked up in one table, which also refuses outputs."""
+        settable = self._settable[kind]
+        try:
+            names = [settable[vr] for vr in vrs]
+        except KeyError as missing:
+            raise TypeError(f"variable with valueReference={missing.args[0]} is not a settable {kind} "
+                            "(a parameter or input of this type)") from None
+        self.__dict__.update(zip(names, values))
+
+    def set_real(self, vrs, values):
+        self._set_values(vrs, values, REAL)
+
+    def set_integer(self, vrs, values):
+        self._set_values(vrs, values, INTEGER)
+
+    def set_boolean(self, vrs, values):
+        self._set_values(vrs, values, BOOLEAN)
 
     def get_real(self, vrs):
         return self._get_values(vrs, REAL, float)

@@ -9,9 +9,9 @@ T_c = mu_k r_eff n_surfaces f_n (kinetic) and the Stribeck law of eq. 2.
 """
 from __future__ import annotations
 
-from solvers.friction import ChainState, FrictionChain, InterfaceLaw, Mode
+from solvers.friction import STUCK, ChainState, FrictionChain, InterfaceLaw
 
-from .base import ElementSlave
+from .base import ElementSlave, values_getter
 from .variables import BOOLEAN, INTEGER, input_, output, parameter
 
 
@@ -109,13 +109,14 @@ class FrictionChainElement(ElementSlave):
         self._laws = self.chain.laws
         state = self.chain.state_from_bodies([getattr(self, f"phi_{i}_start") for i in range(1, n + 1)],
                                              [getattr(self, f"w_{i}_start") for i in range(1, n + 1)])
-        # names used at every step, formatted once (doStep runs millions of times)
+        # readers and names used at every step, made once (doStep runs millions of times)
         tags = self.active_tags()
-        self._torque_names = [f"tau_{i}" for i in range(1, n + 1)]
-        self._clamp_names = [f"f_n{tag}" for tag in tags]
-        self._body_outputs = [(f"phi_{i}", f"w_{i}") for i in range(1, n + 1)]
-        self._slip_outputs = [f"w_slip{tag}" for tag in tags]
+        self._read_torques = values_getter([f"tau_{i}" for i in range(1, n + 1)])
+        self._read_clamps = values_getter([f"f_n{tag}" for tag in tags])
+        self._state_output_names = ([f"phi_{i}" for i in range(1, n + 1)] + [f"w_{i}" for i in range(1, n + 1)]
+                                    + [f"w_slip{tag}" for tag in tags] + ["e_loss"])
         self._feedthrough_names = [(f"tau_fric{tag}", f"locked{tag}") for tag in tags]
+        self._known_resolution = (None, None)
         self._idle_feedthrough = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS},
                                   **{f"locked{tag}": False for tag in self.TAGS}}
         return state
@@ -125,36 +126,32 @@ class FrictionChainElement(ElementSlave):
 
     # --- stepping
     def _inputs_now(self):
-        torques = [getattr(self, name) for name in self._torque_names]
-        t_s, t_c = [], []
-        for law, name in zip(self._laws, self._clamp_names):
-            ts, tc = law.capacities(getattr(self, name))
-            t_s.append(ts)
-            t_c.append(tc)
-        return torques, t_s, t_c
+        """(external torques, normal forces, T_s, T_c) at the inputs currently set."""
+        torques, clamps = self._read_torques(self), self._read_clamps(self)
+        return (torques, clamps, *self.chain.capacities(clamps))
 
     def advance(self, t, h):
-        torques, t_s, t_c = self._inputs_now()
-        return self.chain.step(self.state, torques, t_s, t_c, h).state
+        torques, clamps, t_s, t_c = self._inputs_now()
+        # the friction feedthrough, if read at this state and these inputs, already resolved
+        # the stuck set the step starts from
+        known, resolution = self._known_resolution
+        start = resolution if known == (self.state, torques, clamps) else None
+        return self.chain.advance(self.state, torques, t_s, t_c, h, start=start)
 
     def refresh_outputs(self):
-        phi = self.chain.body_angles(self.state)
-        w = self.chain.body_speeds(self.state)
-        for (phi_name, w_name), phi_i, w_i in zip(self._body_outputs, phi, w):
-            setattr(self, phi_name, phi_i)
-            setattr(self, w_name, w_i)
-        for name, s in zip(self._slip_outputs, self.state.s):
-            setattr(self, name, s)
-        self.e_loss = self.state.e_loss
+        state = self.state
+        values = self.chain.body_angles(state) + self.chain.body_speeds(state) + [*state.s, state.e_loss]
+        self.__dict__.update(zip(self._state_output_names, values))
 
     def feedthrough_outputs(self):
-        torques, t_s, t_c = self._inputs_now()
+        torques, clamps, t_s, t_c = self._inputs_now()
         modes, tau = self.chain.friction_torques(self.state, torques, t_s, t_c)
+        self._known_resolution = ((self.state, torques, clamps), (modes, tau))
         values = dict(self._idle_feedthrough)          # interfaces beyond n_bodies: open
         p_loss = 0.0
         for (torque_name, locked_name), mode, torque, s in zip(self._feedthrough_names, modes, tau, self.state.s):
             values[torque_name] = torque
-            values[locked_name] = mode == Mode.STUCK
+            values[locked_name] = mode == STUCK
             p_loss += torque * s
         values["p_loss"] = p_loss
         return values

@@ -43,11 +43,12 @@ Nothing here depends on the step size: there is no velocity band and no chatteri
 from __future__ import annotations
 
 import itertools
+from itertools import repeat
 import math
-from operator import mul
+from operator import add, le, mul
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import numpy as np
@@ -64,13 +65,18 @@ class Mode(IntEnum):
     FREE = 2       # zero capacity (normal force 0): only viscous friction
 
 
+# The modes by plain module names: on CPython 3.11 each ``Mode.X`` attribute lookup costs
+# about as much as a function call, and the stick/slip decision runs at every step.
+STUCK, FORWARD, BACKWARD, FREE = Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.FREE
+
+
 class StepError(RuntimeError):
     """A step that cannot be taken; the caller keeps its previous state."""
 
 
 def check_step(h: float, **inputs: float) -> None:
     """StepError naming the value unless h is finite and > 0 and every input is finite."""
-    if not (h > 0.0 and math.isfinite(h)):
+    if not 0.0 < h < math.inf:
         raise StepError(f"step h = {h!r} must be finite and > 0")
     for name, value in inputs.items():
         if not math.isfinite(value):
@@ -79,6 +85,8 @@ def check_step(h: float, **inputs: float) -> None:
 
 MAX_EVENTS_PER_STEP = 10_000
 _STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19
+_STICK_SLACK = 1.0 + _STICK_TOL
+_SLIPPING = (FORWARD, BACKWARD)
 
 
 @dataclass(frozen=True)
@@ -101,10 +109,17 @@ class InterfaceLaw:
     alpha_stribeck: float = 1.0
     d_visc: float = 0.0
 
+    @property
+    def levers(self) -> tuple[float, float]:
+        """Torque capacity per newton of normal force, static and kinetic [m]:
+        (mu_s r_eff n_surfaces, mu_k r_eff n_surfaces)."""
+        lever = self.r_eff * self.n_surfaces
+        return self.mu_s * lever, self.mu_k * lever
+
     def capacities(self, f_n: float) -> tuple[float, float]:
         """Static and kinetic torque capacities (T_s, T_c) at normal force f_n."""
-        lever = self.r_eff * self.n_surfaces * f_n
-        return self.mu_s * lever, self.mu_k * lever
+        static, kinetic = self.levers
+        return static * f_n, kinetic * f_n
 
     def slipping_torque(self, s: float, direction: int, t_s: float, t_c: float) -> float:
         """Eq. 2 with the sign taken from the slip direction of the current mode."""
@@ -145,6 +160,9 @@ class ChainState(NamedTuple):
         return cls(theta, w, tuple(q), tuple(s), tuple(Mode(m) for m in modes), e_loss)
 
 
+_new_chain_state = partial(tuple.__new__, ChainState)   # ChainState from a tuple, no Python-level __new__
+
+
 class StepResult(NamedTuple):
     """Outcome of one step: the new state and what happened inside the step."""
 
@@ -156,9 +174,9 @@ class StepResult(NamedTuple):
 @lru_cache(maxsize=None)
 def _candidates(k: int) -> tuple[tuple[Mode, ...], ...]:
     """Mode assignments for k zero-slip interfaces, most stuck first."""
-    options = (Mode.STUCK, Mode.FORWARD, Mode.BACKWARD)
+    options = (STUCK, FORWARD, BACKWARD)
     assignments = itertools.product(options, repeat=k)
-    return tuple(sorted(assignments, key=lambda a: -sum(m == Mode.STUCK for m in a)))
+    return tuple(sorted(assignments, key=lambda a: -sum(m == STUCK for m in a)))
 
 
 class FrictionChain:
@@ -200,7 +218,9 @@ class FrictionChain:
         self._k_list = self.k.tolist()
         self._offsets_of, self._offsets = None, []
         self._partitions = {}
-        self._all_stuck = (Mode.STUCK,) * (n - 1)
+        self._all_stuck = (STUCK,) * (n - 1)
+        self._slacks = (_STICK_SLACK,) * (n - 1)
+        self._static_levers, self._kinetic_levers = (list(x) for x in zip(*(law.levers for law in self.laws)))
 
     # ------------------------------------------------------------------ coordinates
     def state_from_bodies(self, phi, w, modes=None, e_loss=0.0) -> ChainState:
@@ -210,7 +230,7 @@ class FrictionChain:
         q = self.d @ phi
         s = self.d @ w
         if modes is None:
-            modes = tuple(Mode.STUCK if x == 0.0 else Mode(int(np.sign(x))) for x in s)
+            modes = tuple(STUCK if x == 0.0 else Mode(int(np.sign(x))) for x in s)
         return ChainState(
             theta_mean=float(self.inertias @ phi) / self.j_total,
             w_mean=float(self.inertias @ w) / self.j_total,
@@ -225,7 +245,7 @@ class FrictionChain:
         if state.q is not self._offsets_of:
             self._offsets = [sum(map(mul, row, state.q)) for row in self._k_list]
             self._offsets_of = state.q
-        return [state.theta_mean + offset for offset in self._offsets]
+        return list(map(add, repeat(state.theta_mean), self._offsets))
 
     def body_speeds(self, state: ChainState) -> list[float]:
         """W = w_mean + K s (stuck interfaces contribute exactly nothing)."""
@@ -239,16 +259,24 @@ class FrictionChain:
         return 0.5 * self.j_total * w_mean**2 + 0.5 * relative
 
     # ------------------------------------------------------------------ friction
-    def relative_free_acceleration(self, torques) -> np.ndarray:
+    def capacities(self, normal_forces):
+        """(T_s, T_c) lists of every interface at the given normal forces (the same
+        products as :meth:`InterfaceLaw.capacities`)."""
+        return (list(map(mul, self._static_levers, normal_forces)),
+                list(map(mul, self._kinetic_levers, normal_forces)))
+
+    def relative_free_acceleration(self, torques) -> list[float]:
         """g = D J^-1 F: slip accelerations without friction (a list)."""
-        return [sum(map(mul, row, torques)) for row in self._dj_inv_list]
+        return [sum(map(mul, row, torques), 0.0) for row in self._dj_inv_list]
 
     def stuck_torques(self, stuck, g, tau):
         """Friction of the stuck interfaces (eq. 19): their slip accelerations vanish,
         g_xi - M_xi,rest tau_rest - M_xixi tau_xi = 0, with ``tau`` holding the others."""
         mm = self._m_list
-        known = [j for j in range(self.n - 1) if j not in stuck]
-        rhs = [g[i] - sum(mm[i][j] * tau[j] for j in known) for i in stuck]
+        others = list(tau)
+        for i in stuck:
+            others[i] = 0.0                         # M_xi,rest tau_rest: the stuck ones left out
+        rhs = [g[i] - sum(map(mul, mm[i], others), 0.0) for i in stuck]
         if len(stuck) == 1:
             return [rhs[0] / mm[stuck[0]][stuck[0]]]
         return np.linalg.solve(self.m[np.ix_(stuck, stuck)], rhs).tolist()
@@ -267,10 +295,10 @@ class FrictionChain:
         for j in range(m):
             law = self.laws[j]
             if t_s[j] <= 0.0:
-                new_modes[j] = Mode.FREE
+                new_modes[j] = FREE
                 tau[j] = law.d_visc * s[j]
             elif s[j] != 0.0:
-                new_modes[j] = Mode.FORWARD if s[j] > 0.0 else Mode.BACKWARD
+                new_modes[j] = FORWARD if s[j] > 0.0 else BACKWARD
                 tau[j] = law.slipping_torque(s[j], new_modes[j], t_s[j], t_c[j])
             else:
                 zero.append(j)
@@ -278,28 +306,28 @@ class FrictionChain:
             return new_modes, tau
         mm = self._m_list
         for assignment in _candidates(len(zero)):
-            stuck = [j for j, a in zip(zero, assignment) if a == Mode.STUCK]
+            stuck = [j for j, a in zip(zero, assignment) if a == STUCK]
             trial = list(tau)
             for j, a in zip(zero, assignment):
-                if a != Mode.STUCK:
+                if a != STUCK:
                     trial[j] = a * self.laws[j].breakaway_torque(t_s[j], t_c[j])
             if stuck:
                 solved = (self._all_stuck_torques(g) if len(stuck) == m
                           else self.stuck_torques(stuck, g, trial))
-                if any(abs(x) > t_s[j] * (1.0 + _STICK_TOL) for x, j in zip(solved, stuck)):
+                if any(abs(x) > t_s[j] * _STICK_SLACK for x, j in zip(solved, stuck)):
                     continue
                 for j, x in zip(stuck, solved):
                     trial[j] = x
             consistent = True
             for j, a in zip(zero, assignment):
-                if a != Mode.STUCK:
+                if a != STUCK:
                     accel = g[j] - sum(map(mul, mm[j], trial))
                     if a * accel <= 0.0:
                         consistent = False
                         break
             if consistent:
                 for j, a in zip(zero, assignment):
-                    new_modes[j] = Mode(a)
+                    new_modes[j] = a
                 return new_modes, trial
         raise StepError(f"no consistent stick/slip assignment for interfaces {zero} (g = {list(g)})")
 
@@ -313,44 +341,44 @@ class FrictionChain:
         """Eq. 19 with every interface stuck: M tau = g, tau = M^-1 g (one formula for the
         shortcut in :meth:`step` and the all-stuck candidate of :meth:`resolve`, so both
         decide alike to the last bit)."""
-        return [sum(map(mul, row, g)) for row in self._m_inv_list]
-
-    def _holds_stuck(self, state: ChainState, g, t_s) -> bool:
-        """True when every interface is stuck at zero slip and stays stuck: the all-stuck
-        candidate, tried first by :meth:`resolve`, is consistent (friction within capacity)."""
-        if state.modes != self._all_stuck or any(state.s):
-            return False
-        for tau, capacity in zip(self._all_stuck_torques(g), t_s):
-            if not (capacity > 0.0 and abs(tau) <= capacity * (1.0 + _STICK_TOL)):
-                return False
-        return True
+        return [sum(map(mul, row, g), 0.0) for row in self._m_inv_list]
 
     def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
-        """Advance ``state`` by ``h`` with constant external torques and capacities.
+        """Advance ``state`` by ``h`` with constant external torques and capacities;
+        the result also lists the instants of the stick/slip events inside the step.
 
         Raises StepError (the state passed in is never modified: it is immutable).
         """
-        check_step(h)
-        a_mean = sum(torques) / self.j_total
-        g = self.relative_free_acceleration(torques)
-        if self._holds_stuck(state, g, t_s):
-            # every interface holds for the whole step (torques and capacities constant):
-            # one rigid body, no slip, so friction dissipates nothing (e_loss unchanged)
-            theta = state.theta_mean + (state.w_mean * h + 0.5 * a_mean * h * h)
-            return StepResult(ChainState(theta, state.w_mean + a_mean * h, state.q, state.s, state.modes,
-                                         state.e_loss), 0, ())
+        event_times = []
+        new_state = self.advance(state, torques, t_s, t_c, h, event_times)
+        return StepResult(new_state, len(event_times), tuple(event_times))
+
+    def advance(self, state: ChainState, torques, t_s, t_c, h: float, event_times=None,
+                start=None) -> ChainState:
+        """The state of :meth:`step` alone (the FMU's per-step call); the event instants
+        are appended to ``event_times`` when a list is given.  ``start``: the (modes, tau)
+        that :meth:`friction_torques` gave for this state and these inputs, if known."""
+        if not 0.0 < h < math.inf:
+            check_step(h)                               # raises, naming h
+        a_mean = sum(torques, 0.0) / self.j_total
+        g = [sum(map(mul, row, torques), 0.0) for row in self._dj_inv_list]   # = relative_free_acceleration
+        if (state.modes == self._all_stuck and not any(state.s) and min(t_s) > 0.0
+                and all(map(le, map(abs, self._all_stuck_torques(g)), map(mul, t_s, self._slacks)))):
+            # every interface holds for the whole step: the all-stuck candidate that resolve()
+            # tries first is consistent (|tau_j| <= T_s,j, eq. 19-21) and torques and capacities
+            # are constant, so the chain turns as one rigid body; no slip, e_loss unchanged
+            return _new_chain_state((state.theta_mean + (state.w_mean * h + 0.5 * a_mean * h * h),
+                                     state.w_mean + a_mean * h, state.q, state.s, state.modes, state.e_loss))
         s = list(state.s)
         q = list(state.q)
         modes = list(state.modes)
         theta, w_mean = state.theta_mean, state.w_mean
-        modes, tau = self.resolve(s, modes, g, t_s, t_c)
-        if all(mode == Mode.STUCK for mode in modes):      # locks at the start of the step
+        modes, tau = start or self.resolve(s, modes, g, t_s, t_c)
+        if all(mode == STUCK for mode in modes):      # locks at the start of the step
             theta += w_mean * h + 0.5 * a_mean * h * h
-            return StepResult(ChainState(theta, w_mean + a_mean * h, state.q, state.s, tuple(modes),
-                                         state.e_loss), 0, ())
+            return ChainState(theta, w_mean + a_mean * h, state.q, state.s, tuple(modes), state.e_loss)
         ke_start = self.kinetic_energy(w_mean, s)
         t = 0.0
-        event_times = []
         for phase in range(MAX_EVENTS_PER_STEP):
             if phase:                       # after an event: re-decide the stuck set
                 modes, tau = self.resolve(s, modes, g, t_s, t_c)
@@ -364,7 +392,8 @@ class FrictionChain:
             t += dt
             if event is None:
                 break
-            event_times.append(t)
+            if event_times is not None:
+                event_times.append(t)
         else:
             raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step of {h} s")
         # The last phase ended without an event, so its modes still hold at the end of the step.
@@ -373,17 +402,16 @@ class FrictionChain:
         d_theta = theta - state.theta_mean
         work = sum(map(mul, torques, [d_theta + sum(map(mul, row, dq)) for row in self._k_list]))
         e_loss = state.e_loss + work - (self.kinetic_energy(w_mean, s) - ke_start)
-        new_state = ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
-        return StepResult(new_state, len(event_times), tuple(event_times))
+        return ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
 
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
         """True when every non-stuck interface has a constant torque in its mode."""
         for law, mode, ts, tc in zip(self.laws, modes, t_s, t_c):
-            if mode == Mode.STUCK:
+            if mode == STUCK:
                 continue
             if law.d_visc != 0.0:
                 return False
-            if mode != Mode.FREE and law.w_stribeck > 0.0 and ts != tc:
+            if mode != FREE and law.w_stribeck > 0.0 and ts != tc:
                 return False
         return True
 
@@ -393,15 +421,15 @@ class FrictionChain:
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
         m = self.n - 1
-        accel = [0.0 if modes[j] == Mode.STUCK else self._slip_acceleration(j, tau, g) for j in range(m)]
+        accel = [0.0 if modes[j] == STUCK else self._slip_acceleration(j, tau, g) for j in range(m)]
         dt, event = remaining, None
         for j in range(m):
-            if modes[j] in (Mode.FORWARD, Mode.BACKWARD) and accel[j] * modes[j] < 0.0:
+            if modes[j] in _SLIPPING and accel[j] * modes[j] < 0.0:
                 t_zero = -s[j] / accel[j]
                 if t_zero < dt:
                     dt, event = t_zero, j
         for j in range(m):
-            if modes[j] != Mode.STUCK:
+            if modes[j] != STUCK:
                 q[j] += s[j] * dt + 0.5 * accel[j] * dt * dt
                 s[j] += accel[j] * dt
         if event is not None:
@@ -426,8 +454,8 @@ class FrictionChain:
     def _advance_ode(self, s, q, modes, g, t_s, t_c, remaining):
         """Nonlinear friction in a slipping interface: integrate the slips (in place)."""
         m = self.n - 1
-        slip = [j for j in range(m) if modes[j] != Mode.STUCK]
-        stuck = [j for j in range(m) if modes[j] == Mode.STUCK]
+        slip = [j for j in range(m) if modes[j] != STUCK]
+        stuck = [j for j in range(m) if modes[j] == STUCK]
         g_arr = np.asarray(g)
         a_inv, q_stuck, schur, m_ks = self._partition(tuple(stuck), tuple(slip))
         if stuck:
@@ -436,7 +464,7 @@ class FrictionChain:
         else:
             c_slip = g_arr[slip]
         laws = [self.laws[j] for j in slip]
-        dirs = [int(modes[j]) if modes[j] != Mode.FREE else 0 for j in slip]
+        dirs = [int(modes[j]) if modes[j] != FREE else 0 for j in slip]
         caps = [(t_s[j], t_c[j]) for j in slip]
         nk = len(slip)
 
@@ -467,6 +495,6 @@ class FrictionChain:
         if result.event is None:
             return result.t, None
         j = event_ids[result.event]
-        if modes[j] != Mode.STUCK:
+        if modes[j] != STUCK:
             s[j] = 0.0
         return result.t, j
