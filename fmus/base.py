@@ -13,7 +13,7 @@ An element declares ``VARIABLES`` (records of :mod:`fmus.variables`) and impleme
 Errors are funnelled through two places: a bad parameter makes
 ``fmi2ExitInitializationMode`` fail (pythonfmu turns the raised exception into
 fmi2Fatal and logs its text, which names the variable and the allowed range; see
-:meth:`ElementSlave._fail_initialization`); a bad input or an impossible step makes
+:meth:`ElementSlave._raise_to_host`); a bad input or an impossible step makes
 ``fmi2DoStep`` return fmi2Discard with an error log naming the variable, and the
 instance keeps the state of the last communication point.
 """
@@ -143,15 +143,16 @@ class ElementSlave(Fmi2Slave):
                     if v.causality == PARAMETER]
         problems = [p for p in problems if p] + self.cross_check()
         if problems:
-            self._fail_initialization("invalid parameters: " + "; ".join(problems))
+            self._raise_to_host(ParameterError("invalid parameters: " + "; ".join(problems)))
         # parameters are fixed from here on: the set of checked inputs is too
         self._set_checked_inputs([v for v in self.checked_variables() if v.causality == INPUT])
         self.state = self.initial_state()
         self._state_token += 1
         self.refresh_outputs()
 
-    def _fail_initialization(self, message: str):
-        """Raise ParameterError(message) safely through pythonfmu 0.7.0's error path.
+    def _raise_to_host(self, error: Exception):
+        """Raise ``error`` safely through pythonfmu 0.7.0's error path (the FMI call then
+        returns fmi2Fatal; pythonfmu logs the error's text, which must name the cause).
 
         On a Python exception pythonfmu's handle_py_exception() first flushes the log
         queue through the host's logger callback while the exception is still set (for a
@@ -167,7 +168,7 @@ class ElementSlave(Fmi2Slave):
         self.log_queue.clear()
         for obj in (self, type(self), self.log_queue):
             ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
-        raise ParameterError("; ".join(pending + [message]))
+        raise type(error)("; ".join(pending + [str(error)])) from None
 
     def checked_variable_problem(self, var: Var):
         return var.violation(getattr(self, var.name))
@@ -239,7 +240,7 @@ class ElementSlave(Fmi2Slave):
         try:
             wanted = [access[vr] for vr in vrs]
         except KeyError as missing:
-            raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
+            self._raise_to_host(TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}"))
         feedthrough = None
         values = []
         for name, through in wanted:
@@ -258,8 +259,8 @@ class ElementSlave(Fmi2Slave):
         try:
             names = [settable[vr] for vr in vrs]
         except KeyError as missing:
-            raise TypeError(f"variable with valueReference={missing.args[0]} is not a settable {kind} "
-                            "(a parameter or input of this type)") from None
+            self._raise_to_host(TypeError(f"variable with valueReference={missing.args[0]} is not a settable "
+                                          f"{kind} (a parameter or input of this type)"))
         self.__dict__.update(zip(names, values))
 
     def set_real(self, vrs, values):

@@ -189,3 +189,58 @@ def test_failed_initialization_leaves_process_healthy(fmu_dir):
     assert "ALIVE ['bad0', 'bad2', 'bad4']" in done.stdout, done.stdout
     assert "unknown error" not in done.stdout
     assert "J_1 = 0.0 is outside the allowed range" in done.stdout
+
+
+def test_setting_an_output_is_refused_naming_it(fmu_dir):
+    """fmi2SetReal may set parameters and inputs only (FMI 2.0); pythonfmu's own setter
+    overwrote an output silently until the next step."""
+    clutch = Instance(fmu_dir / "Clutch.fmu", "set_output")
+    try:
+        with pytest.raises(CoSimulationError) as info:
+            clutch.set("w_1", 3.0)
+        assert f"valueReference={clutch.vr('w_1')} is not a settable Real" in " ".join(info.value.messages)
+    finally:
+        clutch.slave.freeInstance()
+
+
+def test_input_screen_passes_finite_inputs_whose_sum_overflows():
+    """doStep screens the inputs with their sum (finite only if each one is); a sum that
+    overflows from finite inputs falls back to the exact check, which finds nothing."""
+    from fmus.clutch import Clutch
+
+    clutch = Clutch(instance_name="screen", resources=None)
+    clutch.exit_initialization_mode()
+    clutch.tau_1 = clutch.tau_2 = 1e308
+    assert clutch._input_problem(clutch._read_inputs(clutch)) is None
+    clutch.f_n = -1.0
+    assert clutch._input_problem(clutch._read_inputs(clutch)).startswith("f_n = -1.0 is outside")
+    clutch.f_n, clutch.tau_2 = 0.0, math.nan
+    assert clutch._input_problem(clutch._read_inputs(clutch)).startswith("tau_2 = nan is not finite")
+
+
+def test_reading_the_friction_feedthrough_does_not_change_the_step():
+    """The DualClutch step starts from the stuck set its friction feedthrough resolved when
+    that was read at the same state and inputs: the states must equal, bit for bit, those
+    of an instance whose feedthrough is never read (clutch a locked and clutch b open, then
+    b engaging and locking within a step, as in Z3's shift)."""
+    from fmus.clutch import DualClutch
+    from solvers.friction import FORWARD, FREE, STUCK
+
+    def make(name):
+        clutch = DualClutch(instance_name=name, resources=None)
+        clutch.w_3_start, clutch.f_n_a, clutch.f_n_b = 10.0, 6000.0, 0.0
+        clutch.tau_1, clutch.tau_2, clutch.tau_3 = -50.0, 100.0, -10.0
+        clutch.exit_initialization_mode()
+        return clutch
+
+    read, unread = make("read"), make("unread")
+    states = set()
+    for k in range(400):
+        if k == 200:
+            for clutch in (read, unread):
+                clutch.f_n_a, clutch.f_n_b = 0.0, 6000.0
+        read._feedthrough_values()               # what fmi2GetReal of tau_fric_a/b computes
+        assert read.do_step(k * 2e-3, 2e-3) and unread.do_step(k * 2e-3, 2e-3)
+        assert read.state == unread.state
+        states.add(read.state.modes)
+    assert {(STUCK, FREE), (FREE, FORWARD), (FREE, STUCK)} <= states     # the configurations passed
