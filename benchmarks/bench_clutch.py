@@ -9,8 +9,8 @@ only the ratios mean something).  Targets from the clutch issue: Clutch doStep a
 
 ``--instructions`` counts CPU instructions instead of seconds (valgrind's callgrind, one
 process per case: the count of a run with the doSteps minus the count of the same run
-without them), which does not depend on the load of the machine: the same code gives the
-same count to within a few instructions per doStep.  It takes a few minutes.
+without them), which does not depend on the load of the machine: two runs of the same
+code agree to about 1 %.  It takes a few minutes.
 """
 from __future__ import annotations
 

@@ -339,7 +339,7 @@ class FrictionChain:
     # ------------------------------------------------------------------ stepping
     def _all_stuck_torques(self, g):
         """Eq. 19 with every interface stuck: M tau = g, tau = M^-1 g (one formula for the
-        shortcut in :meth:`step` and the all-stuck candidate of :meth:`resolve`, so both
+        shortcut in :meth:`advance` and the all-stuck candidate of :meth:`resolve`, so both
         decide alike to the last bit)."""
         return [sum(map(mul, row, g), 0.0) for row in self._m_inv_list]
 
@@ -361,7 +361,7 @@ class FrictionChain:
         if not 0.0 < h < math.inf:
             check_step(h)                               # raises, naming h
         a_mean = sum(torques, 0.0) / self.j_total
-        g = [sum(map(mul, row, torques), 0.0) for row in self._dj_inv_list]   # = relative_free_acceleration
+        g = self.relative_free_acceleration(torques)
         if (state.modes == self._all_stuck and not any(state.s) and min(t_s) > 0.0
                 and all(map(le, map(abs, self._all_stuck_torques(g)), map(mul, t_s, self._slacks)))):
             # every interface holds for the whole step: the all-stuck candidate that resolve()
