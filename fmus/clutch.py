@@ -106,7 +106,6 @@ class FrictionChainElement(ElementSlave):
         n = self.active_bodies()
         self.chain = FrictionChain([getattr(self, f"J_{i}") for i in range(1, n + 1)],
                                    [self.law(tag) for tag in self.active_tags()])
-        self._laws = self.chain.laws
         state = self.chain.state_from_bodies([getattr(self, f"phi_{i}_start") for i in range(1, n + 1)],
                                              [getattr(self, f"w_{i}_start") for i in range(1, n + 1)])
         # readers and names used at every step, made once (doStep runs millions of times)
