@@ -16,10 +16,9 @@ Method: Dormand & Prince (1980), the tableau of Hairer, Norsett & Wanner,
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
-
-import numpy as np
 
 _C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
 _A = (
@@ -51,36 +50,44 @@ class OdeResult:
     """
 
     t: float
-    y: np.ndarray
+    y: list[float]
     event: int | None
     n_steps: int
 
 
 def _rk_step(fun, t, y, f0, h):
-    """One Dormand-Prince step from (t, y) with derivative f0; returns y_new, f_new, err."""
+    """One Dormand-Prince step from (t, y) with derivative f0; returns y_new, f_new, err.
+    The stage sums add the terms in tableau order, one coefficient at a time."""
     k = [f0]
     for i in range(1, 7):
-        yi = y.copy()
+        yi = y
         for a, kj in zip(_A[i], k):
             if a:
-                yi += (h * a) * kj
+                c = h * a
+                yi = [v + c * d for v, d in zip(yi, kj)]
         k.append(fun(t + _C[i] * h, yi))
     y_new = yi  # stage 7 is evaluated at the 5th-order solution (FSAL)
-    err = np.zeros_like(y)
+    err = [0.0] * len(y)
     for e, kj in zip(_E, k):
         if e:
-            err += (h * e) * kj
+            c = h * e
+            err = [v + c * d for v, d in zip(err, kj)]
     return y_new, k[6], err
 
 
+def _rms(values) -> float:
+    """Root mean square of a sequence."""
+    return math.sqrt(sum(v * v for v in values) / len(values))
+
+
 def integrate(
-    fun: Callable[[float, np.ndarray], np.ndarray],
+    fun: Callable[[float, list[float]], Sequence[float]],
     t0: float,
-    y0: np.ndarray,
+    y0: Sequence[float],
     t_end: float,
-    events: Sequence[Callable[[float, np.ndarray], float]] = (),
+    events: Sequence[Callable[[float, list[float]], float]] = (),
     rtol: float = 1e-10,
-    atol: float | np.ndarray = 1e-12,
+    atol: float = 1e-12,
     first_step: float | None = None,
 ) -> OdeResult:
     """Integrate until ``t_end`` or the first event (see the module contract).
@@ -88,22 +95,21 @@ def integrate(
     communication step, tried first and halved by the controller if too large)."""
     if not t_end > t0:
         raise ValueError(f"t_end = {t_end!r} must be greater than t0 = {t0!r}")
-    y = np.array(y0, dtype=float)
+    y = [float(v) for v in y0]
     t = t0
     f = fun(t, y)
     g_prev = [g(t, y) for g in events]
     armed = [gp > 0.0 for gp in g_prev]
-    scale0 = atol + rtol * np.abs(y)
-    d0 = np.sqrt(np.mean((y / scale0) ** 2))
-    d1 = np.sqrt(np.mean((f / scale0) ** 2))
+    scale0 = [atol + rtol * abs(v) for v in y]
+    d0 = _rms([v / s for v, s in zip(y, scale0)])
+    d1 = _rms([v / s for v, s in zip(f, scale0)])
     h = 0.01 * d0 / d1 if d0 > 1e-5 and d1 > 1e-5 else 1e-6
     h = min(h if first_step is None else first_step, t_end - t0)
     n_steps = 0
     while n_steps < MAX_STEPS:
         h = min(h, t_end - t)
         y_new, f_new, err = _rk_step(fun, t, y, f, h)
-        scale = atol + rtol * np.maximum(np.abs(y), np.abs(y_new))
-        err_norm = float(np.sqrt(np.mean((err / scale) ** 2)))
+        err_norm = _rms([e / (atol + rtol * max(abs(a), abs(b))) for e, a, b in zip(err, y, y_new)])
         if err_norm > 1.0:
             h *= max(0.2, 0.9 * err_norm ** -0.2)
             continue
