@@ -2,17 +2,24 @@
 
     python build_fmus.py [--out build/fmus] [--only Clutch Shaft ...]
 
-pythonfmu packs the slave and our ``solvers``/``fmus`` packages into the FMU's
-resources (so the FMU runs in any Python that has numpy and scipy, without this
-project installed).  pythonfmu 0.7 writes no units, no output dependencies and no
-InitialUnknowns; :func:`finish_model_description` adds them from the variable table.
-:mod:`host_support` makes the binary load in non-Python hosts (libpython declared,
-PYTHONHOME shim) and adds the host requirements to the resources; ``--python-hosts-only``
-skips that where gcc or patchelf is missing.
+pythonfmu packs the slave, our ``solvers``/``fmus`` packages (standard library only) and
+its own runtime modules into the FMU's resources.  pythonfmu 0.7 writes no units, no output
+dependencies and no InitialUnknowns; :func:`finish_model_description` adds them from the
+variable table.  :mod:`host_support` bundles the CPython runtime the FMU needs (libpython,
+the standard-library modules it imports, a starter), so the FMU runs on a machine without
+Python; ``--python-hosts-only`` leaves it out (FMUs for a CPython host of the build's version).
+
+Each FMU is written under a temporary name and renamed when complete, and stamped with a
+fingerprint of everything it is built from (``resources/build.json``): ``build_all(...,
+force=False)`` keeps FMUs that are up to date.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import importlib.util
+import json
+import os
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
@@ -50,6 +57,11 @@ if fmus.code_fingerprint() != "{fingerprint}":
 
 from fmus import {name}  # noqa: E402,F401
 '''
+
+
+def slave_script(name: str) -> str:
+    """The FMU entry point pythonfmu executes for element ``name``."""
+    return SLAVE_SCRIPT.format(name=name, fingerprint=source_fingerprint())
 
 
 def finish_model_description(xml_text: bytes, element) -> bytes:
@@ -91,66 +103,119 @@ def finish_model_description(xml_text: bytes, element) -> bytes:
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8")
 
 
+BUILD_STAMP = "resources/build.json"
+PARTIAL_SUFFIX = ".partial"
+
+
 @dataclass(frozen=True)
-class HostKit:
-    """What every FMU binary gets for non-Python hosts (see host_support)."""
+class Runtime:
+    """What every FMU binary of one build gets (see host_support): the bundled CPython's
+    files (``binaries/linux64/``-relative name -> bytes) and the host description."""
 
     folder: Path
     python: host_support.PythonInstallation
-    shim: bytes
+    files: dict
+    description: str
 
 
-def build_element(element, out_dir: Path, host: HostKit | None) -> Path:
-    """Build one FMU into ``out_dir`` and return its path."""
+def build_fingerprint(python_hosts_only: bool) -> str:
+    """Identity of a build: the element code, the build's own code, pythonfmu and the Python
+    whose runtime is bundled, and the options.  FMUs stamped with it are up to date."""
+    from importlib import metadata
+
+    digest = hashlib.sha256()
+    for part in (source_fingerprint(), Path(__file__).read_bytes(), Path(host_support.__file__).read_bytes(),
+                 metadata.version("pythonfmu"), sys.version, f"python_hosts_only={python_hosts_only}"):
+        digest.update(part if isinstance(part, bytes) else part.encode())
+    return digest.hexdigest()
+
+
+def is_up_to_date(path: Path, fingerprint: str) -> bool:
+    """True when ``path`` is a complete FMU stamped with ``fingerprint``."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            stamp = json.loads(archive.read(BUILD_STAMP))
+            return stamp.get("fingerprint") == fingerprint and "modelDescription.xml" in archive.namelist()
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return False
+
+
+def build_element(element, out_dir: Path, runtime: Runtime | None, fingerprint: str) -> Path:
+    """Build one FMU into ``out_dir`` and return its path.  The archive is written under a
+    temporary name and renamed when complete: an interrupted build leaves the previous FMU."""
     from pythonfmu import FmuBuilder
 
     name = element.__name__
+    target = out_dir / f"{name}.fmu"
+    partial = out_dir / f".{name}.fmu{PARTIAL_SUFFIX}-{os.getpid()}"
     with tempfile.TemporaryDirectory(prefix=f"build_{name}_") as tmp:
         script = Path(tmp) / f"{name}_fmu.py"
-        script.write_text(SLAVE_SCRIPT.format(name=name, fingerprint=source_fingerprint()))
+        script.write_text(slave_script(name))
         raw = FmuBuilder.build_FMU(
             script, dest=tmp, project_files=[ROOT / "solvers", ROOT / "fmus"],
             canGetAndSetFMUstate=True, canSerializeFMUstate=True,
         )
         sys.modules.pop(script.stem, None)
-        target = out_dir / f"{name}.fmu"
         binary = f"binaries/linux64/{name}.so"
-        with zipfile.ZipFile(raw) as src, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as dst:
-            for item in src.infolist():
-                if "__pycache__" in item.filename:
-                    continue
-                data = src.read(item.filename)
-                if item.filename == "modelDescription.xml":
-                    data = finish_model_description(data, element)
-                elif item.filename == binary and host is not None:
-                    data = host_support.patch_binary(data, host.folder, host.python)
-                dst.writestr(item, data)
-            if host is not None:
-                dst.writestr(f"binaries/linux64/{host_support.SHIM_NAME}", host.shim)
-                dst.writestr("resources/host_requirements.txt", host_support.requirements())
-                dst.writestr("resources/host.json", host_support.host_description(host.python))
+        try:
+            with zipfile.ZipFile(raw) as src, zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as dst:
+                for item in src.infolist():
+                    # no Windows binary: pythonfmu's stock DLL needs a Python the FMU does not carry
+                    if "__pycache__" in item.filename or item.filename.startswith("binaries/win64/"):
+                        continue
+                    data = src.read(item.filename)
+                    if item.filename == "modelDescription.xml":
+                        data = finish_model_description(data, element)
+                    elif item.filename == binary and runtime is not None:
+                        data = host_support.patch_binary(data, runtime.folder, runtime.python)
+                    dst.writestr(item, data)
+                if runtime is not None:
+                    for relative, data in runtime.files.items():
+                        dst.writestr(f"binaries/linux64/{relative}", data)
+                    dst.writestr("resources/host.json", runtime.description)
+                dst.writestr(BUILD_STAMP, json.dumps({"fingerprint": fingerprint}) + "\n")
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
     return target
 
 
-def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = False) -> list[Path]:
+def bundled_runtime(folder: Path) -> Runtime:
+    """The CPython every FMU of this build carries (host_support)."""
+    python = host_support.PythonInstallation.current()
+    pythonfmu_folder = Path(importlib.util.find_spec("pythonfmu").origin).parent
+    modules = host_support.stdlib_closure(python, [ROOT / "fmus", ROOT / "solvers", pythonfmu_folder],
+                                          slave_script("Clutch"))
+    return Runtime(folder, python, host_support.runtime_files(python, modules, folder),
+                   host_support.host_description(python, modules))
+
+
+def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = False,
+              force: bool = True) -> list[Path]:
+    """Build the chosen elements (default all) into ``out_dir``; with ``force=False`` FMUs
+    that are up to date (same fingerprint: code, build, Python, options) are kept."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    chosen = [e for e in ELEMENTS if not only or e.__name__ in only]
     unknown = set(only or ()) - {e.__name__ for e in ELEMENTS}
     if unknown:
         raise SystemExit(f"unknown element(s) {sorted(unknown)}; known: {[e.__name__ for e in ELEMENTS]}")
-    with tempfile.TemporaryDirectory(prefix="host_support_") as tmp:
-        host = None
-        if python_hosts_only:
-            print("building for Python hosts only: non-Python hosts will need libpython preloaded",
-                  file=sys.stderr)
-        elif sys.platform.startswith("linux"):
-            try:
-                python = host_support.PythonInstallation.current()
-                host = HostKit(Path(tmp), python, host_support.build_shim(Path(tmp), python).read_bytes())
-            except host_support.HostSupportError as exc:
-                raise SystemExit(f"{exc}\n(or build with --python-hosts-only)") from None
-        return [build_element(e, out_dir, host) for e in chosen]
+    chosen = [e for e in ELEMENTS if not only or e.__name__ in only]
+    fingerprint = build_fingerprint(python_hosts_only)
+    todo = [e for e in chosen if force or not is_up_to_date(out_dir / f"{e.__name__}.fmu", fingerprint)]
+    if todo:
+        with tempfile.TemporaryDirectory(prefix="runtime_") as tmp:
+            runtime = None
+            if python_hosts_only:
+                print("building for Python hosts only: no bundled Python, the FMUs run only in a "
+                      f"CPython {sys.version_info.major}.{sys.version_info.minor} process", file=sys.stderr)
+            elif sys.platform.startswith("linux"):
+                try:
+                    runtime = bundled_runtime(Path(tmp))
+                except host_support.HostSupportError as exc:
+                    raise SystemExit(f"{exc}\n(or build with --python-hosts-only)") from None
+            for element in todo:
+                build_element(element, out_dir, runtime, fingerprint)
+    return [out_dir / f"{e.__name__}.fmu" for e in chosen]
 
 
 def main(argv=None) -> int:
@@ -158,7 +223,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for the .fmu files")
     parser.add_argument("--only", nargs="*", help="element names to build (default: all)")
     parser.add_argument("--python-hosts-only", action="store_true",
-                        help="skip the non-Python host support (no gcc/patchelf needed)")
+                        help="no bundled Python (no gcc/strip/patchelf needed): the FMUs then run only "
+                             "in a CPython process of the build's version")
     args = parser.parse_args(argv)
     for path in build_all(args.out, args.only, args.python_hosts_only):
         print(f"built {path}")

