@@ -1,8 +1,8 @@
 """Command line: list the elements, build the FMUs, co-simulate a documented drivetrain.
 
     drivetrain-fmu list
-    drivetrain-fmu build [--out build/fmus]
-    drivetrain-fmu run SYSTEM [--step 1e-3] [--out results]     (builds the FMUs first)
+    drivetrain-fmu build [--out build/fmus]     (always rebuilds every FMU)
+    drivetrain-fmu run SYSTEM [--step 1e-3] [--out results]     (builds the FMUs that are not up to date)
     drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
     drivetrain-fmu report SYSTEM [--steps ...]   (co-simulation vs monolithic reference)
     drivetrain-fmu export SYSTEM [--step 1e-3] [--stop T]   (SSP file of a systems/ssd/SYSTEM.ssd)
@@ -205,7 +205,7 @@ def _study(args) -> None:
     """Threshold studies on dask (systems.study): CSV and plot in --out."""
     from systems import study
 
-    build_fmus.build_all(args.fmus)
+    build_fmus.build_all(args.fmus, force=False)
     args.out.mkdir(parents=True, exist_ok=True)
     client = study.default_client(args.scheduler)
     try:
@@ -317,7 +317,7 @@ def main(argv=None) -> int:
     elif args.command == "export":
         from systems import ssp
 
-        build_fmus.build_all(args.fmus)
+        build_fmus.build_all(args.fmus, force=False)
         args.out.mkdir(parents=True, exist_ok=True)
         path = ssp.export(args.system, args.out / f"{args.system}.ssp", args.fmus, args.step, args.stop)
         stop, step = _or(args.stop, load_system(args.system).stop), _or(args.step, load_system(args.system).step)
@@ -325,12 +325,12 @@ def main(argv=None) -> int:
               f"ecos simulate --path {path} --stepSize {step:g} --stopTime {stop:g} "
               "--parameterSet initialValues")
     elif args.command == "report":
-        build_fmus.build_all(args.fmus)
+        build_fmus.build_all(args.fmus, force=False)
         _report(args.system, args.fmus, args.steps)
     elif args.command == "compare":
         _compare_r1(args.step, args.duration, args.out)
     else:
-        build_fmus.build_all(args.fmus)
+        build_fmus.build_all(args.fmus, force=False)
         _run_system(args.system, args.fmus, args.step, args.out)
     return 0
 
