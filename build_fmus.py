@@ -190,6 +190,16 @@ def bundled_runtime(folder: Path) -> Runtime:
                    host_support.host_description(python, modules))
 
 
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = False,
               force: bool = True) -> list[Path]:
     """Build the chosen elements (default all) into ``out_dir``; with ``force=False`` FMUs
@@ -200,6 +210,9 @@ def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = 
     if unknown:
         raise SystemExit(f"unknown element(s) {sorted(unknown)}; known: {[e.__name__ for e in ELEMENTS]}")
     chosen = [e for e in ELEMENTS if not only or e.__name__ in only]
+    for stale in out_dir.glob(f".*.fmu{PARTIAL_SUFFIX}-*"):      # left by a killed build
+        if not _process_alive(int(stale.name.rsplit("-", 1)[1])):
+            stale.unlink(missing_ok=True)
     fingerprint = build_fingerprint(python_hosts_only)
     todo = [e for e in chosen if force or not is_up_to_date(out_dir / f"{e.__name__}.fmu", fingerprint)]
     if todo:

