@@ -116,3 +116,28 @@ def test_up_to_date_fmus_are_reused_and_others_rebuilt(fmu_dir, tmp_path):
                                                                       if k != "Clutch.fmu"}
     build_fmus.build_all(out, only=["Shaft"])
     assert (out / "Shaft.fmu").stat().st_mtime_ns != stamps["Shaft.fmu"]
+
+
+def test_the_bundled_runtime_refuses_element_code_that_imports_outside_the_standard_library(tmp_path):
+    """The FMUs carry the standard library only: a shipped package importing numpy stops
+    the build with the module and its importer named."""
+    import host_support
+
+    package = tmp_path / "element"
+    package.mkdir()
+    (package / "__init__.py").write_text("import math\nfrom . import law\n")
+    (package / "law.py").write_text("import numpy as np\n")
+    with pytest.raises(host_support.HostSupportError, match=r"numpy \(imported by element\.law\)"):
+        host_support.stdlib_closure(host_support.PythonInstallation.current(), [package], "import element\n")
+
+
+def test_an_excluded_module_needed_at_import_time_stops_the_build(tmp_path):
+    """A module left out of the runtime (host_support.EXCLUDED_STDLIB) but imported when the
+    element code loads would fail in every host: the build refuses it by name."""
+    import host_support
+
+    package = tmp_path / "element"
+    package.mkdir()
+    (package / "__init__.py").write_text("import subprocess\n")
+    with pytest.raises(host_support.HostSupportError, match=r"element imports \['subprocess'\]"):
+        host_support.stdlib_closure(host_support.PythonInstallation.current(), [package], "import element\n")

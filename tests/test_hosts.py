@@ -1,13 +1,11 @@
 """FMUs outside this project's Python: a non-Python host (the ecos command line) and a
 fresh folder with the project not importable."""
 import csv
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -194,22 +192,6 @@ def test_no_invalid_memory_access_in_the_fmu_binary_up_to_process_exit(fmu_dir, 
     reports = [block for block in re.split(r"^==\d+== *$", log.read_text(), flags=re.M)
                if "binaries/linux64/" in block]
     assert "ERROR SUMMARY" in log.read_text() and not reports, reports[:2]
-
-
-def test_every_fmu_states_its_host_requirements(fmu_dir):
-    """resources/host_requirements.txt pins the packages the element code imports, and
-    resources/host.json names the Python and libpython the binary declares."""
-    from importlib import metadata
-
-    for fmu in sorted(fmu_dir.glob("*.fmu")):
-        with zipfile.ZipFile(fmu) as archive:
-            requirements = archive.read("resources/host_requirements.txt").decode()
-            host = json.loads(archive.read("resources/host.json"))
-            names = archive.namelist()
-        for package in ("pythonfmu", "numpy", "scipy"):
-            assert f"{package}=={metadata.version(package)}" in requirements, fmu.name
-        assert host["python"] == ".".join(map(str, sys.version_info[:3]))
-        assert f"binaries/linux64/{fmu.stem}.so" in names and "binaries/linux64/libdrivetrain_pyhome.so" in names
 
 
 def test_f1_ssp_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_path, ecos_host):
