@@ -111,14 +111,15 @@ def _run_system(system: str, fmu_dir: Path, step: float, out: Path) -> None:
 
 
 def _compare_r1(step: float, duration: float, out: Path) -> None:
-    """Every PWA method of solvers.pwa on the Table 6 oscillator against the reference
+    """Every PWA method of systems.pwa_methods on the Table 6 oscillator against the reference
     (Reiter Fig. 31-36): error table on stdout, x(t) in r1_methods.csv / .png."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from solvers.pwa import METHODS, Characteristic, PwaOscillator, reference, simulate
+    from solvers.pwa import Characteristic, PwaOscillator
+    from systems.pwa_methods import METHODS, reference, simulate
 
     osc = PwaOscillator(1.0, Characteristic((0.0, 0.15), (1.0, 20.0)), Characteristic.linear(0.5))
     n = int(round(duration / step))

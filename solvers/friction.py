@@ -39,20 +39,21 @@ reaches its static limit.  With constant friction in every slipping interface th
 motion between events is quadratic in time and events are found in closed form;
 otherwise the slip ODE is integrated by :mod:`solvers.ode` with event location.
 Nothing here depends on the step size: there is no velocity band and no chattering.
+
+Matrices are lists of rows (:mod:`solvers.dense`): the FMUs ship the standard library only.
 """
 from __future__ import annotations
 
 import itertools
 from itertools import repeat
 import math
-from operator import add, le, mul
+from operator import add, le, mul, sub
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache, partial
 from typing import NamedTuple
 
-import numpy as np
-
+from .dense import dot, inverse, matmul, matvec, solve, submatrix, transpose, zeros
 from .ode import integrate
 
 
@@ -186,36 +187,32 @@ class FrictionChain:
     ----------
     inertias : sequence of n positive floats [kg.m2]
     laws     : sequence of n-1 :class:`InterfaceLaw`
+
+    The matrices of the module docstring, as lists of rows: ``d`` (D), ``dj_inv``
+    (D J^-1), ``m`` (M = J_R^-1), ``m_inv`` (M^-1 = J_R) and ``k`` (K).
     """
 
     def __init__(self, inertias, laws):
-        inertias = np.asarray(inertias, dtype=float)
-        if inertias.ndim != 1 or inertias.size < 2:
+        inertias = [float(j) for j in inertias]
+        if len(inertias) < 2:
             raise ValueError(f"inertias must hold at least two values, got {inertias!r}")
         for i, j in enumerate(inertias, start=1):
             if not (math.isfinite(j) and j > 0.0):
                 raise ValueError(f"inertia J_{i} = {j!r} must be finite and > 0")
-        if len(laws) != inertias.size - 1:
-            raise ValueError(f"{inertias.size} bodies need {inertias.size - 1} interface laws, got {len(laws)}")
-        n = inertias.size
+        n = len(inertias)
+        if len(laws) != n - 1:
+            raise ValueError(f"{n} bodies need {n - 1} interface laws, got {len(laws)}")
         self.n = n
         self.inertias = inertias
         self.laws = tuple(laws)
-        self.j_total = float(inertias.sum())
-        d = np.zeros((n - 1, n))
+        self.j_total = sum(inertias)
+        self.d = zeros(n - 1, n)
         for j in range(n - 1):
-            d[j, j], d[j, j + 1] = 1.0, -1.0
-        self.d = d
-        j_inv = np.diag(1.0 / inertias)
-        self.m = d @ j_inv @ d.T                      # J_R^-1 (eq. 17)
-        self.k = j_inv @ d.T @ np.linalg.inv(self.m)  # W = w_mean + K s (eq. 7)
-        self.dj_inv = d @ j_inv                       # g = D J^-1 F
-        self._m_list = self.m.tolist()
-        self._m_inv = np.linalg.inv(self.m)
-        # plain-float copies for the per-step arithmetic (numpy overhead dominates at n <= 6)
-        self._m_inv_list = self._m_inv.tolist()
-        self._dj_inv_list = self.dj_inv.tolist()
-        self._k_list = self.k.tolist()
+            self.d[j][j], self.d[j][j + 1] = 1.0, -1.0
+        self.dj_inv = [[x / j for x, j in zip(row, inertias)] for row in self.d]   # g = D J^-1 F
+        self.m = matmul(self.dj_inv, transpose(self.d))                          # J_R^-1 (eq. 17)
+        self.m_inv = inverse(self.m)
+        self.k = matmul(transpose(self.dj_inv), self.m_inv)                      # W = w_mean + K s (eq. 7)
         self._offsets_of, self._offsets = None, []
         self._partitions = {}
         self._all_stuck = (STUCK,) * (n - 1)
@@ -225,17 +222,17 @@ class FrictionChain:
     # ------------------------------------------------------------------ coordinates
     def state_from_bodies(self, phi, w, modes=None, e_loss=0.0) -> ChainState:
         """Decoupled state from body angles and speeds; modes from the slip signs."""
-        phi = np.asarray(phi, dtype=float)
-        w = np.asarray(w, dtype=float)
-        q = self.d @ phi
-        s = self.d @ w
+        phi = [float(x) for x in phi]
+        w = [float(x) for x in w]
+        q = matvec(self.d, phi)
+        s = matvec(self.d, w)
         if modes is None:
-            modes = tuple(STUCK if x == 0.0 else Mode(int(np.sign(x))) for x in s)
+            modes = tuple(STUCK if x == 0.0 else (FORWARD if x > 0.0 else BACKWARD) for x in s)
         return ChainState(
-            theta_mean=float(self.inertias @ phi) / self.j_total,
-            w_mean=float(self.inertias @ w) / self.j_total,
-            q=tuple(q.tolist()),
-            s=tuple(s.tolist()),
+            theta_mean=dot(self.inertias, phi) / self.j_total,
+            w_mean=dot(self.inertias, w) / self.j_total,
+            q=tuple(q),
+            s=tuple(s),
             modes=tuple(modes),
             e_loss=e_loss,
         )
@@ -243,7 +240,7 @@ class FrictionChain:
     def body_angles(self, state: ChainState) -> list[float]:
         """phi = theta_mean + K q (K q computed again only when q changes: never while stuck)."""
         if state.q is not self._offsets_of:
-            self._offsets = [sum(map(mul, row, state.q)) for row in self._k_list]
+            self._offsets = [sum(map(mul, row, state.q)) for row in self.k]
             self._offsets_of = state.q
         return list(map(add, repeat(state.theta_mean), self._offsets))
 
@@ -251,11 +248,11 @@ class FrictionChain:
         """W = w_mean + K s (stuck interfaces contribute exactly nothing)."""
         if not any(state.s):
             return [state.w_mean] * self.n
-        return [state.w_mean + sum(map(mul, row, state.s)) for row in self._k_list]
+        return [state.w_mean + sum(map(mul, row, state.s)) for row in self.k]
 
     def kinetic_energy(self, w_mean: float, s) -> float:
         """0.5 W^T J W = 0.5 J_tot w_mean^2 + 0.5 s^T M^-1 s (T^T J T is block-diagonal)."""
-        relative = sum(map(mul, s, [sum(map(mul, row, s)) for row in self._m_inv_list]))
+        relative = sum(map(mul, s, [sum(map(mul, row, s)) for row in self.m_inv]))
         return 0.5 * self.j_total * w_mean**2 + 0.5 * relative
 
     # ------------------------------------------------------------------ friction
@@ -267,19 +264,19 @@ class FrictionChain:
 
     def relative_free_acceleration(self, torques) -> list[float]:
         """g = D J^-1 F: slip accelerations without friction (a list)."""
-        return [sum(map(mul, row, torques), 0.0) for row in self._dj_inv_list]
+        return [sum(map(mul, row, torques), 0.0) for row in self.dj_inv]
 
     def stuck_torques(self, stuck, g, tau):
         """Friction of the stuck interfaces (eq. 19): their slip accelerations vanish,
         g_xi - M_xi,rest tau_rest - M_xixi tau_xi = 0, with ``tau`` holding the others."""
-        mm = self._m_list
+        mm = self.m
         others = list(tau)
         for i in stuck:
             others[i] = 0.0                         # M_xi,rest tau_rest: the stuck ones left out
         rhs = [g[i] - sum(map(mul, mm[i], others), 0.0) for i in stuck]
         if len(stuck) == 1:
             return [rhs[0] / mm[stuck[0]][stuck[0]]]
-        return np.linalg.solve(self.m[np.ix_(stuck, stuck)], rhs).tolist()
+        return solve(submatrix(mm, stuck, stuck), rhs)
 
     def resolve(self, s, modes, g, t_s, t_c):
         """Modes and friction torques at an instant (the exact stuck set).
@@ -304,7 +301,7 @@ class FrictionChain:
                 zero.append(j)
         if not zero:
             return new_modes, tau
-        mm = self._m_list
+        mm = self.m
         for assignment in _candidates(len(zero)):
             stuck = [j for j, a in zip(zero, assignment) if a == STUCK]
             trial = list(tau)
@@ -341,7 +338,7 @@ class FrictionChain:
         """Eq. 19 with every interface stuck: M tau = g, tau = M^-1 g (one formula for the
         shortcut in :meth:`advance` and the all-stuck candidate of :meth:`resolve`, so both
         decide alike to the last bit)."""
-        return [sum(map(mul, row, g), 0.0) for row in self._m_inv_list]
+        return [sum(map(mul, row, g), 0.0) for row in self.m_inv]
 
     def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
         """Advance ``state`` by ``h`` with constant external torques and capacities;
@@ -400,7 +397,7 @@ class FrictionChain:
         # Energy balance with constant torques: dissipated = work of F - change of KE.
         dq = [a - b for a, b in zip(q, state.q)]
         d_theta = theta - state.theta_mean
-        work = sum(map(mul, torques, [d_theta + sum(map(mul, row, dq)) for row in self._k_list]))
+        work = sum(map(mul, torques, [d_theta + sum(map(mul, row, dq)) for row in self.k]))
         e_loss = state.e_loss + work - (self.kinetic_energy(w_mean, s) - ke_start)
         return ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
 
@@ -416,7 +413,7 @@ class FrictionChain:
         return True
 
     def _slip_acceleration(self, j, tau, g):
-        return g[j] - sum(map(mul, self._m_list[j], tau))
+        return g[j] - sum(map(mul, self.m[j], tau))
 
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
@@ -441,12 +438,13 @@ class FrictionChain:
         Q = M_ss^-1 M_sk, the Schur complement S = M_kk - M_ks Q, M_ks)."""
         key = (stuck, slip)
         if key not in self._partitions:
-            m_kk = self.m[np.ix_(slip, slip)]
+            m_kk = submatrix(self.m, slip, slip)
             if stuck:
-                a_inv = np.linalg.inv(self.m[np.ix_(stuck, stuck)])
-                m_ks = self.m[np.ix_(slip, stuck)]
-                q_stuck = a_inv @ self.m[np.ix_(stuck, slip)]
-                self._partitions[key] = (a_inv, q_stuck, m_kk - m_ks @ q_stuck, m_ks)
+                a_inv = inverse(submatrix(self.m, stuck, stuck))
+                m_ks = submatrix(self.m, slip, stuck)
+                q_stuck = matmul(a_inv, submatrix(self.m, stuck, slip))
+                schur = [list(map(sub, row_kk, row_ksq)) for row_kk, row_ksq in zip(m_kk, matmul(m_ks, q_stuck))]
+                self._partitions[key] = (a_inv, q_stuck, schur, m_ks)
             else:
                 self._partitions[key] = (None, None, m_kk, None)
         return self._partitions[key]
@@ -456,26 +454,22 @@ class FrictionChain:
         m = self.n - 1
         slip = [j for j in range(m) if modes[j] != STUCK]
         stuck = [j for j in range(m) if modes[j] == STUCK]
-        g_arr = np.asarray(g)
         a_inv, q_stuck, schur, m_ks = self._partition(tuple(stuck), tuple(slip))
+        c_slip = [g[j] for j in slip]
         if stuck:
-            p_stuck = a_inv @ g_arr[stuck]              # tau_xi = P - Q tau_k  (eq. 19)
-            c_slip = g_arr[slip] - m_ks @ p_stuck       # s_k' = c - S tau_k
-        else:
-            c_slip = g_arr[slip]
+            p_stuck = matvec(a_inv, [g[j] for j in stuck])            # tau_xi = P - Q tau_k  (eq. 19)
+            c_slip = list(map(sub, c_slip, matvec(m_ks, p_stuck)))  # s_k' = c - S tau_k
         laws = [self.laws[j] for j in slip]
         dirs = [int(modes[j]) if modes[j] != FREE else 0 for j in slip]
         caps = [(t_s[j], t_c[j]) for j in slip]
         nk = len(slip)
 
         def slip_torques(y):
-            return np.array([
-                law.slipping_torque(y[i], d, ts, tc) if d else law.d_visc * y[i]
-                for i, (law, d, (ts, tc)) in enumerate(zip(laws, dirs, caps))
-            ])
+            return [law.slipping_torque(y[i], d, ts, tc) if d else law.d_visc * y[i]
+                    for i, (law, d, (ts, tc)) in enumerate(zip(laws, dirs, caps))]
 
-        def rhs(_t, y):
-            return np.concatenate((c_slip - schur @ slip_torques(y), y[:nk]))
+        def rhs(_t, y):     # y = (slips s_k, relative angles q_k - q_k(0)): (s_k', q_k')
+            return list(map(sub, c_slip, matvec(schur, slip_torques(y)))) + y[:nk]
 
         events = [
             (lambda _t, y, i=i, d=d: d * y[i]) for i, d in enumerate(dirs) if d
@@ -484,14 +478,15 @@ class FrictionChain:
         if stuck:
             for r, j in enumerate(stuck):
                 limit = t_s[j]
-                events.append(lambda _t, y, r=r, limit=limit: limit - abs(p_stuck[r] - q_stuck[r] @ slip_torques(y)))
+                events.append(lambda _t, y, r=r, limit=limit:
+                              limit - abs(p_stuck[r] - dot(q_stuck[r], slip_torques(y))))
                 event_ids.append(j)
-        y0 = np.array([s[j] for j in slip] + [0.0] * nk)
+        y0 = [s[j] for j in slip] + [0.0] * nk
         scale = max(1.0, max(abs(x) for x in s))
         result = integrate(rhs, 0.0, y0, remaining, events, rtol=1e-10, atol=1e-12 * scale, first_step=remaining)
         for i, j in enumerate(slip):
-            s[j] = float(result.y[i])
-            q[j] += float(result.y[nk + i])
+            s[j] = result.y[i]
+            q[j] += result.y[nk + i]
         if result.event is None:
             return result.t, None
         j = event_ids[result.event]

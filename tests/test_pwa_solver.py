@@ -1,7 +1,7 @@
 """Piecewise-affine oscillators of Reiter ch. 3 (R1 in REFERENCE_CASES.md).
 
 The reference is scipy's DOP853 at rtol 1e-10 / atol 1e-12, restarted at every
-breakpoint and zero-speed event, with the same zero-order-held input (``pwa.reference``);
+breakpoint and zero-speed event, with the same zero-order-held input (``pwa_methods.reference``);
 its own error on these 10-100 s runs is a few 1e-9 m (measured against the closed-form
 solution inside one region), which sets the floor of the tolerances below.
 """
@@ -13,8 +13,8 @@ from scipy.integrate import quad
 from scipy.linalg import expm
 
 from solvers.friction import StepError
-from solvers.pwa import (METHODS, Characteristic, OscillatorState, PwaOscillator, discrete_energy,
-                         expm2, make_exact_switching, reference, simulate)
+from solvers.pwa import Characteristic, OscillatorState, PwaOscillator, expm2
+from systems.pwa_methods import METHODS, discrete_energy, make_exact_switching, reference, simulate
 
 TABLE2 = Characteristic((0.0, 0.05, 0.1, 0.15), (0.05, 1.0, 2.0, 10.0))
 TABLE6 = PwaOscillator(1.0, Characteristic((0.0, 0.15), (1.0, 20.0)), Characteristic.linear(0.5))
