@@ -20,6 +20,8 @@ instance keeps the state of the last communication point.
 from __future__ import annotations
 
 import ctypes
+import functools
+import json
 import math
 from operator import attrgetter
 
@@ -37,6 +39,27 @@ _FMI_TYPES = {REAL: Real, INTEGER: Integer, BOOLEAN: Boolean}
 _ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
 
 
+def fmi_entry(call: str):
+    """Mark an FMI entry point (a method pythonfmu calls): any exception it raises reaches
+    pythonfmu through :meth:`ElementSlave._raise_to_host`, the one path that survives
+    pythonfmu 0.7.0's double release (an unguarded exception crashed the host at
+    fmi2FreeInstance), with a message that names the FMI call and the cause."""
+    def decorate(method):
+        @functools.wraps(method)
+        def entry(self, *args):
+            try:
+                return method(self, *args)
+            except Exception as exc:
+                if getattr(exc, "raised_to_host", False):
+                    raise
+                cause = str(exc) if isinstance(exc, (ParameterError, StateError)) else \
+                    f"{type(exc).__name__}: {exc}"
+                self._raise_to_host(type(exc) if isinstance(exc, ParameterError) else FmiCallError,
+                                    f"{call} failed: {cause}")
+        return entry
+    return decorate
+
+
 def values_getter(names):
     """obj -> tuple of the attributes ``names`` (operator.attrgetter, always a tuple)."""
     if len(names) == 1:
@@ -47,6 +70,14 @@ def values_getter(names):
 
 class ParameterError(ValueError):
     """Parameters that cannot describe a physical element."""
+
+
+class StateError(ValueError):
+    """An FMU state that cannot be set into this instance."""
+
+
+class FmiCallError(RuntimeError):
+    """An FMI call that failed (its message names the call and the cause)."""
 
 
 class ElementSlave(Fmi2Slave):
@@ -68,6 +99,8 @@ class ElementSlave(Fmi2Slave):
         self.default_experiment = DefaultExperiment(0.0, self.DEFAULT_STOP, self.DEFAULT_STEP)
         self.state = None
         self.start_time = 0.0
+        self._terminated = False
+        self._model_parameters = None
         self._feedthrough_cache = (None, None)
         self._state_token = 0
         self._inputs = [v for v in self.VARIABLES if v.causality == INPUT]
@@ -85,6 +118,7 @@ class ElementSlave(Fmi2Slave):
         table = {v.name: v for v in self.VARIABLES}
         self._access = {kind: {} for kind in _FMI_TYPES}
         self._settable = {kind: {} for kind in _FMI_TYPES}
+        self._parameters = {v.name for v in self.VARIABLES if v.causality == PARAMETER}
         for vr, registered in self.vars.items():
             var = table[registered.name]
             self._access[var.type][vr] = (var.name, var.causality == OUTPUT and bool(var.depends))
@@ -134,25 +168,46 @@ class ElementSlave(Fmi2Slave):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ FMI
+    @fmi_entry("fmi2SetupExperiment")
     def setup_experiment(self, start_time, *args):
         """Remember the start time (elements with time-dependent laws need it)."""
         self.start_time = start_time
 
+    @fmi_entry("fmi2EnterInitializationMode")
+    def enter_initialization_mode(self):
+        pass
+
+    @fmi_entry("fmi2ExitInitializationMode")
     def exit_initialization_mode(self):
+        self.state = self._build_model()
+        self._state_token += 1
+        self.refresh_outputs()
+
+    @fmi_entry("fmi2Terminate")
+    def terminate(self):
+        self._terminated = True
+
+    def _parameter_values(self) -> tuple:
+        return tuple(getattr(self, v.name) for v in self.VARIABLES if v.causality == PARAMETER)
+
+    def _build_model(self):
+        """Check the parameters, build the element's model from them (``initial_state``
+        does) and return its initial state; the parameters are fixed from here on."""
         problems = [self.checked_variable_problem(v) for v in self.checked_variables()
                     if v.causality == PARAMETER]
         problems = [p for p in problems if p] + self.cross_check()
         if problems:
-            self._raise_to_host(ParameterError("invalid parameters: " + "; ".join(problems)))
-        # parameters are fixed from here on: the set of checked inputs is too
+            raise ParameterError("invalid parameters: " + "; ".join(problems))
         self._set_checked_inputs([v for v in self.checked_variables() if v.causality == INPUT])
-        self.state = self.initial_state()
-        self._state_token += 1
-        self.refresh_outputs()
+        state = self.initial_state()
+        self._model_parameters = self._parameter_values()
+        return state
 
-    def _raise_to_host(self, error: Exception):
-        """Raise ``error`` safely through pythonfmu 0.7.0's error path (the FMI call then
-        returns fmi2Fatal; pythonfmu logs the error's text, which must name the cause).
+    def _raise_to_host(self, kind: type, message: str):
+        """Raise ``kind(message)`` safely through pythonfmu 0.7.0's error path (the FMI call
+        then returns fmi2Fatal, pythonfmu's only error status for calls other than doStep;
+        pythonfmu logs the message, which names the cause).  Reached only through
+        :func:`fmi_entry`.
 
         On a Python exception pythonfmu's handle_py_exception() first flushes the log
         queue through the host's logger callback while the exception is still set (for a
@@ -168,7 +223,9 @@ class ElementSlave(Fmi2Slave):
         self.log_queue.clear()
         for obj in (self, type(self), self.log_queue):
             ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
-        raise type(error)("; ".join(pending + [str(error)])) from None
+        error = kind("; ".join(pending + [message]))
+        error.raised_to_host = True
+        raise error from None
 
     def checked_variable_problem(self, var: Var):
         return var.violation(getattr(self, var.name))
@@ -194,9 +251,12 @@ class ElementSlave(Fmi2Slave):
                 return None
         return next(filter(None, (var.violation(getattr(self, var.name)) for var in self._checked_inputs)), None)
 
+    @fmi_entry("fmi2DoStep")
     def do_step(self, current_time: float, step_size: float) -> bool:
         if self.state is None:
             return self._refuse("fmi2DoStep called before initialization")
+        if self._terminated:
+            return self._refuse("fmi2DoStep called after fmi2Terminate")
         if not 0.0 < step_size < math.inf:
             return self._refuse(f"communication step size {step_size!r} must be finite and > 0")
         problem = self._input_problem(self._read_inputs(self))
@@ -240,7 +300,7 @@ class ElementSlave(Fmi2Slave):
         try:
             wanted = [access[vr] for vr in vrs]
         except KeyError as missing:
-            self._raise_to_host(TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}"))
+            raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
         feedthrough = None
         values = []
         for name, through in wanted:
@@ -259,38 +319,90 @@ class ElementSlave(Fmi2Slave):
         try:
             names = [settable[vr] for vr in vrs]
         except KeyError as missing:
-            self._raise_to_host(TypeError(f"variable with valueReference={missing.args[0]} is not a settable "
-                                          f"{kind} (a parameter or input of this type)"))
+            raise TypeError(f"variable with valueReference={missing.args[0]} is not a settable "
+                            f"{kind} (a parameter or input of this type)") from None
+        if self.state is not None:
+            fixed = [name for name in names if name in self._parameters]
+            if fixed:
+                raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "
+                                 "fmi2ExitInitializationMode (or after fmi2Reset)")
         self.__dict__.update(zip(names, values))
 
+    @fmi_entry("fmi2SetReal")
     def set_real(self, vrs, values):
         self._set_values(vrs, values, REAL)
 
+    @fmi_entry("fmi2SetInteger")
     def set_integer(self, vrs, values):
         self._set_values(vrs, values, INTEGER)
 
+    @fmi_entry("fmi2SetBoolean")
     def set_boolean(self, vrs, values):
         self._set_values(vrs, values, BOOLEAN)
 
+    @fmi_entry("fmi2GetReal")
     def get_real(self, vrs):
         return self._get_values(vrs, REAL, float)
 
+    @fmi_entry("fmi2GetInteger")
     def get_integer(self, vrs):
         return self._get_values(vrs, INTEGER, int)
 
+    @fmi_entry("fmi2GetBoolean")
     def get_boolean(self, vrs):
         return self._get_values(vrs, BOOLEAN, bool)
 
+    @fmi_entry("fmi2GetString")
+    def get_string(self, vrs):
+        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
+
+    @fmi_entry("fmi2SetString")
+    def set_string(self, vrs, values):
+        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
+
+    @fmi_entry("fmi2GetFMUstate")
     def _get_fmu_state(self):
         return {
+            "element": type(self).__name__,
             "variables": {v.name: getattr(self, v.name) for v in self._stored},
             "state": None if self.state is None else self.encode_state(self.state),
         }
 
+    @staticmethod
+    def _fmu_state_from_bytes(data: bytes):
+        """fmi2DeSerializeFMUstate.  pythonfmu calls it on the class, where an exception
+        could not be raised safely: bytes that are no state become a record of why, which
+        fmi2SetFMUstate then refuses with that reason."""
+        try:
+            return json.loads(bytes(data).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            return {"invalid": f"the serialized FMU state is not one this FMU wrote ({exc})"}
+
+    @fmi_entry("fmi2SetFMUstate")
     def _set_fmu_state(self, saved):
-        for name, value in saved["variables"].items():
-            setattr(self, name, value)
-        self.state = None if saved["state"] is None else self.decode_state(saved["state"])
+        """Restore the variables, the model built from the restored parameters (rebuilt when
+        they differ from those of the current model) and the solver state.  A state that
+        cannot be restored leaves the instance as it was."""
+        if not isinstance(saved, dict) or "invalid" in saved:
+            raise StateError(saved.get("invalid") if isinstance(saved, dict) else f"not an FMU state: {saved!r}")
+        if saved.get("element") != type(self).__name__ or not isinstance(saved.get("variables"), dict):
+            raise StateError(f"a state of {saved.get('element', 'another FMU')!r} cannot be set into a "
+                             f"{type(self).__name__}")
+        unknown = set(saved["variables"]) - {v.name for v in self._stored}
+        if unknown:
+            raise StateError(f"the state holds variables {sorted(unknown)} that {type(self).__name__} does not have")
+        before = dict(self.__dict__)
+        try:
+            self.__dict__.update(saved["variables"])
+            if saved["state"] is None:
+                self.state = None
+            else:
+                if self._model_parameters != self._parameter_values():
+                    self._build_model()
+                self.state = self.decode_state(saved["state"])
+                self.refresh_outputs()
+        except Exception:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
         self._state_token += 1
-        if self.state is not None:
-            self.refresh_outputs()
