@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-import numpy as np
-
+from solvers.dense import norm
 from solvers.friction import Mode
 from solvers.vehicle import PlanarVehicle, VehicleParams, VehicleState
 
@@ -98,18 +97,17 @@ class Vehicle(ElementSlave):
         q, qd = s.q, s.qd
         self.x, self.v, self.pitch = q[0], qd[0], q[2]
         self.phi_wheel_f, self.w_wheel_f, self.phi_wheel_r, self.w_wheel_r = q[5], qd[5], q[8], qd[8]
-        _, normal = model.applied(np.array(q), np.array(qd), 0.0, 0.0)
+        _, normal = model.applied(q, qd, 0.0, 0.0)
         self.F_n_f, self.F_n_r = normal
-        g = model.W.T @ np.array(qd)
-        self.v_slip_f, self.v_slip_r = float(g[0]), float(g[2])
+        g = model.relative_speeds(qd)
+        self.v_slip_f, self.v_slip_r = g[0], g[2]
         self.stick_f, self.stick_r = s.modes[0] == Mode.STUCK, s.modes[2] == Mode.STUCK
-        self.drift = float(np.linalg.norm(model.constraints(np.array(q))[0]))
+        self.drift = norm(model.constraints(q)[0])
 
     def feedthrough_outputs(self):
         model, s = self.model, self.state
-        q, qd = np.array(s.q), np.array(s.qd)
         held = [j for j, m in enumerate(s.modes) if m == Mode.STUCK]
-        modes = model.resolve(q, qd, self.tau_wheel_f, self.tau_wheel_r, s.modes, held)
-        forces = model.forces(q, qd, self.tau_wheel_f, self.tau_wheel_r, modes)
-        return {"ax": float(forces.qdd[0]), "pitch_acc": float(forces.qdd[2]),
-                "F_t_f": float(forces.tangential[0]), "F_t_r": float(forces.tangential[2])}
+        modes = model.resolve(s.q, s.qd, self.tau_wheel_f, self.tau_wheel_r, s.modes, held)
+        forces = model.forces(s.q, s.qd, self.tau_wheel_f, self.tau_wheel_r, modes)
+        return {"ax": forces.qdd[0], "pitch_acc": forces.qdd[2],
+                "F_t_f": forces.tangential[0], "F_t_r": forces.tangential[2]}

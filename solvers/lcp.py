@@ -16,9 +16,10 @@ Lemke's method finds a solution whenever one exists.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-import numpy as np
+from .dense import matvec
 
 MAX_PIVOTS_FACTOR = 50
 
@@ -29,28 +30,29 @@ class LcpError(RuntimeError):
 
 @dataclass(frozen=True)
 class LcpResult:
-    z: np.ndarray
-    w: np.ndarray
+    z: list
+    w: list
     pivots: int
 
 
 def lemke(M, q, tol: float = 1e-12) -> LcpResult:
-    """Solve w = M z + q, z >= 0, w >= 0, z.w = 0 (module docstring)."""
-    M = np.asarray(M, dtype=float)
-    q = np.asarray(q, dtype=float)
-    n = q.size
-    if M.shape != (n, n):
-        raise ValueError(f"M has shape {M.shape}, expected ({n}, {n}) to match q")
-    if not (np.all(np.isfinite(M)) and np.all(np.isfinite(q))):
+    """Solve w = M z + q, z >= 0, w >= 0, z.w = 0 (module docstring); M a list of rows."""
+    q = [float(v) for v in q]
+    M = [[float(v) for v in row] for row in M]
+    n = len(q)
+    if len(M) != n or any(len(row) != n for row in M):
+        raise ValueError(f"M has {len(M)} rows of lengths {sorted({len(row) for row in M})}, "
+                         f"expected ({n}, {n}) to match q")
+    if not all(math.isfinite(v) for row in M + [q] for v in row):
         raise ValueError("M and q must be finite")
-    if n == 0 or np.all(q >= 0.0):
-        return LcpResult(np.zeros(n), q.copy(), 0)
-    scale = max(1.0, float(np.max(np.abs(M))), float(np.max(np.abs(q))))
+    if n == 0 or all(v >= 0.0 for v in q):
+        return LcpResult([0.0] * n, q, 0)
+    scale = max(1.0, max(abs(v) for row in M for v in row), max(abs(v) for v in q))
     eps = tol * scale
     # columns: w (0..n-1), z (n..2n-1), z0 (2n); tableau rows hold B^-1 [I, -M, -e | q]
-    tableau = np.hstack([np.eye(n), -M, -np.ones((n, 1)), q.reshape(-1, 1)])
+    tableau = [[1.0 if k == i else 0.0 for k in range(n)] + [-v for v in M[i]] + [-1.0, q[i]] for i in range(n)]
     basis = list(range(n))                        # w basic
-    row = int(np.argmin(q))                       # first pivot: z0 enters, the most negative w leaves
+    row = min(range(n), key=q.__getitem__)       # first pivot: z0 enters, the most negative w leaves
     entering = 2 * n
     for pivots in range(1, MAX_PIVOTS_FACTOR * (n + 1)):
         leaving = basis[row]
@@ -59,7 +61,7 @@ def lemke(M, q, tol: float = 1e-12) -> LcpResult:
         if leaving == 2 * n:                      # z0 left the basis: solution
             return _solution(tableau, basis, n, M, q, pivots)
         entering = leaving + n if leaving < n else leaving - n   # complement of the leaving one
-        column = tableau[:, entering]
+        column = [tableau_row[entering] for tableau_row in tableau]
         candidates = [i for i in range(n) if column[i] > eps]
         if not candidates:
             raise LcpError(f"Lemke's method ended on a ray after {pivots} pivots (no solution found)")
@@ -68,20 +70,22 @@ def lemke(M, q, tol: float = 1e-12) -> LcpResult:
 
 
 def _pivot(tableau, row, column):
-    tableau[row] /= tableau[row, column]
-    for i in range(tableau.shape[0]):
-        if i != row and tableau[i, column] != 0.0:
-            tableau[i] -= tableau[i, column] * tableau[row]
+    pivot_row = tableau[row]
+    pivot = pivot_row[column]
+    pivot_row[:] = [v / pivot for v in pivot_row]
+    for i, other in enumerate(tableau):
+        factor = other[column]
+        if i != row and factor != 0.0:
+            other[:] = [x - factor * y for x, y in zip(other, pivot_row)]
 
 
 def _lexicographic_min(tableau, candidates, column, n):
     """Row of the lexicographically smallest [q_i, (B^-1)_i] / column_i; ratios within
     rounding of the smallest count as ties and go on to the next key."""
-    keys = np.column_stack([tableau[:, -1], tableau[:, :n]])   # B^-1 sits where I started
     rows = list(candidates)
-    for k in range(n + 1):
-        ratios = np.array([keys[i, k] / column[i] for i in rows])
-        smallest = ratios.min()
+    for k in [-1, *range(n)]:                     # q, then B^-1, which sits where I started
+        ratios = [tableau[i][k] / column[i] for i in rows]
+        smallest = min(ratios)
         tie = 1e-11 * max(1.0, abs(smallest))
         rows = [i for i, r in zip(rows, ratios) if r <= smallest + tie]
         if len(rows) == 1:
@@ -90,9 +94,9 @@ def _lexicographic_min(tableau, candidates, column, n):
 
 
 def _solution(tableau, basis, n, M, q, pivots):
-    z = np.zeros(n)
+    z = [0.0] * n
     for i, var in enumerate(basis):
         if n <= var < 2 * n:
-            z[var - n] = max(tableau[i, -1], 0.0)
-    w = M @ z + q
+            z[var - n] = max(tableau[i][-1], 0.0)
+    w = [v + qi for v, qi in zip(matvec(M, z), q)]
     return LcpResult(z, w, pivots)

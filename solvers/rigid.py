@@ -12,8 +12,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from .ode import integrate
 
 
@@ -53,8 +51,8 @@ def step_engine(state: BodyState, inertia: float, t0: float, h: float, mean: flo
         return step_damped(state, inertia, mean + load, 0.0, h)
 
     def rhs(t, y):
-        return np.array([y[1], (engine_torque(t, y[1], mean, h2, h4) + load) / inertia])
+        return [y[1], (engine_torque(t, y[1], mean, h2, h4) + load) / inertia]
 
-    result = integrate(rhs, t0, np.array([state.phi, state.w]), t0 + h, rtol=1e-10,
+    result = integrate(rhs, t0, [state.phi, state.w], t0 + h, rtol=1e-10,
                        atol=1e-12 * max(1.0, abs(state.w)), first_step=h)
-    return BodyState(float(result.y[0]), float(result.y[1]))
+    return BodyState(*result.y)

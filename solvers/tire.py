@@ -22,8 +22,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from .friction import ChainState, FrictionChain, InterfaceLaw, Mode, StepError, check_step
 from .ode import integrate
 
@@ -114,11 +112,11 @@ class TireVehicle:
 
         def rhs(_t, y):
             force = self.magic_formula(self.slip(y[1], y[3]), f_z)
-            return np.array([y[1], (tau - p.R * force) / p.J_wheel, y[3],
-                             (force - self.road_force(y[3], grade)) / p.m_vehicle])
+            return [y[1], (tau - p.R * force) / p.J_wheel, y[3],
+                    (force - self.road_force(y[3], grade)) / p.m_vehicle]
 
-        y0 = np.array([state.phi_wheel, state.w_wheel, state.x, state.v])
+        y0 = [state.phi_wheel, state.w_wheel, state.x, state.v]
         result = integrate(rhs, 0.0, y0, h, [], rtol=1e-9, atol=1e-12, first_step=h)
         if result.event is not None or result.t < h:
             raise StepError("tire integration did not reach the end of the step")
-        return TireVehicleState(*map(float, result.y), False)
+        return TireVehicleState(*result.y, False)

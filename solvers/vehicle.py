@@ -24,7 +24,10 @@ Sliding: kinetic force -mu F_N sgn(g) (slip) or -delta F_N sgn(g) (rolling).  St
 
 Both wheels stuck make the joint and contact constraints redundant (the horizontal
 force split between the axles of a rigid chassis is statically indeterminate): the
-minimum-norm multipliers are taken then.
+minimum-norm multipliers are taken then.  The constraints' Schur complement C M^-1 C^T
+is symmetric positive semidefinite, so every multiplier system is solved by Cholesky with
+complete pivoting, which finds the redundancy as a rank below the number of
+constraints, and the minimum-norm solution (solvers.dense).
 
 Event-driven scheme (section 3): between events the mode of every contact is fixed and
 the motion is smooth (DOPRI5 with event location, solvers.ode); events are a sliding
@@ -38,13 +41,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+from operator import mul
 
-import numpy as np
-
-from .friction import InterfaceLaw, Mode, StepError, check_step
+from .dense import dot, identity, matmul, matvec, min_norm_solve, pivoted_cholesky, transpose
+from .friction import BACKWARD, FORWARD, FREE, STUCK, Mode, StepError, check_step
 from .lcp import lemke
 from .ode import integrate
-from .rigid import engine_torque
 
 GRAVITY = 9.81
 CONTACTS = ("slip_f", "roll_f", "slip_r", "roll_r")
@@ -99,7 +101,7 @@ class VehicleParams:
 class VehicleState:
     q: tuple
     qd: tuple
-    modes: tuple = (Mode.STUCK,) * 4
+    modes: tuple = (STUCK,) * 4
 
     def to_json(self):
         return [list(self.q), list(self.qd), [int(m) for m in self.modes]]
@@ -120,20 +122,26 @@ class VehicleStep:
 class Forces:
     """Everything the outputs need at one instant."""
 
-    qdd: np.ndarray
+    qdd: list
     normal: tuple          # F_N front, rear
     tangential: tuple      # contact forces in CONTACTS order (tire force, rolling torque, ...)
     capacity: tuple        # static capacities in CONTACTS order
 
 
-def _solve(A, b):
-    """A x = b; with redundant constraints (both wheels stuck on a rigid chassis: the
-    split of the tangential forces between the axles is statically indeterminate) the
-    minimum-norm solution, which keeps the accelerations unique and shares the forces."""
-    try:
-        return np.linalg.solve(A, b)
-    except np.linalg.LinAlgError:
-        return np.linalg.lstsq(A, b, rcond=None)[0]
+def _schur_complement(C, inv_mass):
+    """Pivoted Cholesky factors of C M^-1 C^T (rows of C: constraint Jacobians; M^-1 =
+    diag(inv_mass)), built exactly symmetric, and C M^-1.  With redundant constraints
+    (both wheels stuck on a rigid chassis: the split of the tangential forces between the
+    axles is statically indeterminate) the matrix is singular and :func:`min_norm_solve`
+    gives the minimum-norm multipliers, which keep the accelerations unique and share the
+    forces."""
+    CMinv = [[c * m for c, m in zip(row, inv_mass)] for row in C]
+    k = len(C)
+    A = [[0.0] * k for _ in range(k)]
+    for i, left in enumerate(CMinv):
+        for j in range(i, k):
+            A[i][j] = A[j][i] = sum(map(mul, left, C[j]), 0.0)
+    return pivoted_cholesky(A), CMinv
 
 
 class PlanarVehicle:
@@ -146,9 +154,9 @@ class PlanarVehicle:
         if problems:
             raise ValueError("; ".join(problems))
         self.p = p = params
-        self.mass = np.array([p.m_body, p.m_body, p.J_body, p.m_wheel_f, p.m_wheel_f, p.J_wheel_f,
-                              p.m_wheel_r, p.m_wheel_r, p.J_wheel_r])
-        self.inv_mass = 1.0 / self.mass
+        self.mass = [p.m_body, p.m_body, p.J_body, p.m_wheel_f, p.m_wheel_f, p.J_wheel_f,
+                     p.m_wheel_r, p.m_wheel_r, p.J_wheel_r]
+        self.inv_mass = [1.0 / m for m in self.mass]
         share_f = p.m_body * GRAVITY * p.b / (p.a + p.b)
         share_r = p.m_body * GRAVITY * p.a / (p.a + p.b)
         design = p.h - p.R
@@ -156,12 +164,13 @@ class PlanarVehicle:
         self.damping_tire = (2 * p.zeta_tire * math.sqrt(p.m_wheel_f * p.k_tire),
                              2 * p.zeta_tire * math.sqrt(p.m_wheel_r * p.k_tire))
         self.arm = (p.a, -p.b)
-        W = np.zeros((self.N_COORDINATES, 4))
-        W[3, 0], W[5, 0] = 1.0, -p.R          # slip front: x_f' - R th_f'
-        W[5, 1] = 1.0                          # rolling front: th_f'
-        W[6, 2], W[8, 2] = 1.0, -p.R           # slip rear
-        W[8, 3] = 1.0                          # rolling rear
-        self.W = W
+        # W^T (eq. 3-4), one row per contact in CONTACTS order: g_j = Wt[j] . q'
+        Wt = [[0.0] * self.N_COORDINATES for _ in CONTACTS]
+        Wt[0][3], Wt[0][5] = 1.0, -p.R         # slip front: x_f' - R th_f'
+        Wt[1][5] = 1.0                         # rolling front: th_f'
+        Wt[2][6], Wt[2][8] = 1.0, -p.R         # slip rear
+        Wt[3][8] = 1.0                         # rolling rear
+        self.Wt = Wt
         self._cache_key, self._cache_value = None, None
 
     # ----------------------------------------------------------------- geometry
@@ -169,7 +178,7 @@ class PlanarVehicle:
         """Body at x, height h, level; wheels under the joints.  ``settle`` puts the tires
         at their static deflection (otherwise at y = R, the seed's initial state)."""
         q, qd = self._body_coordinates(x, v, w_wheel_f, w_wheel_r, settle)
-        return VehicleState(tuple(q), tuple(qd), self._sliding_modes(np.array(qd)))
+        return VehicleState(tuple(q), tuple(qd), self._sliding_modes(qd))
 
     def _body_coordinates(self, x, v, w_wheel_f, w_wheel_r, settle):
         p = self.p
@@ -192,22 +201,27 @@ class PlanarVehicle:
         w_r = v / p.R if w_wheel_r is None else w_wheel_r
         return q, [v, 0.0, 0.0, v, 0.0, w_f, v, 0.0, w_r]
 
+    def relative_speeds(self, qd) -> list[float]:
+        """g = W^T q' in CONTACTS order (slip speeds x' - R th', rolling speeds th')."""
+        return [dot(w, qd) for w in self.Wt]
+
     def _sliding_modes(self, qd):
-        g = self.W.T @ qd
-        return tuple(Mode.FORWARD if gi > 0 else (Mode.BACKWARD if gi < 0 else Mode.STUCK) for gi in g)
+        return tuple(FORWARD if gi > 0 else (BACKWARD if gi < 0 else STUCK)
+                     for gi in self.relative_speeds(qd))
 
     def constraints(self, q):
         """Phi (2), its Jacobian (2 x 9) and (Phi_q)' q' needs q' (see _joint_terms)."""
         x1, y1, th = q[0], q[1], q[2]
         c, s = math.cos(th), math.sin(th)
-        phi = np.empty(2)
-        jac = np.zeros((2, self.N_COORDINATES))
-        for i, (arm, k) in enumerate(zip(self.arm, (3, 6))):
+        phi, jac = [], []
+        for arm, k in zip(self.arm, (3, 6)):
             dx, dy = q[k] - x1, q[k + 1] - y1
-            phi[i] = dx * c + dy * s - arm
-            jac[i, 0], jac[i, 1] = -c, -s
-            jac[i, 2] = -dx * s + dy * c
-            jac[i, k], jac[i, k + 1] = c, s
+            phi.append(dx * c + dy * s - arm)
+            row = [0.0] * self.N_COORDINATES
+            row[0], row[1] = -c, -s
+            row[2] = -dx * s + dy * c
+            row[k], row[k + 1] = c, s
+            jac.append(row)
         return phi, jac
 
     def _joint_terms(self, q, qd):
@@ -215,22 +229,22 @@ class PlanarVehicle:
         phi, jac = self.constraints(q)
         th, thd = q[2], qd[2]
         c, s = math.cos(th), math.sin(th)
-        gamma = np.empty(2)
+        gamma = [0.0, 0.0]
         for i, k in enumerate((3, 6)):
             dx, dy = q[k] - q[0], q[k + 1] - q[1]
             dxd, dyd = qd[k] - qd[0], qd[k + 1] - qd[1]
             dd_dot_n = -dxd * s + dyd * c
             d_dot_u = dx * c + dy * s
             rest = 2.0 * thd * dd_dot_n - thd * thd * d_dot_u       # (Phi_q)' q'
-            phi_dot = jac[i] @ qd
+            phi_dot = dot(jac[i], qd)
             gamma[i] = -rest - self.p.alpha_bg * phi_dot - self.p.beta_bg * phi[i]
         return phi, jac, gamma
 
     def applied(self, q, qd, tau_f, tau_r, t=0.0):
         """Smooth generalized forces Q (gravity, suspension, tires, drive) and F_N at time
-        ``t`` (the body's forces do not depend on it; PoweredVehicle's engine torque does)."""
+        ``t`` (the body's forces do not depend on it; systems.powered_vehicle's engine torque does)."""
         p = self.p
-        Q = np.zeros(self.N_COORDINATES)
+        Q = [0.0] * self.N_COORDINATES
         Q[1] = -p.m_body * GRAVITY
         Q[4] = -p.m_wheel_f * GRAVITY
         Q[7] = -p.m_wheel_r * GRAVITY
@@ -261,32 +275,35 @@ class PlanarVehicle:
 
     def capacities(self, normal, static=True, qd=None):
         """Static (or, with ``static`` false, sliding) force bounds of the contacts;
-        ``qd`` gives speed-dependent sliding levels (PoweredVehicle's Stribeck clutch)."""
+        ``qd`` gives speed-dependent sliding levels (systems.powered_vehicle's Stribeck clutch)."""
         mu = self.p.mu_s_road if static else self.p.mu_k_road
         return (mu * normal[0], self.p.delta_roll * normal[0], mu * normal[1], self.p.delta_roll * normal[1])
 
     # ----------------------------------------------------------------- dynamics
     def forces(self, q, qd, tau_f, tau_r, modes, t=0.0) -> Forces:
         """Accelerations and contact forces for fixed contact modes at time ``t``."""
-        key = (q.tobytes(), qd.tobytes(), tau_f, tau_r, modes, t)
+        key = (tuple(q), tuple(qd), tau_f, tau_r, modes, t)
         if key == self._cache_key:
             return self._cache_value
         Q, normal = self.applied(q, qd, tau_f, tau_r, t)
         kinetic = self.capacities(normal, static=False, qd=qd)
         tangential = [0.0] * len(modes)
         for j, mode in enumerate(modes):
-            if mode in (Mode.FORWARD, Mode.BACKWARD):
+            if mode in (FORWARD, BACKWARD):
                 tangential[j] = -kinetic[j] * int(mode)
-                Q += self.W[:, j] * tangential[j]
-        stuck = [j for j, mode in enumerate(modes) if mode == Mode.STUCK]
+                Q = [Qi + w * tangential[j] for Qi, w in zip(Q, self.Wt[j])]
+        stuck = [j for j, mode in enumerate(modes) if mode == STUCK]
         _, jac, gamma = self._joint_terms(q, qd)
         # constraints C q'' = b (joints, eq. 23; stuck contacts held at g' = -alpha g) with
         # q'' = M^-1 (Q + C^T mu): the Schur complement C M^-1 C^T mu = b - C M^-1 Q
-        C = np.vstack([jac, self.W[:, stuck].T]) if stuck else jac
-        b = np.concatenate([gamma, -self.p.alpha_bg * (self.W[:, stuck].T @ qd)]) if stuck else gamma
-        CMinv = C * self.inv_mass
-        mu = _solve(CMinv @ C.T, b - CMinv @ Q)
-        qdd = self.inv_mass * (Q + C.T @ mu)
+        C = jac + [self.Wt[j] for j in stuck]
+        b = gamma + [-self.p.alpha_bg * dot(self.Wt[j], qd) for j in stuck]
+        factors, CMinv = _schur_complement(C, self.inv_mass)
+        mu = min_norm_solve(factors, [bi - v for bi, v in zip(b, matvec(CMinv, Q))])
+        force = Q
+        for row, mu_j in zip(C, mu):             # Q + C^T mu
+            force = [f + mu_j * c for f, c in zip(force, row)]
+        qdd = [m * f for m, f in zip(self.inv_mass, force)]
         for j, value in zip(stuck, mu[2:]):
             tangential[j] = value
         result = Forces(qdd, tuple(normal), tuple(tangential), self.capacities(normal))
@@ -298,31 +315,36 @@ class PlanarVehicle:
         together by the LCP of eq. 31; the others keep their mode."""
         if not candidates:
             return tuple(modes)
-        base = tuple(Mode.FREE if j in candidates else m for j, m in enumerate(modes))
+        base = tuple(FREE if j in candidates else m for j, m in enumerate(modes))
         free = self.forces(q, qd, tau_f, tau_r, base, t)   # candidate forces zero (FREE: no force)
         new = list(modes)
         for j in [j for j in candidates if free.capacity[j] <= 0.0]:
-            new[j] = Mode.FREE          # no normal force: no friction until the next step or event
+            new[j] = FREE          # no normal force: no friction until the next step or event
         candidates = [j for j in candidates if free.capacity[j] > 0.0]
         if not candidates:
             return tuple(new)
         # G = W_c^T S W_c with S the inverse mass under the joints and the other stuck contacts
-        held = [j for j, m in enumerate(base) if m == Mode.STUCK]
+        held = [j for j, m in enumerate(base) if m == STUCK]
         _, jac = self.constraints(q)
-        bound = np.vstack([jac, self.W[:, held].T]) if held else jac
-        Minv = np.diag(self.inv_mass)
-        S = Minv - Minv @ bound.T @ _solve(bound @ Minv @ bound.T, bound @ Minv)
-        Wc = self.W[:, candidates]
-        G = Wc.T @ S @ Wc
-        L = Wc.T @ free.qdd
-        c = np.array([free.capacity[j] for j in candidates])
+        factors, BMinv = _schur_complement(jac + [self.Wt[j] for j in held], self.inv_mass)
+        # S = M^-1 - (B M^-1)^T (B M^-1 B^T)^+ B M^-1 (B: the bound rows), column by column
+        multipliers = transpose([min_norm_solve(factors, column) for column in transpose(BMinv)])
+        correction = matmul(transpose(BMinv), multipliers)
+        S = [[(m if i == k else 0.0) - v for k, v in enumerate(row)]
+             for i, (m, row) in enumerate(zip(self.inv_mass, correction))]
+        WcT = [self.Wt[j] for j in candidates]
+        G = matmul(matmul(WcT, S), transpose(WcT))
+        L = matvec(WcT, free.qdd)
+        c = [free.capacity[j] for j in candidates]
         n = len(candidates)
-        M = np.block([[G, np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
-        result = lemke(M, np.concatenate([L - G @ c, 2.0 * c]))
-        accel = G @ (result.z[:n] - c) + L
-        scale = 1e-9 * (1.0 + np.max(np.abs(L)))
+        # eq. 31: M = [[G, I], [-I, 0]], q = [L - G c, 2 c]
+        M = ([row + unit for row, unit in zip(G, identity(n))]
+             + [[-v for v in unit] + [0.0] * n for unit in identity(n)])
+        result = lemke(M, [Li - v for Li, v in zip(L, matvec(G, c))] + [2.0 * ci for ci in c])
+        accel = [a + Li for a, Li in zip(matvec(G, [z - ci for z, ci in zip(result.z[:n], c)]), L)]
+        scale = 1e-9 * (1.0 + max(abs(v) for v in L))
         for j, a_j in zip(candidates, accel):
-            new[j] = Mode.FORWARD if a_j > scale else (Mode.BACKWARD if a_j < -scale else Mode.STUCK)
+            new[j] = FORWARD if a_j > scale else (BACKWARD if a_j < -scale else STUCK)
         return tuple(new)
 
     def snap(self, qd, contacts):
@@ -330,9 +352,11 @@ class PlanarVehicle:
         ``contacts`` zero (a projection; exact zeros are then written in)."""
         if not contacts:
             return qd
-        Wc = self.W[:, contacts]
-        weighted = self.inv_mass[:, None] * Wc
-        corrected = qd - weighted @ np.linalg.solve(Wc.T @ weighted, Wc.T @ qd)
+        WcT = [self.Wt[j] for j in contacts]
+        # q' - M^-1 Wc (Wc^T M^-1 Wc)^-1 Wc^T q'  (Wc's columns are independent)
+        factors, weighted = _schur_complement(WcT, self.inv_mass)
+        change = min_norm_solve(factors, matvec(WcT, qd))
+        corrected = [v - d for v, d in zip(qd, matvec(transpose(weighted), change))]
         for j in contacts:
             if j in (1, 3):
                 corrected[5 if j == 1 else 8] = 0.0
@@ -345,46 +369,45 @@ class PlanarVehicle:
     def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float, t0: float = 0.0) -> VehicleStep:
         """Advance by h from time ``t0`` with the drive torques held (event-driven, section 3)."""
         check_step(h, tau_wheel_f=tau_f, tau_wheel_r=tau_r)
-        y = np.concatenate([state.q, state.qd])
+        y = list(state.q) + list(state.qd)
         n = self.N_COORDINATES
         modes = tuple(state.modes)
         t, events = 0.0, []
-        g = self.W.T @ y[n:]
         # a contact left FREE (no normal force) slides now if it moved, else is re-decided
-        modes = tuple(Mode(int(np.sign(g[j]))) if m == Mode.FREE and g[j] != 0.0 else m
-                      for j, m in enumerate(modes))
-        held = [j for j, m in enumerate(modes) if m in (Mode.STUCK, Mode.FREE)]
+        modes = tuple(sliding if m == FREE and sliding != STUCK else m
+                      for m, sliding in zip(modes, self._sliding_modes(y[n:])))
+        held = [j for j, m in enumerate(modes) if m in (STUCK, FREE)]
         y[n:] = self.snap(y[n:], held)
-        if Mode.FREE in modes or not self.holds(y[:n], y[n:], tau_f, tau_r, modes, t0):   # new inputs: re-decide
+        if FREE in modes or not self.holds(y[:n], y[n:], tau_f, tau_r, modes, t0):   # new inputs: re-decide
             modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, held, t0)
         while True:
             def rhs(_t, yy, modes=modes):
-                return np.concatenate([yy[n:], self.forces(yy[:n], yy[n:], tau_f, tau_r, modes, t0 + _t).qdd])
+                return yy[n:] + self.forces(yy[:n], yy[n:], tau_f, tau_r, modes, t0 + _t).qdd
 
             event_functions = []
             for j, mode in enumerate(modes):
-                if mode in (Mode.FORWARD, Mode.BACKWARD):
-                    event_functions.append(lambda _t, yy, j=j, s=int(mode): s * (self.W[:, j] @ yy[n:]))
+                if mode in (FORWARD, BACKWARD):
+                    event_functions.append(lambda _t, yy, j=j, s=int(mode): s * dot(self.Wt[j], yy[n:]))
                 else:
                     event_functions.append(lambda _t, yy, j=j, modes=modes:
                                            self._margin(yy, j, tau_f, tau_r, modes, t0 + _t))
             result = integrate(rhs, t, y, h, event_functions, rtol=1e-9, atol=1e-11, first_step=h - t)
-            y, t = np.array(result.y, dtype=float), result.t
+            y, t = list(result.y), result.t
             if result.event is None:
                 break
             events.append(t)
             j = result.event
-            candidates = sorted({i for i, m in enumerate(modes) if m == Mode.STUCK} | {j})
+            candidates = sorted({i for i, m in enumerate(modes) if m == STUCK} | {j})
             y[n:] = self.snap(y[n:], candidates)
             before = modes
             modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, candidates, t0 + t)
-            if before[j] == Mode.STUCK and modes[j] == Mode.STUCK:
+            if before[j] == STUCK and modes[j] == STUCK:
                 # the force reached its capacity and the LCP holds it exactly there (a
                 # degenerate solution: zero relative acceleration at the limit): it breaks
                 # away in the direction friction was resisting, else it would re-trigger
                 # the same event at the same instant
                 force = self.forces(y[:n], y[n:], tau_f, tau_r, modes, t0 + t).tangential[j]
-                breakaway = Mode.BACKWARD if force > 0.0 else Mode.FORWARD
+                breakaway = BACKWARD if force > 0.0 else FORWARD
                 modes = tuple(breakaway if i == j else m for i, m in enumerate(modes))
             if len(events) > MAX_EVENTS_PER_STEP:
                 raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step")
@@ -394,7 +417,7 @@ class PlanarVehicle:
         """True when every stuck contact's force is within its capacity: then the stuck
         set is a solution of the LCP as it stands and need not be re-solved."""
         f = self.forces(q, qd, tau_f, tau_r, modes, t)
-        return all(abs(f.tangential[j]) <= f.capacity[j] for j, m in enumerate(modes) if m == Mode.STUCK)
+        return all(abs(f.tangential[j]) <= f.capacity[j] for j, m in enumerate(modes) if m == STUCK)
 
     def _margin(self, yy, j, tau_f, tau_r, modes, t):
         n = self.N_COORDINATES
@@ -405,8 +428,7 @@ class PlanarVehicle:
     def energy(self, q, qd):
         """Kinetic + gravity + suspension + tire energy."""
         p = self.p
-        q, qd = np.asarray(q), np.asarray(qd)
-        kinetic = 0.5 * float(np.sum(self.mass * qd * qd))
+        kinetic = 0.5 * sum(m * v * v for m, v in zip(self.mass, qd))
         gravity = GRAVITY * (p.m_body * q[1] + p.m_wheel_f * q[4] + p.m_wheel_r * q[7])
         c, s = math.cos(q[2]), math.sin(q[2])
         springs = 0.0
@@ -418,80 +440,3 @@ class PlanarVehicle:
             if penetration > 0.0:
                 springs += 0.5 * p.k_tire * penetration ** 2
         return kinetic + gravity + springs
-
-
-@dataclass(frozen=True)
-class PowertrainParams:
-    """Fan et al. Fig. 2: engine J_e --(k1, c1)-- flywheel J_f ==clutch== disc and
-    transmission J_c --(k2, c2)-- driven wheel; engine torque T0 (1 + h2 sin(2 w_e t) +
-    h4 sin(4 w_e t)) (seed, after [44]; h2 = h4 = 0: constant); clutch with
-    static T_S and sliding T_C, with the Stribeck drop of Biagiotti-Zanasi eq. 2 from T_S to
-    T_C over the slip speed w_stribeck (0: Coulomb, sliding at T_C).  ``wheel`` is 'f' or 'r'."""
-
-    J_e: float = 0.6
-    J_f: float = 0.2
-    J_c: float = 0.28
-    k1: float = 77e3
-    c1: float = 1.76
-    k2: float = 16e3
-    c2: float = 0.12
-    T0: float = 200.0
-    T_S: float = 5000.0
-    T_C: float = 5000.0
-    wheel: str = "f"
-    w_stribeck: float = 0.0
-    alpha_stribeck: float = 1.0
-    h2: float = 0.0
-    h4: float = 0.0
-
-
-class PoweredVehicle(PlanarVehicle):
-    """The seed's whole system in one set of equations (its coordinates q, eq. 2): the
-    vehicle plus q[9] = th_c (disc), q[10] = th_f (flywheel), q[11] = th_e (engine), and
-    the clutch as a fifth tangential contact (g = th_f' - th_c', capacity T_S, sliding
-    T_C) in the same LCP (eq. 31).  The monolithic reference of systems.fan."""
-
-    N_COORDINATES = 12
-
-    def __init__(self, params: VehicleParams, powertrain: PowertrainParams):
-        super().__init__(params)
-        self.pt = pt = powertrain
-        # the clutch's sliding level (eq. 2; capacities T_S, T_C are given directly)
-        self.clutch_law = InterfaceLaw(w_stribeck=pt.w_stribeck, alpha_stribeck=pt.alpha_stribeck)
-        self.mass = np.concatenate([self.mass, [pt.J_c, pt.J_f, pt.J_e]])
-        self.inv_mass = 1.0 / self.mass
-        self.W = np.hstack([self.W, np.zeros((12, 1))])   # the base class sized W for 12 coordinates
-        self.W[9, 4], self.W[10, 4] = -1.0, 1.0            # clutch slip th_f' - th_c'
-        self.wheel_index = 5 if pt.wheel == "f" else 8
-
-    def initial_state(self, x=0.0, v=0.0, w_wheel_f=None, w_wheel_r=None, settle=True, w_powertrain=0.0):
-        q, qd = self._body_coordinates(x, v, w_wheel_f, w_wheel_r, settle)
-        qd = np.array(qd + [w_powertrain] * 3)
-        return VehicleState(tuple(q + [0.0, 0.0, 0.0]), tuple(qd), self._sliding_modes(qd))
-
-    def applied(self, q, qd, tau_f, tau_r, t=0.0):
-        Q, normal = super().applied(q, qd, 0.0, 0.0)
-        pt, w = self.pt, self.wheel_index
-        input_shaft = pt.k1 * (q[11] - q[10]) + pt.c1 * (qd[11] - qd[10])
-        half_shaft = pt.k2 * (q[9] - q[w]) + pt.c2 * (qd[9] - qd[w])
-        Q[11] += engine_torque(t, qd[11], pt.T0, pt.h2, pt.h4) - input_shaft
-        Q[10] += input_shaft
-        Q[9] -= half_shaft
-        Q[w] += half_shaft
-        return Q, normal
-
-    def capacities(self, normal, static=True, qd=None):
-        pt = self.pt
-        if static:
-            clutch = pt.T_S
-        elif qd is None:
-            clutch = pt.T_C
-        else:      # sliding level of eq. 2 at the clutch slip th_f' - th_c'
-            clutch = self.clutch_law.slipping_torque(qd[10] - qd[9], 1, pt.T_S, pt.T_C)
-        return super().capacities(normal, static) + (clutch,)
-
-    def snap(self, qd, contacts):
-        corrected = super().snap(qd, contacts)
-        if 4 in contacts:
-            corrected[10] = corrected[9]
-        return corrected

@@ -57,8 +57,8 @@ def z3_reference(t_grid) -> Reference:
 
     def unpack(y):
         theta, w_mean, q, s, phi_v, w_v = y[0], y[1], y[2:4], y[4:6], y[6], y[7]
-        phi = [theta + sum(k * x for k, x in zip(row, q)) for row in chain._k_list]
-        w = [w_mean + sum(k * x for k, x in zip(row, s)) for row in chain._k_list]
+        phi = [theta + sum(k * x for k, x in zip(row, q)) for row in chain.k]
+        w = [w_mean + sum(k * x for k, x in zip(row, s)) for row in chain.k]
         return phi, w, list(s), phi_v, w_v
 
     def shaft_torques(phi, w, phi_v, w_v):
@@ -86,7 +86,7 @@ def z3_reference(t_grid) -> Reference:
 
     def rhs(t, y, modes):
         torques, g, tau, (tau_odd, tau_even), _ = friction(t, y, modes)
-        mm = chain._m_list
+        mm = chain.m
         ds = [0.0 if modes[j] == Mode.STUCK else g[j] - sum(mm[j][i] * tau[i] for i in range(2))
               for j in range(2)]
         w_v = y[7]
@@ -203,9 +203,10 @@ def fan_model(case: str, **values):
     (systems.fan: the case's .ssd with ``values`` replacing T0, T_S, ...)."""
     from dataclasses import fields
 
-    from solvers.vehicle import PoweredVehicle, PowertrainParams, VehicleParams
+    from solvers.vehicle import VehicleParams
 
     from . import fan
+    from .powered_vehicle import PoweredVehicle, PowertrainParams
 
     parts = {name: c.with_defaults() for name, c in fan.components(case, **values).items()}
     engine, clutch, vehicle = parts["engine"], parts["clutch"], parts["vehicle"]
@@ -233,7 +234,7 @@ def fan_model(case: str, **values):
 
 
 def fan_reference(case: str, t_grid, **values) -> Reference:
-    """Fan et al.'s system as the seed writes it, one set of equations (solvers.vehicle.
+    """Fan et al.'s system as the seed writes it, one set of equations (systems.powered_vehicle.
     PoweredVehicle: vehicle, powertrain and the clutch as a fifth contact of the LCP),
     with the parameters of the case's .ssd, sampled at ``t_grid``; signal names as in
     systems.fan's co-simulation."""

@@ -142,3 +142,25 @@ def test_settled_start_carries_the_static_axle_loads(a, b):
     front = 1400 * 9.81 * b / (a + b) + 30 * 9.81
     assert normal[0] == pytest.approx(front, rel=1e-9)
     assert normal[1] == pytest.approx(WEIGHT - front, rel=1e-9)
+
+
+def test_both_wheels_stuck_report_the_minimum_norm_force_split():
+    """At rest on the settled start with 20 N.m on the front wheel all four contacts stick
+    (below the rolling capacity delta F_N = 36 N.m) and the six constraints are redundant:
+    the axle split of the horizontal force is statically indeterminate.  The tangential
+    forces are the minimum-norm multipliers, numpy's lstsq of the same system to 1e-9
+    relative (measured 3e-14; the system's condition on its range is 680)."""
+    from solvers.vehicle import PlanarVehicle, VehicleParams
+
+    model = PlanarVehicle(VehicleParams())
+    state = model.initial_state(0.0, 0.0)
+    forces = model.forces(state.q, state.qd, 20.0, 0.0, state.modes)
+    assert model.holds(state.q, state.qd, 20.0, 0.0, state.modes)
+    _, jac, gamma = model._joint_terms(state.q, state.qd)
+    c = np.array(jac + model.Wt)
+    c_minv = c * np.array(model.inv_mass)
+    applied, _ = model.applied(state.q, state.qd, 20.0, 0.0)
+    b = np.concatenate([gamma, -model.p.alpha_bg * (np.array(model.Wt) @ np.array(state.qd))])
+    multipliers = np.linalg.lstsq(c_minv @ c.T, b - c_minv @ np.array(applied), rcond=None)[0]
+    assert np.array(forces.tangential) == pytest.approx(multipliers[2:], rel=1e-9, abs=1e-9 * np.max(np.abs(multipliers)))
+    assert forces.tangential[0] == pytest.approx(-forces.tangential[2], rel=1e-9)   # the tire forces cancel at rest
