@@ -20,7 +20,18 @@ checks that the element code its FMUs ran is the copy inside the FMUs.
 
 Per system it prints, for every recorded signal, max|new - old| / max|old| over the run
 (signals that are zero throughout in the old run: max|new|, marked "abs"), and the largest
-of all; the exit status is 1 when one exceeds ``--tolerance`` (relative, default 1e-12).
+of all; the exit status is 1 when one exceeds its tolerance:
+
+* 1e-12 relative (``--tolerance``), the target;
+* 1e-10 relative for the Fan systems (``--fan-tolerance``): their Vehicle and clutch
+  integrations are adaptive and event-located (to 1e-13 s), so a rounding change (numpy's
+  fused multiply-add and LAPACK against our LU and sums) shifts the step sequence, and over
+  F2's ~170 judder cycles the differences grow to about 5e-11; the old numpy build moves by
+  the same amount against itself when the engine torque T0 changes by one ulp (measured:
+  F2 5.4e-11, F3_harmonics 1.9e-11, F1 1.2e-12);
+* a signal that is rounding noise in the old run (max|old| below 1e-9, e.g. vehicle.drift,
+  the joint violation of about 1e-13 m) passes when max|new - old| is below 1e-12 absolute
+  (``--noise-floor``, SI units): its relative difference means nothing.
 
 ``--instructions`` also counts the CPU instructions per doStep of both builds side by side
 with benchmarks/bench_clutch.py's callgrind method (bench_clutch.per_step: a run of N
@@ -186,8 +197,17 @@ def differences(old, new, record: list[str]) -> dict[str, tuple[float, bool, flo
     return table
 
 
-def compare_systems(names: list[str], builds: dict[str, Path], stops: dict, tolerance: float) -> bool:
-    """The comparison of every system; True when every difference is within ``tolerance``."""
+NOISE_LEVEL = 1e-9      # max|old| below which a signal is rounding noise (SI units)
+
+
+def within(value: float, gap: float, scale: float, tolerance: float, noise_floor: float) -> bool:
+    """A signal's difference is acceptable (see the module docstring)."""
+    return value <= tolerance or (scale < NOISE_LEVEL and gap <= noise_floor)
+
+
+def compare_systems(names: list[str], builds: dict[str, Path], stops: dict, tolerance: float,
+                    fan_tolerance: float = 1e-10, noise_floor: float = 1e-12) -> bool:
+    """The comparison of every system; True when every difference is within its tolerance."""
     summary, ok = [], True
     with tempfile.TemporaryDirectory(prefix="compare_runs_") as tmp:
         for index, system in enumerate(names, start=1):
@@ -214,13 +234,15 @@ def compare_systems(names: list[str], builds: dict[str, Path], stops: dict, tole
             cells = [f"{key:22s} {value:8.2e}{'' if relative else ' abs'}" for key, (value, relative, _, _) in table.items()]
             for row in range(0, len(cells), 3):
                 print("    " + "   ".join(cells[row:row + 3]))
+            limit = fan_tolerance if system.startswith("fan_") else tolerance
             for key, (value, _, gap, scale) in table.items():
-                if value > tolerance:
-                    print(f"  above the tolerance: {key}: max|new - old| {gap:.3e}, max|old| {scale:.3e}")
-            print(f"  largest: {table[worst][0]:.3e} ({worst})", flush=True)
-            ok &= all(row[0] <= tolerance for row in table.values())
+                if not within(value, gap, scale, limit, noise_floor):
+                    ok = False
+                    print(f"  above the tolerance {limit:g}: {key}: max|new - old| {gap:.3e}, max|old| {scale:.3e}")
+            print(f"  largest: {table[worst][0]:.3e} ({worst}); tolerance {limit:g}", flush=True)
             summary.append((system, step, arguments["stop"], old_wall, new_wall, worst, table[worst], shortened))
-    print(f"\nlargest difference per system (max|new - old| / max|old| over the run; tolerance {tolerance:g}):")
+    print(f"\nlargest difference per system (max|new - old| / max|old| over the run; tolerance {tolerance:g}, "
+          f"Fan systems {fan_tolerance:g}, rounding-noise signals {noise_floor:g} absolute):")
     print(f"  {'system':22s} {'step [s]':>9s} {'stop [s]':>9s} {'old [s]':>8s} {'new [s]':>8s} {'largest':>10s}  "
           f"{'signal':18s} {'max|new-old|':>12s} {'max|old|':>10s}")
     for system, step, stop, old_wall, new_wall, worst, row, shortened in summary:
@@ -234,9 +256,9 @@ def compare_systems(names: list[str], builds: dict[str, Path], stops: dict, tole
         top = max(measured, key=lambda row: row[6][0])
         print(f"overall largest relative difference: {top[6][0]:.3e} ({top[0]}, {top[5]})")
     if not ok:
-        print(f"FAIL: a difference exceeds the tolerance {tolerance:g} or a run failed (values above)")
+        print("FAIL: a difference exceeds its tolerance or a run failed (values above)")
     else:
-        print(f"PASS: every difference is within {tolerance:g}")
+        print("PASS: every difference is within its tolerance")
     return ok
 
 
@@ -336,6 +358,10 @@ def main(argv=None) -> int:
     parser.add_argument("--stop", nargs="+", metavar="[SYSTEM=]T",
                         help="stop time [s] for every system (T) or one system (SYSTEM=T), rounded to its step")
     parser.add_argument("--tolerance", type=float, default=1e-12, help="largest relative difference allowed")
+    parser.add_argument("--fan-tolerance", type=float, default=1e-10,
+                        help="largest relative difference allowed in the Fan systems (see the docstring)")
+    parser.add_argument("--noise-floor", type=float, default=1e-12,
+                        help="absolute difference allowed in signals that are rounding noise (max|old| < 1e-9)")
     parser.add_argument("--instructions", action="store_true", help="also count instructions per doStep (callgrind)")
     parser.add_argument("--instruction-steps", type=int, default=2000, help="doSteps per counted case")
     parser.add_argument("--vehicle-steps", type=int, default=200, help="doSteps of the Vehicle case")
@@ -375,7 +401,7 @@ def main(argv=None) -> int:
             print(f"{label}: {folder} (element code {element_code_digest(folder)})")
         ok = True
         if not args.no_systems:
-            ok = compare_systems(names, builds, stops, args.tolerance)
+            ok = compare_systems(names, builds, stops, args.tolerance, args.fan_tolerance, args.noise_floor)
         if args.instructions:
             instruction_counts(builds, args.instruction_steps, args.vehicle_steps)
     return 0 if ok else 1
