@@ -32,7 +32,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from fmus import ELEMENTS, source_fingerprint  # noqa: E402
-from fmus.variables import OUTPUT, UNITS  # noqa: E402
+from fmus.variables import OUTPUT, PARAMETER, UNITS  # noqa: E402
 import host_support  # noqa: E402
 
 DEFAULT_OUT = Path("build") / "fmus"   # relative to the working directory (not site-packages)
@@ -96,9 +96,15 @@ def finish_model_description(xml_text: bytes, element) -> bytes:
             if deps:
                 attrib["dependenciesKind"] = " ".join("dependent" for _ in deps)
             ET.SubElement(node, "Unknown", attrib)
+        # at initialization an output depends on the parameters (start values, laws) and on
+        # its feedthrough inputs only: body angles and speeds on no input (FMI 2.0, 3.4.8)
+        parameters = [v.name for v in element.VARIABLES if v.causality == PARAMETER]
         initial = ET.SubElement(structure, "InitialUnknowns")
         for var in outputs:
-            ET.SubElement(initial, "Unknown", index=str(index_of[var.name]))
+            deps = sorted((index_of[d] for d in parameters + list(var.depends)))
+            ET.SubElement(initial, "Unknown", index=str(index_of[var.name]),
+                          dependencies=" ".join(map(str, deps)),
+                          dependenciesKind=" ".join("dependent" for _ in deps))
     ET.indent(root)
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8")
 

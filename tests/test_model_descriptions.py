@@ -33,7 +33,14 @@ def test_validates_with_units_and_dependencies(fmu_dir, element):
         var = table[scalars[int(unknown.get("index")) - 1].get("name")]
         assert unknown.get("dependencies").split() == [index[d] for d in var.depends]
     initial = root.find("ModelStructure/InitialUnknowns").findall("Unknown")
-    assert len(initial) == len(outputs)
+    assert [u.get("index") for u in initial] == [u.get("index") for u in outputs]
+    # declared exactly (OMSimulator reads a missing attribute as "depends on every input" and
+    # reported algebraic loops): the parameters and the output's own feedthrough inputs
+    parameters = {index[v.name] for v in element.VARIABLES if v.causality == "parameter"}
+    for unknown in initial:
+        var = table[scalars[int(unknown.get("index")) - 1].get("name")]
+        assert unknown.get("dependencies") is not None, var.name
+        assert set(unknown.get("dependencies").split()) == parameters | {index[d] for d in var.depends}, var.name
 
 
 @pytest.mark.skipif(not CHECKER.exists(), reason="shared contract checker not present")
