@@ -80,13 +80,13 @@ exec "$@"
 
 
 @pytest.fixture(scope="session")
-def without_python(tmp_path_factory):
-    """run(command, cwd) -> CompletedProcess, in a mount namespace with every Python
-    installation hidden and a clean environment (PATH=/usr/bin:/bin, an empty HOME)."""
+def hiding(tmp_path_factory):
+    """run(hidden, command, cwd) -> CompletedProcess: ``command`` in a mount namespace with
+    the paths ``hidden`` covered by empty bind mounts, from a clean environment
+    (PATH=/usr/bin:/bin, an empty HOME)."""
     if shutil.which("unshare") is None:
         pytest.skip("unshare (util-linux) is not installed")
     home = tmp_path_factory.mktemp("home")
-    hidden = _hidden_paths()
     # as root a mount namespace; otherwise inside a user namespace where we are root
     for unshare in (["unshare", "--mount", "--propagation", "private"],
                     ["unshare", "--user", "--map-root-user", "--mount", "--propagation", "private"]):
@@ -97,16 +97,29 @@ def without_python(tmp_path_factory):
         pytest.skip(f"cannot make a mount namespace here (needs root or unprivileged user namespaces): "
                     f"{probe.stderr.strip()}")
 
-    def run(command, cwd, timeout=600):
+    def run(hidden, command, cwd, timeout=600):
         return subprocess.run([*unshare, "sh", "-c", HIDE_SCRIPT, "sh", *hidden, "--", *map(str, command)],
                               cwd=cwd, capture_output=True, text=True,
                               env={"PATH": "/usr/bin:/bin", "HOME": str(home)}, timeout=timeout)
 
+    return run
+
+
+BUILD_LIBPYTHON = Path(sys.base_prefix) / "lib" / f"libpython{sys.version_info.major}.{sys.version_info.minor}.so.1.0"
+
+
+@pytest.fixture(scope="session")
+def without_python(hiding, tmp_path_factory):
+    """run(command, cwd): ``hiding`` with every Python installation of the machine hidden."""
+    hidden = _hidden_paths()
+
+    def run(command, cwd, timeout=600):
+        return hiding(hidden, command, cwd, timeout)
+
     # the namespace really hides Python: no interpreter starts, the build's libpython is unreadable
-    libpython = Path(sys.base_prefix) / "lib" / f"libpython{sys.version_info.major}.{sys.version_info.minor}.so.1.0"
     check = run(["sh", "-c", f"python3 -c pass 2>/dev/null && echo PYTHON; "
                              f"{sys.executable} -c pass 2>/dev/null && echo PYTHON; "
-                             f"test -s {libpython} && echo LIBPYTHON; echo DONE"], home)
+                             f"test -s {BUILD_LIBPYTHON} && echo LIBPYTHON; echo DONE"], tmp_path_factory.getbasetemp())
     assert check.stdout.split() == ["DONE"], check.stdout + check.stderr
     return run
 
@@ -321,17 +334,19 @@ def debian_python_with_fmpy(tmp_path_factory):
 
 
 def test_debian_python_with_only_fmpy_simulates_every_fmu(fmu_dir, fmpy_results, debian_python_with_fmpy,
-                                                         tmp_path):
-    """fmpy.simulate_fmu of every FMU in Debian's python3.11 (clean environment, a folder
-    without the project): the FMUs run on their own resources, and the results equal
-    those of this (the build's) Python."""
+                                                         hiding, tmp_path):
+    """fmpy.simulate_fmu of every FMU in Debian's python3.11 (statically linked: it has no
+    libpython.so) as on a machine with only that Python: the build's Python prefix and every
+    shared libpython hidden, clean environment, a folder without the project.  The FMUs run
+    on their own resources and libpython, and the results equal those of the build's Python."""
     import json
 
     for name in INPUTS:
         shutil.copy(fmu_dir / f"{name}.fmu", tmp_path / f"{name}.fmu")
-    done = subprocess.run([str(debian_python_with_fmpy), "-c", VENV_RUN, json.dumps(INPUTS)], cwd=tmp_path,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, capture_output=True, text=True,
-                          timeout=900)
+    hidden = sorted({os.path.realpath(p) for p in glob.glob("/usr/lib/*-linux-gnu/libpython3*.so*")
+                     + glob.glob("/usr/local/lib/libpython3*.so*")}
+                    | ({os.path.realpath(sys.base_prefix)} if sys.base_prefix not in ("/usr", "/usr/local") else set()))
+    done = hiding(hidden, [debian_python_with_fmpy, "-c", VENV_RUN, json.dumps(INPUTS)], tmp_path, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
     assert "IMPORTED" not in done.stdout, done.stdout[:500]
