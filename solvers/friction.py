@@ -36,9 +36,36 @@ Stepping.  External torques and capacities are constant over a step.  Inside the
 the solver runs from event to event: a slip that reaches zero (the interface is then
 re-resolved: it locks or reverses) or, with several interfaces, a stuck friction that
 reaches its static limit.  With constant friction in every slipping interface the
-motion between events is quadratic in time and events are found in closed form;
+motion between events is quadratic in time and events are found in closed form (a
+stuck friction is then constant between events: eq. 19 with constant tau_rest);
 otherwise the slip ODE is integrated by :mod:`solvers.ode` with event location.
 Nothing here depends on the step size: there is no velocity band and no chattering.
+
+Decisions at the static limit.  One rule decides whether a zero-slip interface holds:
+|tau_j| <= T_s,j (1 + _STICK_TOL) (eq. 20).  :meth:`FrictionChain.resolve` applies it
+to eq. 19, the all-stuck shortcut of :meth:`FrictionChain.advance` to M^-1 g (the same
+formula as resolve's all-stuck candidate), and the stuck-limit event of the ODE path is
+that same inequality along the phase, offset to start from resolve's value (its product
+form of eq. 19 rounds differently).  When the event fires, the stuck friction has just
+gone past the limit: the interface breaks away in the direction of the excess (Karnopp,
+eq. 4; eq. 22) without eq. 19 being asked again at that instant, where its rounding
+could say "holds" and keep the stuck phase the event has just ended (that phase then
+ended at once, at the same instant, again and again: 10^4 events in one step).
+_STICK_TOL = 1e-12 (relative): eq. 4 holds an interface whose friction equals its
+capacity, and the slack lets that equality survive the rounding of eq. 19 (measured:
+at most 4e-14 of the largest stuck friction for inertias within 0.01..3 kg.m2; up to
+6e-11 for inertias spread over 1e-3..1e3, where the decision at the limit is decided
+by rounding, consistently).  It also puts the hold threshold above the breakaway
+friction (T_k0 <= T_s), so an interface that breaks away at its event starts with a
+slip acceleration of the excess's sign, about _STICK_TOL T_s times its effective
+inverse inertia (a Schur complement of M), rather than a rounding-sized one.
+A slip that starts at zero (just broken away or reversed, resolve having found
+d s' > 0) is watched through d s / t, which starts at d s'(0) > 0, so that a return
+to zero inside the integrator's first step is located there rather than reported as a
+slip that never began.  Of events crossing inside one integration step the earliest
+is taken (:func:`_earliest_event`).  Should the integration still be unable to
+continue a resolution for any time (a phase ending where it began), that assignment
+is not offered again at that instant, so such phases are finite in number.
 
 Matrices are lists of rows (:mod:`solvers.dense`): the FMUs ship the standard library only.
 """
@@ -54,7 +81,7 @@ from functools import lru_cache, partial
 from typing import NamedTuple
 
 from .dense import dot, inverse, matmul, matvec, solve, submatrix, transpose, zeros
-from .ode import integrate
+from .ode import OdeResult, integrate
 
 
 class Mode(IntEnum):
@@ -85,7 +112,7 @@ def check_step(h: float, **inputs: float) -> None:
 
 
 MAX_EVENTS_PER_STEP = 10_000
-_STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19
+_STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19 (module docstring)
 _STICK_SLACK = 1.0 + _STICK_TOL
 _SLIPPING = (FORWARD, BACKWARD)
 
@@ -178,6 +205,30 @@ def _candidates(k: int) -> tuple[tuple[Mode, ...], ...]:
     options = (STUCK, FORWARD, BACKWARD)
     assignments = itertools.product(options, repeat=k)
     return tuple(sorted(assignments, key=lambda a: -sum(m == STUCK for m in a)))
+
+
+def _earliest_event(rhs, y0, events, result, atol):
+    """The first of the events that cross inside one integration step.
+
+    :func:`solvers.ode.integrate` checks the events at the end of each accepted step in
+    list order and locates the first one found negative, which need not be the earliest
+    when two cross inside the same step (a slip that reaches zero while another
+    interface's slip does too): the later one would be missed, its slip carried through
+    zero with the friction of the old direction (energy created).  Every event function
+    is >= 0 where its phase starts (to rounding), so one that is negative at the located
+    instant crossed before it: integrate again from the phase start to that instant with those
+    events alone, until none is left negative (at most one pass per event)."""
+    ids = range(len(events))
+    while result.t > 0.0:
+        earlier = [k for k in ids if k != result.event and events[k](result.t, result.y) < 0.0]
+        if not earlier:
+            break
+        again = integrate(rhs, 0.0, y0, result.t, [events[k] for k in earlier], rtol=1e-10, atol=atol,
+                          first_step=result.t)
+        if again.event is None:             # the crossing is a rounding tie with the located one
+            break
+        result, ids = OdeResult(again.t, again.y, earlier[again.event], again.n_steps), earlier
+    return result
 
 
 class FrictionChain:
@@ -278,12 +329,19 @@ class FrictionChain:
             return [rhs[0] / mm[stuck[0]][stuck[0]]]
         return solve(submatrix(mm, stuck, stuck), rhs)
 
-    def resolve(self, s, modes, g, t_s, t_c):
+    def resolve(self, s, modes, g, t_s, t_c, breaking=None, refuted=()):
         """Modes and friction torques at an instant (the exact stuck set).
 
         Interfaces with non-zero slip keep their slip direction; interfaces with zero
         capacity are FREE; the rest (zero slip, capacity > 0) are resolved by testing
         candidate assignments (module docstring).  Returns (modes, tau) as lists.
+
+        From the event handling of :meth:`advance` (module docstring, "Decisions at the
+        static limit"): ``breaking`` = (j, direction) of a zero-slip interface whose
+        stuck-limit event has just fired: it breaks away in that direction, with its
+        breakaway friction, and the others are resolved around it; ``refuted``: mode
+        tuples that the integration could not continue for any time at this instant,
+        skipped.
         """
         m = self.n - 1
         new_modes = list(modes)
@@ -299,6 +357,12 @@ class FrictionChain:
                 tau[j] = law.slipping_torque(s[j], new_modes[j], t_s[j], t_c[j])
             else:
                 zero.append(j)
+        if breaking is not None:
+            j, direction = breaking
+            if j in zero:       # Karnopp at the static limit: eq. 4, 22 (module docstring)
+                zero.remove(j)
+                new_modes[j] = direction
+                tau[j] = direction * self.laws[j].breakaway_torque(t_s[j], t_c[j])
         if not zero:
             return new_modes, tau
         mm = self.m
@@ -325,6 +389,8 @@ class FrictionChain:
             if consistent:
                 for j, a in zip(zero, assignment):
                     new_modes[j] = a
+                if refuted and tuple(new_modes) in refuted:
+                    continue
                 return new_modes, trial
         raise StepError(f"no consistent stick/slip assignment for interfaces {zero} (g = {list(g)})")
 
@@ -376,14 +442,16 @@ class FrictionChain:
             return ChainState(theta, w_mean + a_mean * h, state.q, state.s, tuple(modes), state.e_loss)
         ke_start = self.kinetic_energy(w_mean, s)
         t = 0.0
+        breaking, refuted = None, ()
         for phase in range(MAX_EVENTS_PER_STEP):
             if phase:                       # after an event: re-decide the stuck set
-                modes, tau = self.resolve(s, modes, g, t_s, t_c)
+                modes, tau = self.resolve(s, modes, g, t_s, t_c, breaking, refuted)
             remaining = h - t
             if self._phase_is_analytic(modes, t_s, t_c):
                 dt, event = self._advance_constant(s, q, modes, tau, g, remaining)
+                breaking = None
             else:
-                dt, event = self._advance_ode(s, q, modes, g, t_s, t_c, remaining)
+                dt, event, breaking = self._advance_ode(s, q, modes, tau, g, t_s, t_c, remaining)
             theta += w_mean * dt + 0.5 * a_mean * dt * dt
             w_mean += a_mean * dt
             t += dt
@@ -391,6 +459,8 @@ class FrictionChain:
                 break
             if event_times is not None:
                 event_times.append(t)
+            # a phase that ended where it began: its modes cannot be continued from here
+            refuted = (*refuted, tuple(modes)) if dt == 0.0 else ()
         else:
             raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step of {h} s")
         # The last phase ended without an event, so its modes still hold at the end of the step.
@@ -449,8 +519,9 @@ class FrictionChain:
                 self._partitions[key] = (None, None, m_kk, None)
         return self._partitions[key]
 
-    def _advance_ode(self, s, q, modes, g, t_s, t_c, remaining):
-        """Nonlinear friction in a slipping interface: integrate the slips (in place)."""
+    def _advance_ode(self, s, q, modes, tau, g, t_s, t_c, remaining):
+        """Nonlinear friction in a slipping interface: integrate the slips (in place);
+        ``tau``: the frictions resolve() found at the start."""
         m = self.n - 1
         slip = [j for j in range(m) if modes[j] != STUCK]
         stuck = [j for j in range(m) if modes[j] == STUCK]
@@ -471,25 +542,48 @@ class FrictionChain:
         def rhs(_t, y):     # y = (slips s_k, relative angles q_k - q_k(0)): (s_k', q_k')
             return list(map(sub, c_slip, matvec(schur, slip_torques(y)))) + y[:nk]
 
-        events = [
-            (lambda _t, y, i=i, d=d: d * y[i]) for i, d in enumerate(dirs) if d
-        ]
-        event_ids = [slip[i] for i, d in enumerate(dirs) if d]
-        if stuck:
-            for r, j in enumerate(stuck):
-                limit = t_s[j]
-                events.append(lambda _t, y, r=r, limit=limit:
-                              limit - abs(p_stuck[r] - dot(q_stuck[r], slip_torques(y))))
-                event_ids.append(j)
         y0 = [s[j] for j in slip] + [0.0] * nk
+        # A slip that reaches zero: d s_k = 0.  One that starts at zero (it has just broken
+        # away or reversed, resolve() having found d s_k' > 0) is watched through d s_k / t,
+        # its mean acceleration since the start, which starts at d s_k'(0) > 0: armed at
+        # once, so a return to zero inside the first integration step is located there,
+        # not taken for a slip that never began (ode's rule for events starting at zero).
+        events, event_ids, f0 = [], [], None
+        for i, (j, d) in enumerate(zip(slip, dirs)):
+            if not d:
+                continue
+            if s[j]:
+                events.append(lambda _t, y, i=i, d=d: d * y[i])
+            else:
+                if f0 is None:
+                    f0 = rhs(0.0, y0)
+                events.append(lambda t, y, i=i, d=d, a0=d * f0[i]: d * y[i] / t if t > 0.0 else a0)
+            event_ids.append(j)
+        if stuck:
+            torques0 = slip_torques(y0)
+            for r, j in enumerate(stuck):
+                # The hold rule of resolve(), |tau_j| <= T_s,j (1 + _STICK_TOL), as an event on
+                # eq. 19 along the phase.  This product form rounds differently from resolve's,
+                # so it is offset to start from resolve's value, on which the phase was decided.
+                p, qr = p_stuck[r], q_stuck[r]
+                limit = t_s[j] * _STICK_SLACK - (abs(tau[j]) - abs(p - dot(qr, torques0)))
+                events.append(lambda _t, y, p=p, qr=qr, limit=limit: limit - abs(p - dot(qr, slip_torques(y))))
+                event_ids.append(j)
         scale = max(1.0, max(abs(x) for x in s))
         result = integrate(rhs, 0.0, y0, remaining, events, rtol=1e-10, atol=1e-12 * scale, first_step=remaining)
+        if result.event is not None and len(events) > 1:
+            result = _earliest_event(rhs, y0, events, result, atol=1e-12 * scale)
         for i, j in enumerate(slip):
             s[j] = result.y[i]
             q[j] += result.y[nk + i]
         if result.event is None:
-            return result.t, None
+            return result.t, None, None
         j = event_ids[result.event]
         if modes[j] != STUCK:
             s[j] = 0.0
-        return result.t, j
+            return result.t, j, None
+        # A stuck friction went past its static limit (at once, if it started on it): the
+        # interface breaks away in the direction of the excess (Karnopp, eq. 4 and 22).
+        r = stuck.index(j)
+        excess = p_stuck[r] - dot(q_stuck[r], slip_torques(result.y))
+        return result.t, j, (j, FORWARD if excess > 0.0 else BACKWARD)
