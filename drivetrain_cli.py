@@ -322,8 +322,9 @@ def main(argv=None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         path = ssp.export(args.system, args.out / f"{args.system}.ssp", args.fmus, args.step, args.stop)
         stop, step = _or(args.stop, load_system(args.system).stop), _or(args.step, load_system(args.system).step)
-        print(f"wrote {path}: run it at a step of {step:g} s (its step-mean compliances' T_comm), e.g. "
-              f"ecos simulate --path {path} --stepSize {step:g} --stopTime {stop:g} "
+        print(f"wrote {path}: run it at a step of {step:g} s (its step-mean compliances' T_comm), e.g.\n"
+              f"  OMSimulator {path} --stopTime={stop:g} --stepSize={step:g} --resultFile={args.system}.csv\n"
+              f"  ecos simulate --path {path} --stepSize {step:g} --stopTime {stop:g} "
               "--parameterSet initialValues")
     elif args.command == "report":
         build_fmus.build_all(args.fmus, force=False)

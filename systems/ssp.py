@@ -7,7 +7,9 @@ connections (systems.master.Connection).  ``write_ssp`` packs them into one .ssp
 that SSP tools run unchanged: every component lists the connectors its connections use,
 its parameters are bound inline as the parameter set ``initialValues`` (Ecos applies it
 with ``--parameterSet initialValues``; fmpy's ``simulate_ssp`` ignores SSD bindings, so
-``parameter_set`` gives the same values as an fmpy ParameterSet).
+``parameter_set`` gives the same values as an fmpy ParameterSet).  With a step, the system
+also carries OpenModelica's annotation of a fixed-step master at that step, without which
+OMSimulator cannot build the system (SSP 1.0 allows vendor annotations).
 """
 from __future__ import annotations
 
@@ -25,6 +27,10 @@ SSV = "http://ssp-standard.org/SSP1/SystemStructureParameterValues"
 #: (SSP 1.0 has no step size; tools ignore annotations they do not know)
 STEP_ANNOTATION = "org.drivetrain-fmu.step"
 STEP_NS = "urn:drivetrain-fmu:ssp"
+#: OpenModelica's vendor annotation of a system: OMSimulator creates a system from an SSD
+#: only when it names the system's master (its Model::getSystemType reads it)
+OMS_ANNOTATION = "org.openmodelica"
+OMS_NS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
 PARAMETER_SET = "initialValues"
 
 
@@ -82,6 +88,14 @@ def system_structure(name: str, components: dict[str, Component], connections: l
     for c in connections:
         ET.SubElement(links, _q(SSD, "Connection"), startElement=c.source, startConnector=c.output,
                       endElement=c.target, endConnector=c.input)
+    if step is not None:      # OMSimulator's fixed-step master at the system's step
+        ET.register_namespace("oms", OMS_NS)
+        annotation = ET.SubElement(ET.SubElement(system, _q(SSD, "Annotations")), _q(SSC, "Annotation"),
+                                   type=OMS_ANNOTATION)
+        information = ET.SubElement(ET.SubElement(annotation, _q(OMS_NS, "Annotations")),
+                                    _q(OMS_NS, "SimulationInformation"))
+        ET.SubElement(information, _q(OMS_NS, "FixedStepMaster"), description="oms-ma", stepSize=repr(float(step)),
+                      relativeTolerance="0.0001")
     experiment = ET.SubElement(root, _q(SSD, "DefaultExperiment"), startTime="0", stopTime=repr(float(stop)))
     if step is not None:
         ET.register_namespace("dt", STEP_NS)

@@ -1,4 +1,5 @@
 """Builds the FMUs once per test session into a temporary folder."""
+import os
 import sys
 from pathlib import Path
 
@@ -6,6 +7,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+#: the prebuilt third-party hosts (OMSimulator, fmusim, fmuCheck) of ../shared/tools/hosts
+HOSTS = Path(os.environ.get("DRIVETRAIN_FMU_HOSTS", ROOT.parent / "shared" / "tools" / "hosts"))
 
 
 @pytest.fixture(scope="session")

@@ -31,8 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-HOSTS = Path(os.environ.get("DRIVETRAIN_FMU_HOSTS", ROOT.parent / "shared" / "tools" / "hosts"))
+from tests.conftest import HOSTS
 STEP, N_STEPS = 1e-3, 200
 STOP = STEP * N_STEPS
 RELATIVE, ABSOLUTE = 1e-9, 1e-12
