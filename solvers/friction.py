@@ -62,9 +62,9 @@ inverse inertia (a Schur complement of M), rather than a rounding-sized one.
 A slip that starts at zero (just broken away or reversed, resolve having found
 d s' > 0) is watched through d s / t, which starts at d s'(0) > 0, so that a return
 to zero inside the integrator's first step is located there rather than reported as a
-slip that never began.  Of events crossing inside one integration step the earliest
-is taken (:func:`_earliest_event`).  Should the integration still be unable to
-continue a resolution for any time (a phase ending where it began), that assignment
+slip that never began.  Of events crossing inside one integration step the earliest is
+taken (:func:`solvers.ode.integrate` locates it).  Should the integration still be unable
+to continue a resolution for any time (a phase ending where it began), that assignment
 is not offered again at that instant, so such phases are finite in number.
 
 Matrices are lists of rows (:mod:`solvers.dense`): the FMUs ship the standard library only.
@@ -81,7 +81,7 @@ from functools import lru_cache, partial
 from typing import NamedTuple
 
 from .dense import dot, inverse, matmul, matvec, solve, submatrix, transpose, zeros
-from .ode import OdeResult, integrate
+from .ode import integrate
 
 
 class Mode(IntEnum):
@@ -205,30 +205,6 @@ def _candidates(k: int) -> tuple[tuple[Mode, ...], ...]:
     options = (STUCK, FORWARD, BACKWARD)
     assignments = itertools.product(options, repeat=k)
     return tuple(sorted(assignments, key=lambda a: -sum(m == STUCK for m in a)))
-
-
-def _earliest_event(rhs, y0, events, result, atol):
-    """The first of the events that cross inside one integration step.
-
-    :func:`solvers.ode.integrate` checks the events at the end of each accepted step in
-    list order and locates the first one found negative, which need not be the earliest
-    when two cross inside the same step (a slip that reaches zero while another
-    interface's slip does too): the later one would be missed, its slip carried through
-    zero with the friction of the old direction (energy created).  Every event function
-    is >= 0 where its phase starts (to rounding), so one that is negative at the located
-    instant crossed before it: integrate again from the phase start to that instant with those
-    events alone, until none is left negative (at most one pass per event)."""
-    ids = range(len(events))
-    while result.t > 0.0:
-        earlier = [k for k in ids if k != result.event and events[k](result.t, result.y) < 0.0]
-        if not earlier:
-            break
-        again = integrate(rhs, 0.0, y0, result.t, [events[k] for k in earlier], rtol=1e-10, atol=atol,
-                          first_step=result.t)
-        if again.event is None:             # the crossing is a rounding tie with the located one
-            break
-        result, ids = OdeResult(again.t, again.y, earlier[again.event], again.n_steps), earlier
-    return result
 
 
 class FrictionChain:
@@ -571,8 +547,6 @@ class FrictionChain:
                 event_ids.append(j)
         scale = max(1.0, max(abs(x) for x in s))
         result = integrate(rhs, 0.0, y0, remaining, events, rtol=1e-10, atol=1e-12 * scale, first_step=remaining)
-        if result.event is not None and len(events) > 1:
-            result = _earliest_event(rhs, y0, events, result, atol=1e-12 * scale)
         for i, j in enumerate(slip):
             s[j] = result.y[i]
             q[j] += result.y[nk + i]

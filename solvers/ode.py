@@ -5,7 +5,9 @@ Contract
 ``integrate(fun, t0, y0, t_end, events)`` advances ``y' = fun(t, y)`` from ``t0``
 towards ``t_end`` and returns an :class:`OdeResult`.  Each event is a plain function
 ``g(t, y) -> float`` that is positive while the current regime is valid; the
-integration stops at the first instant where one of them reaches zero from above.
+integration stops at the first instant where one of them reaches zero from above: of
+several crossing inside one step, the earliest in time (ties within the location
+tolerance: the lowest index).
 An event that starts exactly at zero (a regime that has just begun, e.g. a clutch
 that breaks away from rest) must first become positive before it can fire.
 The event instant is located by the Illinois variant of regula falsi on the
@@ -115,16 +117,21 @@ def integrate(
             continue
         n_steps += 1
         t_new = t_end if t + h >= t_end else t + h
+        crossed = []
         for i, g in enumerate(events):
             g_new = g(t_new, y_new)
             if armed[i] and g_new <= 0.0:
-                return _locate(fun, t, y, f, h, events, i, g_prev[i], g_new, n_steps)
+                crossed.append((i, g_new))
+                continue
             if g_new > 0.0:
                 armed[i] = True
             elif not armed[i] and g_new < 0.0:
-                # never positive: the regime was inconsistent from its start
+                # never positive: the regime was inconsistent from its start; reported at
+                # the start of the step, before any crossing located inside it
                 return OdeResult(t, y, i, n_steps)
             g_prev[i] = g_new
+        if crossed:
+            return _earliest(fun, t, y, f, h, y_new, events, crossed, g_prev, n_steps)
         t, y, f = t_new, y_new, f_new
         if t >= t_end:
             return OdeResult(t, y, None, n_steps)
@@ -132,12 +139,40 @@ def integrate(
     raise IntegrationError(f"more than {MAX_STEPS} steps between t = {t0} and {t_end}")
 
 
-def _locate(fun, t, y, f, h, events, index, g_left, g_right, n_steps):
-    """Illinois regula falsi on theta in (0, 1]: y(t + theta*h) by one re-taken step."""
-    g = events[index]
-    lo, hi = 0.0, 1.0
-    g_lo, g_hi = g_left, g_right
-    y_hi = _rk_step(fun, t, y, f, h)[0]
+def _earliest(fun, t, y, f, h, y_new, events, crossed, g_start, n_steps):
+    """The earliest of the events that crossed zero inside the step (t, t + h].
+
+    ``crossed``: (index, value at t + h) in list order; ``g_start``: the values at t,
+    positive for these.  The first is located; each later one is compared on the final
+    bracket [lo, hi] of the current earliest (its function > 0 at lo, <= 0 at hi): it
+    replaces it only if it is <= 0 already at lo (located again on (0, lo]) or, when that
+    bracket is wider than the tolerance (the search stopped on an exact zero at hi), if it
+    is located strictly before hi.  Crossings in the same final bracket are a tie, won by
+    the lowest index.  One crossing costs one location, as before."""
+    index, g_right = crossed[0]
+    lo, y_lo, hi, y_hi = _locate(fun, t, y, f, h, events[index], 0.0, g_start[index], y, 1.0, g_right, y_new)
+    tol = 1e-13 * max(1.0, abs(t))
+    for k, _ in crossed[1:]:
+        g = events[k]
+        g_hi = g(t + hi * h, y_hi)
+        if g_hi > 0.0:
+            continue
+        g_lo = g(t + lo * h, y_lo) if lo > 0.0 else g_start[k]
+        if g_lo <= 0.0:
+            index = k
+            lo, y_lo, hi, y_hi = _locate(fun, t, y, f, h, g, 0.0, g_start[k], y, lo, g_lo, y_lo)
+        elif (hi - lo) * h > tol:
+            bracket = _locate(fun, t, y, f, h, g, lo, g_lo, y_lo, hi, g_hi, y_hi)
+            if bracket[2] < hi:
+                index = k
+                lo, y_lo, hi, y_hi = bracket
+    return OdeResult(t + hi * h, y_hi, index, n_steps)
+
+
+def _locate(fun, t, y, f, h, g, lo, g_lo, y_lo, hi, g_hi, y_hi):
+    """Illinois regula falsi for a zero of g on theta in (lo, hi], g > 0 at lo and <= 0 at
+    hi, with y(t + theta*h) by one re-taken step; returns the final bracket
+    (lo, y_lo, hi, y_hi)."""
     side = 0
     for _ in range(200):
         theta = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
@@ -146,7 +181,7 @@ def _locate(fun, t, y, f, h, events, index, g_left, g_right, n_steps):
         y_mid = _rk_step(fun, t, y, f, theta * h)[0]
         g_mid = g(t + theta * h, y_mid)
         if g_mid > 0.0:
-            lo, g_lo = theta, g_mid
+            lo, g_lo, y_lo = theta, g_mid, y_mid
             if side == -1:
                 g_hi *= 0.5
             side = -1
@@ -157,4 +192,4 @@ def _locate(fun, t, y, f, h, events, index, g_left, g_right, n_steps):
             side = 1
         if (hi - lo) * h <= 1e-13 * max(1.0, abs(t)) or g_mid == 0.0:
             break
-    return OdeResult(t + hi * h, y_hi, index, n_steps)
+    return lo, y_lo, hi, y_hi
