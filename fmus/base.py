@@ -60,6 +60,16 @@ def fmi_entry(call: str):
     return decorate
 
 
+def _nonfinite(names, values) -> str | None:
+    """'name = value is not finite' for the first non-finite value, else None (screened by
+    the sum, finite only if every value is; an overflowing sum falls back to the check)."""
+    total = sum(values, 0.0)
+    if total - total == 0:
+        return None
+    return next((f"{name} = {value!r} is not finite" for name, value in zip(names, values)
+                 if not math.isfinite(value)), None)
+
+
 def values_getter(names):
     """obj -> tuple of the attributes ``names`` (operator.attrgetter, always a tuple)."""
     if len(names) == 1:
@@ -107,6 +117,8 @@ class ElementSlave(Fmi2Slave):
         self._read_inputs = values_getter([v.name for v in self._inputs])
         self._set_checked_inputs(self._inputs)
         self._stored = [v for v in self.VARIABLES if v.causality != OUTPUT or not v.depends]
+        self._state_output_names = [v.name for v in self.VARIABLES if v.causality == OUTPUT and not v.depends]
+        self._read_state_outputs = values_getter(self._state_output_names)
         for var in self.VARIABLES:
             if var.causality == OUTPUT and var.depends:
                 self.register_variable(self._fmi_variable(var, getter=self._feedthrough_getter(var.name)))
@@ -257,8 +269,9 @@ class ElementSlave(Fmi2Slave):
             return self._refuse("fmi2DoStep called before initialization")
         if self._terminated:
             return self._refuse("fmi2DoStep called after fmi2Terminate")
-        if not 0.0 < step_size < math.inf:
-            return self._refuse(f"communication step size {step_size!r} must be finite and > 0")
+        if not (0.0 < step_size < math.inf and math.isfinite(current_time)):
+            return self._refuse(f"communication point t = {current_time!r} and step size h = {step_size!r} "
+                                "must be finite, h > 0")
         problem = self._input_problem(self._read_inputs(self))
         if problem is not None:
             return self._refuse(f"input {problem}; step from t = {current_time} refused")
@@ -269,9 +282,16 @@ class ElementSlave(Fmi2Slave):
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
             return self._refuse(f"step from t = {current_time} with h = {step_size} refused by an "
                                 f"internal error {type(exc).__name__}: {exc}")
+        previous = self.state, self._read_state_outputs(self)
         self.state = new_state
-        self._state_token += 1
         self.refresh_outputs()
+        problem = _nonfinite(self._state_output_names, self._read_state_outputs(self))
+        if problem is not None:          # refused: state and outputs as before the step
+            self.state = previous[0]
+            self.__dict__.update(zip(self._state_output_names, previous[1]))
+            return self._refuse(f"step from t = {current_time} with h = {step_size} refused: output {problem} "
+                                "(the step leaves the range this element can represent)")
+        self._state_token += 1
         return True
 
     def _refuse(self, message: str) -> bool:
@@ -287,6 +307,10 @@ class ElementSlave(Fmi2Slave):
         cached_key, values = self._feedthrough_cache
         if cached_key != key:
             values = self.feedthrough_outputs()
+            problem = _nonfinite(list(values), list(values.values()))
+            if problem is not None:
+                raise ArithmeticError(f"output {problem} at the inputs set now (inputs "
+                                      f"{dict(zip((v.name for v in self._inputs), key[1]))})")
             self._feedthrough_cache = (key, values)
         return values
 

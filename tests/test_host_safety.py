@@ -152,6 +152,30 @@ def fixed_parameter_and_terminate(fmus):
     slave.freeInstance()
 
 
+@case
+def nonfinite_results(fmus):
+    """A step whose result overflows (Inertia J = 1e-10, tau_1 = 1e300: w = tau h / J = inf)
+    is refused and leaves state and outputs as they were; a feedthrough output that
+    overflows (ElastoBacklash n_exp = 994 at a penetration of 2 rad: k p^n = inf) fails the
+    get; a NaN communication point is refused."""
+    slave, vr, _, _ = initialized(f"{fmus}/Inertia.fmu", [("J", 1e-10), ("tau_1", 1.0)])
+    slave.doStep(0.0, 1e-3)
+    before = slave.getReal([vr["phi"], vr["w"]])
+    slave.setReal([vr["tau_1"]], [1e300])
+    refused = not call(slave.doStep, 1e-3, 1e-3)[0]
+    after = slave.getReal([vr["phi"], vr["w"]])
+    nan_refused = not call(slave.doStep, float("nan"), 1e-3)[0]
+    slave.setReal([vr["tau_1"]], [1.0])
+    continues = call(slave.doStep, 1e-3, 1e-3)[0]
+    w = slave.getReal([vr["w"]])[0]
+    slave.freeInstance()
+    spring, vr, ok, _ = initialized(f"{fmus}/ElastoBacklash.fmu", [("n_exp", 994.0), ("phi_1", 2.0)], "spring")
+    get_ok = call(spring.getReal, [vr["tau_2"]])[0]
+    spring.freeInstance()
+    print(json.dumps({"refused": refused, "unchanged": before == after, "nan_refused": nan_refused,
+                      "continues": continues, "w": w, "spring_init": ok, "spring_get": get_ok}))
+
+
 CASES[sys.argv[2]](sys.argv[1])
 print("MESSAGES", json.dumps(messages))
 '''
@@ -206,3 +230,14 @@ def test_fixed_parameters_after_initialization_and_steps_after_terminate_are_ref
     rows, log = run_case(fmu_dir, "fixed_parameter_and_terminate")
     assert rows == [{"set": False, "J": 1.0, "w": pytest.approx(2.0, rel=1e-12), "step_after_terminate": False}]
     assert "parameter J is fixed" in log and "fmi2DoStep called after fmi2Terminate" in log
+
+
+def test_no_step_returns_ok_with_a_nonfinite_output(fmu_dir):
+    """w after two 1 ms steps of 1 N.m on J = 1e-10 with one overflowing step refused
+    between them: 2e-3 / 1e-10 = 2e7 rad/s exactly as if the refused step never happened."""
+    rows, log = run_case(fmu_dir, "nonfinite_results")
+    assert rows == [{"refused": True, "unchanged": True, "nan_refused": True, "continues": True,
+                     "w": pytest.approx(2e7, rel=1e-12), "spring_init": True, "spring_get": False}]
+    assert "refused: output phi = inf is not finite" in log
+    assert "fmi2GetReal failed" in log and "is not finite at the inputs set now" in log
+    assert "communication point t = nan" in log
