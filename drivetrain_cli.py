@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import sys
 from pathlib import Path
 
@@ -198,6 +199,17 @@ def _report(system: str, fmu_dir: Path, steps) -> None:
                 print(f"    {key:20s} max {report[key][0]:.2e}   RMS {report[key][1]:.2e}")
 
 
+def seconds(text: str) -> float:
+    """argparse type of a step or a duration: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (value > 0.0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text}")
+    return value
+
+
 def _or(value, default):
     return default if value is None else value
 
@@ -247,22 +259,22 @@ def main(argv=None) -> int:
     build.add_argument("--out", type=Path, default=build_fmus.DEFAULT_OUT)
     run = sub.add_parser("run", help="build the FMUs and co-simulate a documented system")
     run.add_argument("system", choices=catalog(), help="a documented system (drivetrain-fmu list)")
-    run.add_argument("--step", type=float, help="communication step [s] (default: the system's)")
+    run.add_argument("--step", type=seconds, help="communication step [s] (default: the system's)")
     run.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     run.add_argument("--out", type=Path, default=Path("results"))
     compare = sub.add_parser("compare", help="compare the PWA discretisation methods (no FMU)")
     compare.add_argument("case", choices=["r1"])
-    compare.add_argument("--step", type=float, default=0.1, help="discretisation step T_d [s]")
-    compare.add_argument("--duration", type=float, default=10.0, help="simulated time [s]")
+    compare.add_argument("--step", type=seconds, default=0.1, help="discretisation step T_d [s]")
+    compare.add_argument("--duration", type=seconds, default=10.0, help="simulated time [s]")
     compare.add_argument("--out", type=Path, default=Path("results"))
     report = sub.add_parser("report", help="co-simulation error against the monolithic reference")
     report.add_argument("system", choices=catalog(), help="a documented system (drivetrain-fmu list)")
-    report.add_argument("--steps", type=float, nargs="+", default=[1e-4, 1e-3, 1e-2])
+    report.add_argument("--steps", type=seconds, nargs="+", default=[1e-4, 1e-3, 1e-2])
     report.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     export = sub.add_parser("export", help="write a documented system as an SSP file")
     export.add_argument("system", choices=catalog(), help="a documented system (drivetrain-fmu list)")
-    export.add_argument("--step", type=float, help="step the SSP is meant to run at [s] (default: the system's)")
-    export.add_argument("--stop", type=float, help="stop time [s] (default: the system's)")
+    export.add_argument("--step", type=seconds, help="step the SSP is meant to run at [s] (default: the system's)")
+    export.add_argument("--stop", type=seconds, help="stop time [s] (default: the system's)")
     export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     export.add_argument("--out", type=Path, default=Path("results"))
     studies = sub.add_parser("study", help="threshold studies on a local or remote dask cluster")
@@ -278,15 +290,15 @@ def main(argv=None) -> int:
     studies.add_argument("--mu_k_road", type=float, nargs="+", default=[0.07],
                          help="tire-slip-onset: kinetic road friction (ice: 0.07)")
     studies.add_argument("--tolerance", type=float, default=0.5, help="bisection tolerance [N.m]")
-    studies.add_argument("--stop", type=float, help="simulated time per run [s] (judder-onset 4.5, "
+    studies.add_argument("--stop", type=seconds, help="simulated time per run [s] (judder-onset 4.5, "
                          "tire-slip-onset 8)")
     studies.add_argument("--mu_s", type=float, nargs="+", default=[0.3, 0.4, 0.5])
     studies.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     studies.add_argument("--out", type=Path, default=Path("results"))
     run_ssp = sub.add_parser("ssp", help="run an SSP file with this project's master (CSV of the records)")
     run_ssp.add_argument("file", type=Path)
-    run_ssp.add_argument("--step", type=float, required=True, help="communication step [s]")
-    run_ssp.add_argument("--stop", type=float, help="default: the file's DefaultExperiment")
+    run_ssp.add_argument("--step", type=seconds, required=True, help="communication step [s]")
+    run_ssp.add_argument("--stop", type=seconds, help="default: the file's DefaultExperiment")
     run_ssp.add_argument("--record", nargs="+", help="instance.variable (default: every connected output)")
     run_ssp.add_argument("--out", type=Path, default=Path("results"))
     args = parser.parse_args(argv)
@@ -295,7 +307,11 @@ def main(argv=None) -> int:
             print(f"{element.__name__:12s} {element.description}")
         print("documented systems (systems/ssd/NAME.ssd; drivetrain-fmu run|report|export NAME):")
         for name in catalog():
-            print(f"  {name:20s} {load_system(name).description}")
+            try:
+                description = load_system(name).description
+            except (ValueError, SyntaxError, KeyError) as exc:      # one bad file hides no other
+                description = f"(cannot be read: {exc})"
+            print(f"  {name:20s} {description}")
     elif args.command == "build":
         for path in build_fmus.build_all(args.out):
             print(f"built {path}")

@@ -51,3 +51,28 @@ def test_a_new_system_file_runs_without_a_family_of_its_own(fmu_dir, tmp_path, m
     assert np.allclose(momentum, r3.SPRING_TORQUE * t, rtol=1e-9, atol=1e-9) and t[-1] == 1.0
     with pytest.raises(SystemExit, match="my_spring: no monolithic reference"):
         drivetrain_cli._report("my_spring", fmu_dir, [1e-3])
+
+
+@pytest.mark.parametrize("argv", [["ssp", "any.ssp", "--step", "inf"], ["ssp", "any.ssp", "--step=-1e-3"],
+                                  ["run", "z3", "--step", "nan"], ["export", "z3", "--stop", "0"]])
+def test_a_step_or_stop_that_is_not_a_positive_finite_time_is_a_usage_error(argv, capsys):
+    """Checked before anything is built or read (`--step inf` ran and exited 0 with time nan)."""
+    with pytest.raises(SystemExit) as exit_info:
+        drivetrain_cli.main(argv)
+    assert exit_info.value.code == 2
+    option, value = argv[2].split("=") if "=" in argv[2] else argv[2:4]
+    assert f"argument {option}: must be a finite number of seconds > 0, got {value}" in capsys.readouterr().err
+
+
+def test_list_survives_a_malformed_system_file(tmp_path, monkeypatch, capsys):
+    """One unreadable .ssd in the catalog folder is listed as such; the others still are."""
+    from systems import ssp
+
+    for name in ("z3", "fan_F1"):
+        shutil.copy(ssp.CATALOG / f"{name}.ssd", tmp_path / f"{name}.ssd")
+    (tmp_path / "broken.ssd").write_text("<ssd:SystemStructureDescription")
+    monkeypatch.setattr(ssp, "CATALOG", tmp_path)
+    assert drivetrain_cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "broken" in out and "cannot be read" in out
+    assert load_system("z3").description in out and load_system("fan_F1").description in out
