@@ -117,8 +117,10 @@ class ElementSlave(Fmi2Slave):
         self._read_inputs = values_getter([v.name for v in self._inputs])
         self._set_checked_inputs(self._inputs)
         self._stored = [v for v in self.VARIABLES if v.causality != OUTPUT or not v.depends]
-        self._state_output_names = [v.name for v in self.VARIABLES if v.causality == OUTPUT and not v.depends]
-        self._read_state_outputs = values_getter(self._state_output_names)
+        # the outputs refresh_outputs() sets from the state (an element may keep its own,
+        # shorter list of them: these are the declared ones)
+        self._declared_state_outputs = [v.name for v in self.VARIABLES if v.causality == OUTPUT and not v.depends]
+        self._read_declared_state_outputs = values_getter(self._declared_state_outputs)
         for var in self.VARIABLES:
             if var.causality == OUTPUT and var.depends:
                 self.register_variable(self._fmi_variable(var, getter=self._feedthrough_getter(var.name)))
@@ -282,13 +284,13 @@ class ElementSlave(Fmi2Slave):
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
             return self._refuse(f"step from t = {current_time} with h = {step_size} refused by an "
                                 f"internal error {type(exc).__name__}: {exc}")
-        previous = self.state, self._read_state_outputs(self)
+        previous = self.state
         self.state = new_state
         self.refresh_outputs()
-        problem = _nonfinite(self._state_output_names, self._read_state_outputs(self))
-        if problem is not None:          # refused: state and outputs as before the step
-            self.state = previous[0]
-            self.__dict__.update(zip(self._state_output_names, previous[1]))
+        problem = _nonfinite(self._declared_state_outputs, self._read_declared_state_outputs(self))
+        if problem is not None:          # refused: state and outputs (functions of it) as before
+            self.state = previous
+            self.refresh_outputs()
             return self._refuse(f"step from t = {current_time} with h = {step_size} refused: output {problem} "
                                 "(the step leaves the range this element can represent)")
         self._state_token += 1

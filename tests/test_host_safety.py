@@ -241,3 +241,25 @@ def test_no_step_returns_ok_with_a_nonfinite_output(fmu_dir):
     assert "refused: output phi = inf is not finite" in log
     assert "fmi2GetReal failed" in log and "is not finite at the inputs set now" in log
     assert "communication point t = nan" in log
+
+
+def test_a_refused_step_restores_every_output_of_a_chain_with_fewer_bodies():
+    """ClutchChain with 3 of its 6 possible bodies: a step whose new state gives a
+    non-finite output (here a state whose mean angle is infinite, as an overflowing
+    solver would leave it) is refused and every output reads as before it.  The element
+    keeps its own list of the outputs it sets, shorter than the declared one: the restore
+    once mixed the two lists up."""
+    import math
+
+    from fmus.clutch import ClutchChain
+
+    chain = ClutchChain(instance_name="restore", resources=None)
+    chain.n_bodies, chain.tau_1 = 3, 1.0
+    chain.exit_initialization_mode()
+    assert chain.do_step(0.0, 1e-3)
+    names = [v.name for v in ClutchChain.VARIABLES if v.causality == "output" and not v.depends]
+    before = {name: getattr(chain, name) for name in names}
+    state = chain.state
+    chain.advance = lambda t, h: state._replace(theta_mean=math.inf)
+    assert not chain.do_step(1e-3, 1e-3)
+    assert chain.state is state and {name: getattr(chain, name) for name in names} == before
