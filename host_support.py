@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import json
+import marshal
 import modulefinder
 import os
 import platform
@@ -78,8 +79,6 @@ OPTIONAL_EXTENSIONS = {
 # extension module is bundled next to libpython.
 SYSTEM_LIBRARIES = ("libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1",
                     "libutil.so.1", "ld-linux-x86-64.so.2")
-# pythonfmu's modules the binary imports at run time (the rest of the package builds FMUs)
-PYTHONFMU_RUNTIME = ("pythonfmu",)
 
 SHIM_SOURCE = r'''/* drivetrain-fmu runtime starter, loaded with every FMU binary (DT_NEEDED).
  *
@@ -347,7 +346,6 @@ def _compiled(source_path: str, name: str) -> bytes:
     """A .pyc that is never checked against a source (unchecked hash-based, PEP 552)."""
     source = Path(source_path).read_bytes()
     code = compile(source, f"<stdlib>/{name.replace('.', '/')}.py", "exec", dont_inherit=True)
-    import marshal
     flags = (0b01).to_bytes(4, "little")           # hash-based, check_source = 0
     return MAGIC_NUMBER + flags + b"\0" * 8 + marshal.dumps(code)
 

@@ -114,11 +114,12 @@ def drive(folder: Path, case: str, steps: int) -> None:
         inst.do_step(k * 1e-4, 1e-4)
 
 
-def count_instructions(folder: Path, case: str, steps: int) -> int:
-    """Instructions callgrind counts for the whole driver process."""
+def count_instructions(folder: Path, case: str, steps: int, driver: str = __file__) -> int:
+    """Instructions callgrind counts for the whole driver process (``driver --drive``: this
+    script, or another that takes the same arguments)."""
     env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")  # no idle BLAS threads
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-                          __file__, "--drive", case, "--fmu-dir", str(folder), "--steps", str(steps)],
+                          driver, "--drive", case, "--fmu-dir", str(folder), "--steps", str(steps)],
                          capture_output=True, text=True, env=env, check=True)
     found = re.search(r"Collected : (\d+)", out.stderr)
     if found is None:
@@ -126,9 +127,9 @@ def count_instructions(folder: Path, case: str, steps: int) -> int:
     return int(found.group(1))
 
 
-def per_step(folder: Path, case: str, steps: int, base_steps: int = 0) -> float:
-    return (count_instructions(folder, case, steps) - count_instructions(folder, case, base_steps)) / (
-        steps - base_steps)
+def per_step(folder: Path, case: str, steps: int, base_steps: int = 0, driver: str = __file__) -> float:
+    return (count_instructions(folder, case, steps, driver)
+            - count_instructions(folder, case, base_steps, driver)) / (steps - base_steps)
 
 
 def instructions(folder: Path, steps: int) -> None:

@@ -292,7 +292,6 @@ def _bench_clutch(fmu_dir: Path | None = None):
     import bench_clutch
 
     bench_clutch.CASES.update(extra)
-    bench_clutch.__file__ = __file__        # count_instructions runs `python <__file__> --drive ...`: this file
     return bench_clutch
 
 
@@ -328,7 +327,7 @@ def instruction_counts(builds: dict[str, Path], steps: int, vehicle_steps: int) 
             n = vehicle_steps if element == "Vehicle" else steps
             counts = {}
             with ThreadPoolExecutor(len(folders)) as pool:        # the builds' counts side by side
-                futures = {b: pool.submit(bench.per_step, folder, label, n) for b, folder in folders.items()}
+                futures = {b: pool.submit(bench.per_step, folder, label, n, driver=__file__) for b, folder in folders.items()}
             for build_label, future in futures.items():
                 try:
                     counts[build_label] = future.result()

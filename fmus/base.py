@@ -132,7 +132,10 @@ class ElementSlave(Fmi2Slave):
         table = {v.name: v for v in self.VARIABLES}
         self._access = {kind: {} for kind in _FMI_TYPES}
         self._settable = {kind: {} for kind in _FMI_TYPES}
-        self._parameters = {v.name for v in self.VARIABLES if v.causality == PARAMETER}
+        parameters = [v.name for v in self.VARIABLES if v.causality == PARAMETER]
+        self._parameters = set(parameters)
+        self._parameter_values = values_getter(parameters)
+        self._stored_names = {v.name for v in self._stored}
         for vr, registered in self.vars.items():
             var = table[registered.name]
             self._access[var.type][vr] = (var.name, var.causality == OUTPUT and bool(var.depends))
@@ -201,9 +204,6 @@ class ElementSlave(Fmi2Slave):
     def terminate(self):
         self._terminated = True
 
-    def _parameter_values(self) -> tuple:
-        return tuple(getattr(self, v.name) for v in self.VARIABLES if v.causality == PARAMETER)
-
     def _build_model(self):
         """Check the parameters, build the element's model from them (``initial_state``
         does) and return its initial state; the parameters are fixed from here on."""
@@ -214,7 +214,7 @@ class ElementSlave(Fmi2Slave):
             raise ParameterError("invalid parameters: " + "; ".join(problems))
         self._set_checked_inputs([v for v in self.checked_variables() if v.causality == INPUT])
         state = self.initial_state()
-        self._model_parameters = self._parameter_values()
+        self._model_parameters = self._parameter_values(self)
         return state
 
     def _raise_to_host(self, kind: type, message: str):
@@ -414,7 +414,7 @@ class ElementSlave(Fmi2Slave):
         if saved.get("element") != type(self).__name__ or not isinstance(saved.get("variables"), dict):
             raise StateError(f"a state of {saved.get('element', 'another FMU')!r} cannot be set into a "
                              f"{type(self).__name__}")
-        unknown = set(saved["variables"]) - {v.name for v in self._stored}
+        unknown = saved["variables"].keys() - self._stored_names
         if unknown:
             raise StateError(f"the state holds variables {sorted(unknown)} that {type(self).__name__} does not have")
         before = dict(self.__dict__)
@@ -423,7 +423,7 @@ class ElementSlave(Fmi2Slave):
             if saved["state"] is None:
                 self.state = None
             else:
-                if self._model_parameters != self._parameter_values():
+                if self._model_parameters != self._parameter_values(self):
                     self._build_model()
                 self.state = self.decode_state(saved["state"])
                 self.refresh_outputs()

@@ -36,6 +36,7 @@ _B = _A[6]
 _E = (71 / 57600, 0.0, -71 / 16695, 71 / 1920, -17253 / 339200, 22 / 525, -1 / 40)
 
 MAX_STEPS = 100_000
+LOCATE_TOL = 1e-13      # event instants are located to this, relative (absolute below t = 1)
 
 
 class IntegrationError(RuntimeError):
@@ -151,7 +152,7 @@ def _earliest(fun, t, y, f, h, y_new, events, crossed, g_start, n_steps):
     the lowest index.  One crossing costs one location, as before."""
     index, g_right = crossed[0]
     lo, y_lo, hi, y_hi = _locate(fun, t, y, f, h, events[index], 0.0, g_start[index], y, 1.0, g_right, y_new)
-    tol = 1e-13 * max(1.0, abs(t))
+    tol = LOCATE_TOL * max(1.0, abs(t))
     for k, _ in crossed[1:]:
         g = events[k]
         g_hi = g(t + hi * h, y_hi)
@@ -190,6 +191,6 @@ def _locate(fun, t, y, f, h, g, lo, g_lo, y_lo, hi, g_hi, y_hi):
             if side == 1:
                 g_lo *= 0.5
             side = 1
-        if (hi - lo) * h <= 1e-13 * max(1.0, abs(t)) or g_mid == 0.0:
+        if (hi - lo) * h <= LOCATE_TOL * max(1.0, abs(t)) or g_mid == 0.0:
             break
     return lo, y_lo, hi, y_hi
