@@ -65,18 +65,6 @@ def test_ecos_command_line_runs_the_ssp_like_fmpy(fmu_dir, tmp_path):
     assert ecos[0, header.index("clutch::J_2[REAL]")] == 0.3 and ecos[0, header.index("load::J[REAL]")] == 2.0
 
 
-@pytest.fixture(scope="module")
-def ecos_host(tmp_path_factory):
-    """tests/ecos_host.c compiled against ecospy's libecosc (a non-Python host)."""
-    import ecospy
-
-    library = Path(ecospy.__file__).parent / "binaries"
-    host = tmp_path_factory.mktemp("ecos_host") / "ecos_host"
-    subprocess.run(["gcc", "-O2", "-o", str(host), str(Path(__file__).with_name("ecos_host.c")),
-                    f"-L{library}", "-lecosc", f"-Wl,-rpath,{library}"], check=True)
-    return host
-
-
 def _run_c_host(host, ssp, step, n_steps, names, folder, timeout=600) -> np.ndarray:
     """tests/ecos_host.c on ``ssp`` from a clean environment: one row per communication
     point (time, then ``names`` as 'instance::variable'), n_steps + 1 rows."""

@@ -251,32 +251,15 @@ def test_omsimulator_without_python(name, fmu_dir, fmpy_results, without_python,
     _assert_equal_to_fmpy(name, fmpy_results[name], table, "OMSimulator")
 
 
-@pytest.fixture(scope="module")
-def ecos_host_outside_python(tmp_path_factory):
-    """tests/ecos_host.c against a copy of ecospy's libecosc outside the (hidden) Python prefix."""
-    try:
-        import ecospy  # noqa: F401  (loads libecosc: needs Debian's libtbb12)
-    except (ImportError, OSError) as exc:
-        pytest.skip(f"ecospy is not usable here ({exc}); ./run_tests.sh installs it and libtbb12")
-    shipped = Path(sys.modules["ecospy"].__file__).parent / "binaries"
-    folder = tmp_path_factory.mktemp("ecos")
-    library = folder / "lib"
-    shutil.copytree(shipped, library)
-    host = folder / "ecos_host"
-    subprocess.run(["gcc", "-O2", "-o", str(host), str(Path(__file__).with_name("ecos_host.c")),
-                    f"-L{library}", "-lecosc", f"-Wl,-rpath,{library}"], check=True)
-    return host
-
-
 @pytest.mark.parametrize("name", sorted(INPUTS))
-def test_ecos_without_python(name, fmu_dir, fmpy_results, without_python, ecos_host_outside_python, tmp_path):
+def test_ecos_without_python(name, fmu_dir, fmpy_results, without_python, ecos_host, tmp_path):
     """ecos (libecosc) running a one-component SSP whose parameter set binds the inputs."""
     from systems.ssp import Component, write_ssp
 
     ssp = write_ssp(tmp_path / "one.ssp", "one", {"fmu": Component(name, dict(INPUTS[name]))}, [],
                     fmu_dir, STOP)
     outputs = _real_outputs(fmu_dir / f"{name}.fmu")
-    done = without_python([ecos_host_outside_python, ssp.name, STEP, N_STEPS, *(f"fmu::{v}" for v in outputs)],
+    done = without_python([ecos_host, ssp.name, STEP, N_STEPS, *(f"fmu::{v}" for v in outputs)],
                           tmp_path)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     rows = np.array([[float(x) for x in line.split()] for line in done.stdout.splitlines()])[1:]
