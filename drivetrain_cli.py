@@ -17,6 +17,8 @@ import argparse
 import csv
 import math
 import sys
+import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
 
 import build_fmus
@@ -320,7 +322,10 @@ def main(argv=None) -> int:
     elif args.command == "ssp":
         from systems import ssp
 
-        connections = ssp.read_ssp(args.file).connections
+        try:
+            connections = ssp.read_ssp(args.file).connections
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, ET.ParseError) as exc:
+            raise SystemExit(f"{args.file}: {' '.join(str(exc).split())}") from None
         record = args.record or list(dict.fromkeys(f"{c.source}.{c.output}" for c in connections))
         result = ssp.simulate(args.file, args.step, record, stop=args.stop, progress=True)
         args.out.mkdir(parents=True, exist_ok=True)

@@ -12,11 +12,12 @@ from .elasto_backlash import ElastoBacklash
 from .inertia import Engine, Inertia
 from .nonlinear_spring import NonlinearSpring
 from .shaft import Shaft
-from .table import Table
+from .table import ForceTable, SpeedTable, Table, TorqueTable
 from .vehicle import Vehicle
 from .vehicle_simple import VehicleSimple
 
-ELEMENTS = (Clutch, DualClutch, ClutchChain, Inertia, Engine, Shaft, NonlinearSpring, Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table)
+ELEMENTS = (Clutch, DualClutch, ClutchChain, Inertia, Engine, Shaft, NonlinearSpring, Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table,
+            TorqueTable, ForceTable, SpeedTable)
 
 __all__ = ["ELEMENTS"] + [e.__name__ for e in ELEMENTS]
 

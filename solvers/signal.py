@@ -1,8 +1,9 @@
-"""Piecewise-linear (or staircase) signals of time: the law of the Table element.
+"""Piecewise-linear (or staircase) signals of time: the law of the Table elements.
 
     y(t) = y_i + (y_(i+1) - y_i) (t - t_i) / (t_(i+1) - t_i)   for t_i <= t <= t_(i+1)
 held at y_1 before t_1 and at y_n after t_n; with ``hold`` a staircase instead,
-y(t) = y_i for t_i <= t < t_(i+1).
+y(t) = y_i for t_i <= t < t_(i+1).  Its integral (the angle of a speed source) is exact:
+the trapezoidal rule on each linear piece, the rectangle rule on each held one.
 """
 from __future__ import annotations
 
@@ -18,6 +19,26 @@ def table_value(times, values, hold: bool, t: float) -> float:
         return values[index]
     fraction = (t - times[index]) / (times[index + 1] - times[index])
     return values[index] + (values[index + 1] - values[index]) * fraction
+
+
+def table_integral(times, values, hold: bool, t: float) -> float:
+    """The integral of the table from ``times[0]`` to ``t`` (negative before ``times[0]``)."""
+    if t <= times[0]:
+        return values[0] * (t - times[0])
+    total = 0.0
+    for i in range(len(times) - 1):
+        start, end = times[i], times[i + 1]
+        if t <= start:
+            break
+        until = min(t, end)
+        if hold:
+            total += values[i] * (until - start)
+        else:
+            reached = values[i] + (values[i + 1] - values[i]) * ((until - start) / (end - start))
+            total += 0.5 * (values[i] + reached) * (until - start)
+    if t > times[-1]:
+        total += values[-1] * (t - times[-1])
+    return total
 
 
 def table_points(parameters: dict) -> tuple[list[float], list[float]]:

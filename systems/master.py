@@ -171,6 +171,48 @@ class Connection:
     input: str
 
 
+@dataclass(frozen=True)
+class Port:
+    """What a connection needs to know of a variable: its causality, type and unit."""
+
+    causality: str
+    type: str
+    unit: str | None
+
+
+def _unit(port: Port) -> str:
+    return "1" if port.unit in (None, "") else port.unit
+
+
+def connection_problems(connections: list[Connection], port: Callable[[str, str], Port | None]) -> list[str]:
+    """Why ``connections`` cannot be run, one message each (empty: they can): each joins an
+    output to an input of the same type and unit (no unit and "1" are both dimensionless),
+    and no input is driven twice.  ``port(instance, variable)`` describes a variable
+    (None: there is no such variable)."""
+    def article(word: str) -> str:
+        return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+
+    problems, drivers = [], {}
+    for c in connections:
+        ends = (f"{c.source}.{c.output}", f"{c.target}.{c.input}")
+        source, target = port(c.source, c.output), port(c.target, c.input)
+        found = []
+        for name, end, causality in ((ends[0], source, "output"), (ends[1], target, "input")):
+            if end is None:
+                found.append(f"{name} does not exist")
+            elif end.causality != causality:
+                found.append(f"{name} is {article(end.causality)}, not {article(causality)}")
+        if not found and source.type != target.type:
+            found.append(f"{article(source.type)} output cannot drive {article(target.type)} input")
+        elif not found and _unit(source) != _unit(target):
+            found.append(f"the units differ ({_unit(source)} and {_unit(target)})")
+        problems += [f"connection {ends[0]} -> {ends[1]}: {why}" for why in found]
+        if ends[1] in drivers:
+            problems.append(f"{ends[1]} is driven twice: by {drivers[ends[1]]} and by {ends[0]}")
+        drivers.setdefault(ends[1], ends[0])
+    return problems
+
+
 @dataclass
 class Result:
     """Recorded signals: ``time`` and one array per 'instance.variable'."""
@@ -216,6 +258,14 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     """
     if not step > 0:
         raise ValueError(f"step = {step!r} must be > 0")
+
+    def port(instance: str, name: str) -> Port | None:
+        variable = instances[instance].variables.get(name) if instance in instances else None
+        return None if variable is None else Port(variable.causality, variable.type, variable.unit)
+
+    problems = connection_problems(connections, port)
+    if problems:
+        raise ValueError("the connections cannot be run:\n  " + "\n  ".join(problems))
     n_steps = int(round(stop / step))
     if abs(n_steps * step - stop) > 1e-9 * max(1.0, stop):
         raise ValueError(f"stop = {stop!r} is not a whole number of steps of {step!r}")

@@ -18,7 +18,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .master import Connection
+from .master import Connection, Port, connection_problems
 
 SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
@@ -165,6 +165,21 @@ class System:
                 if "T_comm" in c.parameters else c for name, c in self.components.items()}
 
 
+def declared_connection_problems(components: dict[str, Component], connections: list[Connection]) -> list[str]:
+    """systems.master.connection_problems from the variables the elements declare
+    (fmus.ELEMENTS); a connection to a component of another FMU is checked when it runs
+    (systems.master.run reads its modelDescription)."""
+    from fmus import ELEMENTS
+
+    declared = {e.__name__: {v.name: Port(v.causality, v.type, v.unit) for v in e.VARIABLES} for e in ELEMENTS}
+    ours = [c for c in connections
+            if all(i not in components or components[i].element in declared for i in (c.source, c.target))]
+
+    def port(instance: str, name: str) -> Port | None:
+        return declared[components[instance].element].get(name) if instance in components else None
+    return connection_problems(ours, port)
+
+
 def parse_ssd(document: bytes) -> System:
     """The System of a flat SSP 1.0 SystemStructure.ssd whose components are FMUs in
     resources/ with inline parameter sets (as written by :func:`system_structure`)."""
@@ -183,6 +198,9 @@ def parse_ssd(document: bytes) -> System:
     connections = [Connection(c.get("startElement"), c.get("startConnector"), c.get("endElement"),
                               c.get("endConnector"))
                    for c in system.find(_q(SSD, "Connections")).findall(_q(SSD, "Connection"))]
+    problems = declared_connection_problems(components, connections)
+    if problems:
+        raise ValueError(f"system {root.get('name')!r}: " + "; ".join(problems))
     experiment = root.find(_q(SSD, "DefaultExperiment"))
     stop = None if experiment is None or experiment.get("stopTime") is None else float(experiment.get("stopTime"))
     step = None if experiment is None else experiment.find(

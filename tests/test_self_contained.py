@@ -50,7 +50,7 @@ INPUTS = {
     "ElastoBacklash": {"phi_1": 0.05, "w_1": 1.0},
     "Vehicle": {"tau_wheel_f": 300.0},
     "VehicleSimple": {"tau_wheel": 200.0, "grade": 0.02},
-    "Table": {},
+    "Table": {}, "TorqueTable": {}, "ForceTable": {}, "SpeedTable": {},
 }
 
 
