@@ -167,7 +167,471 @@ __attribute__((constructor)) static void drivetrain_fmu_start_python(void)
     PyConfig_Clear(&config);
     PyEval_SaveThread();  /* release the GIL: pythonfmu takes it per call (PyGILState_Ensure) */
 }
+
+/* ------------------------------------------------------------------ once per process
+ * This library is loaded once per process (by its soname, from the first FMU's folder) and
+ * never unloaded (linked -z nodelete).  It loads pythonfmu's library once for every FMU
+ * binary of the process and keeps the references those binaries take on themselves until
+ * their host has let go of them (see the forwarding binary, host_support.WRAPPER_SOURCE).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+extern int __cxa_atexit(void (*function)(void *), void *argument, void *dso_handle);
+
+static pthread_mutex_t drivetrain_fmu_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *pythonfmu_handle;
+static void *pythonfmu_symbols[PYTHONFMU_SYMBOLS];
+static unsigned long copies_loaded;
+
+struct held_copy {
+    char *path;                 /* the name the host loaded it by */
+    void *handle;               /* the reference the copy took on itself */
+    unsigned long generation;   /* tells this load of the path from a later one */
+    struct held_copy *next;
+};
+static struct held_copy *held_copies;
+
+static void reset_python_state(void *finalize)
+{
+    ((void (*)(void))finalize)();
+}
+
+/* pythonfmu's functions (in the order of the names given), loading its library from
+ * ``folder`` the first time; NULL with a message in ``error`` if it cannot be loaded. */
+EXPORT void *const *drivetrain_fmu_pythonfmu(const char *folder, const char *const *names, int count,
+                                             char *error, size_t size)
+{
+    void *const *result = NULL;
+    char path[PATH_MAX];
+
+    pthread_mutex_lock(&drivetrain_fmu_lock);
+    if (count > PYTHONFMU_SYMBOLS) {
+        snprintf(error, size, "drivetrain-fmu: %d functions asked of pythonfmu, at most %d", count, PYTHONFMU_SYMBOLS);
+        goto done;
+    }
+    if (pythonfmu_handle == NULL) {
+        void *finalize;
+        if (snprintf(path, sizeof path, "%s/" PYTHONFMU_LIBRARY, folder) >= (int)sizeof path) {
+            snprintf(error, size, "drivetrain-fmu: the FMU's folder path is too long: %s", folder);
+            goto done;
+        }
+        /* never unloaded: its exit handlers must find it (fmus/native_exit.py) */
+        void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+        if (handle == NULL) {
+            snprintf(error, size, "drivetrain-fmu: cannot load pythonfmu's library: %s", dlerror());
+            goto done;
+        }
+        for (int i = 0; i < count; ++i) {
+            if ((pythonfmu_symbols[i] = dlsym(handle, names[i])) == NULL) {
+                snprintf(error, size, "drivetrain-fmu: pythonfmu's library %s has no %s", path, names[i]);
+                goto done;
+            }
+        }
+        /* pythonfmu 0.7.0 resets its interpreter guard (a static shared_ptr) in its library
+         * destructor after its static destructor has freed it.  Reset first, at exit, before
+         * the static destructor (registered earlier, so it runs later): the later resets
+         * then find a null pointer (fmus/native_exit.py has the details). */
+        if ((finalize = dlsym(handle, "finalizePythonInterpreter")) != NULL
+            && __cxa_atexit(reset_python_state, finalize, NULL) != 0) {
+            snprintf(error, size, "drivetrain-fmu: cannot register pythonfmu's exit handler");
+            goto done;
+        }
+        pythonfmu_handle = handle;
+    }
+    result = pythonfmu_symbols;
+done:
+    pthread_mutex_unlock(&drivetrain_fmu_lock);
+    return result;
+}
+
+/* a number for each load of an FMU binary (its constructor asks) */
+EXPORT unsigned long drivetrain_fmu_next_generation(void)
+{
+    pthread_mutex_lock(&drivetrain_fmu_lock);
+    unsigned long generation = ++copies_loaded;
+    pthread_mutex_unlock(&drivetrain_fmu_lock);
+    return generation;
+}
+
+/* An FMU binary whose last instance was freed keeps itself loaded (``handle``, its own
+ * dlopen) so that a host closing it twice finds it still there; the reference is dropped
+ * when the next FMU binary is loaded and instantiated, if the host has not dropped it by
+ * a second dlclose already. */
+EXPORT void drivetrain_fmu_hold(const char *path, void *handle, unsigned long generation)
+{
+    struct held_copy *held = malloc(sizeof *held);
+    char *name = strdup(path);
+    if (held == NULL || name == NULL) {
+        free(held);
+        free(name);
+        return;         /* the copy stays loaded: memory, not safety */
+    }
+    held->path = name;
+    held->handle = handle;
+    held->generation = generation;
+    pthread_mutex_lock(&drivetrain_fmu_lock);
+    held->next = held_copies;
+    held_copies = held;
+    pthread_mutex_unlock(&drivetrain_fmu_lock);
+}
+
+EXPORT void drivetrain_fmu_release_held(unsigned long caller)
+{
+    pthread_mutex_lock(&drivetrain_fmu_lock);
+    struct held_copy **link = &held_copies;
+    while (*link != NULL) {
+        struct held_copy *held = *link;
+        if (held->generation == caller) {       /* the caller's own: it is loaded, keep */
+            link = &held->next;
+            continue;
+        }
+        /* still loaded (by that name) and the same load, not a later one of the same path? */
+        void *loaded = dlopen(held->path, RTLD_LAZY | RTLD_NOLOAD);
+        if (loaded != NULL) {
+            const unsigned long *generation = dlsym(loaded, "drivetrain_fmu_copy_generation");
+            int same = generation != NULL && *generation == held->generation;
+            dlclose(loaded);
+            if (same) {
+                dlclose(held->handle);
+            }
+        }
+        *link = held->next;
+        free(held->path);
+        free(held);
+    }
+    pthread_mutex_unlock(&drivetrain_fmu_lock);
+}
 '''
+
+
+# The FMU's binary: forwards every FMI 2.0 function to pythonfmu's library (loaded once per
+# process by the starter), with the logging corrected (see WRAPPER_HEAD).
+PYTHONFMU_LIBRARY = "libdrivetrain_pythonfmu.so"
+
+# (name, parameters after the component) of the FMI 2.0 functions that take an instance
+# and are forwarded unchanged
+FORWARDED = (
+    ("fmi2SetupExperiment", "fmi2Boolean toleranceDefined, fmi2Real tolerance, fmi2Real startTime, "
+                            "fmi2Boolean stopTimeDefined, fmi2Real stopTime"),
+    ("fmi2EnterInitializationMode", ""), ("fmi2ExitInitializationMode", ""), ("fmi2Terminate", ""),
+    ("fmi2Reset", ""),
+    ("fmi2GetReal", "const fmi2ValueReference *vr, size_t nvr, fmi2Real *value"),
+    ("fmi2GetInteger", "const fmi2ValueReference *vr, size_t nvr, fmi2Integer *value"),
+    ("fmi2GetBoolean", "const fmi2ValueReference *vr, size_t nvr, fmi2Boolean *value"),
+    ("fmi2GetString", "const fmi2ValueReference *vr, size_t nvr, fmi2String *value"),
+    ("fmi2SetReal", "const fmi2ValueReference *vr, size_t nvr, const fmi2Real *value"),
+    ("fmi2SetInteger", "const fmi2ValueReference *vr, size_t nvr, const fmi2Integer *value"),
+    ("fmi2SetBoolean", "const fmi2ValueReference *vr, size_t nvr, const fmi2Boolean *value"),
+    ("fmi2SetString", "const fmi2ValueReference *vr, size_t nvr, const fmi2String *value"),
+    ("fmi2GetFMUstate", "fmi2FMUstate *state"), ("fmi2SetFMUstate", "fmi2FMUstate state"),
+    ("fmi2FreeFMUstate", "fmi2FMUstate *state"),
+    ("fmi2SerializedFMUstateSize", "fmi2FMUstate state, size_t *size"),
+    ("fmi2SerializeFMUstate", "fmi2FMUstate state, fmi2Byte *bytes, size_t size"),
+    ("fmi2DeSerializeFMUstate", "const fmi2Byte *bytes, size_t size, fmi2FMUstate *state"),
+    ("fmi2GetDirectionalDerivative", "const fmi2ValueReference *unknowns, size_t nUnknown, "
+                                     "const fmi2ValueReference *knowns, size_t nKnown, "
+                                     "const fmi2Real *dvKnown, fmi2Real *dvUnknown"),
+    ("fmi2SetRealInputDerivatives", "const fmi2ValueReference *vr, size_t nvr, const fmi2Integer *order, "
+                                    "const fmi2Real *value"),
+    ("fmi2GetRealOutputDerivatives", "const fmi2ValueReference *vr, size_t nvr, const fmi2Integer *order, "
+                                     "fmi2Real *value"),
+    ("fmi2DoStep", "fmi2Real currentCommunicationPoint, fmi2Real communicationStepSize, "
+                   "fmi2Boolean noSetFMUStatePriorToCurrentPoint"),
+    ("fmi2CancelStep", ""),
+    ("fmi2GetStatus", "const fmi2StatusKind kind, fmi2Status *value"),
+    ("fmi2GetRealStatus", "const fmi2StatusKind kind, fmi2Real *value"),
+    ("fmi2GetIntegerStatus", "const fmi2StatusKind kind, fmi2Integer *value"),
+    ("fmi2GetBooleanStatus", "const fmi2StatusKind kind, fmi2Boolean *value"),
+    ("fmi2GetStringStatus", "const fmi2StatusKind kind, fmi2String *value"),
+)
+
+WRAPPER_HEAD = r'''/* drivetrain-fmu: the FMU's binary, a forwarder to pythonfmu's library (host_support.py).
+ *
+ * pythonfmu's library (PYTHONFMU_LIBRARY, in this folder) is loaded once per process by the
+ * runtime starter and never unloaded; this binary, one per FMU copy a host loads, exports
+ * the FMI 2.0 co-simulation functions and forwards them.  It corrects pythonfmu 0.7.0's
+ * logging: every message reaches the host with a category declared in modelDescription.xml
+ * (pythonfmu logs its own errors with a NULL category), '%' doubled (the host formats the
+ * message, pythonfmu passes text), errors and fatal errors whatever loggingOn says, other
+ * messages filtered here by loggingOn and fmi2SetDebugLogging's categories.
+ */
+#define _GNU_SOURCE         /* dladdr */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef void *fmi2Component;
+typedef void *fmi2ComponentEnvironment;
+typedef void *fmi2FMUstate;
+typedef unsigned int fmi2ValueReference;
+typedef double fmi2Real;
+typedef int fmi2Integer;
+typedef int fmi2Boolean;
+typedef const char *fmi2String;
+typedef char fmi2Byte;
+typedef enum { fmi2OK, fmi2Warning, fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending } fmi2Status;
+typedef enum { fmi2ModelExchange, fmi2CoSimulation } fmi2Type;
+typedef enum { fmi2DoStepStatus, fmi2PendingStatus, fmi2LastSuccessfulTime, fmi2Terminated } fmi2StatusKind;
+typedef struct {
+    void (*logger)(fmi2ComponentEnvironment, fmi2String, fmi2Status, fmi2String, fmi2String, ...);
+    void *(*allocateMemory)(size_t, size_t);
+    void (*freeMemory)(void *);
+    void (*stepFinished)(fmi2ComponentEnvironment, fmi2Status);
+    fmi2ComponentEnvironment componentEnvironment;
+} fmi2CallbackFunctions;
+
+/* the runtime starter (libdrivetrain_python.so) */
+extern void *const *drivetrain_fmu_pythonfmu(const char *folder, const char *const *names, int count,
+                                             char *error, size_t size);
+extern unsigned long drivetrain_fmu_next_generation(void);
+extern void drivetrain_fmu_hold(const char *path, void *handle, unsigned long generation);
+extern void drivetrain_fmu_release_held(unsigned long caller);
+
+/* which load of this file this is (the starter reads it with dlsym) */
+EXPORT unsigned long drivetrain_fmu_copy_generation;
+static int live_instances;
+static int released_others;
+
+struct instance {
+    void *inner;                       /* pythonfmu's instance */
+    fmi2CallbackFunctions host;        /* the host's callbacks */
+    fmi2CallbackFunctions relay;       /* what pythonfmu gets: our logger, this as environment */
+    int logging_on;
+    size_t n_categories;
+    char **categories;
+};
+
+__attribute__((constructor)) static void drivetrain_fmu_wrapper_loaded(void)
+{
+    drivetrain_fmu_copy_generation = drivetrain_fmu_next_generation();
+}
+
+static const char *declared_category(fmi2Status status)
+{
+    switch (status) {       /* pythonfmu's LogCategories (Fmi2Slave.log_categories) */
+    case fmi2Warning: return "logStatusWarning";
+    case fmi2Discard: return "logStatusDiscard";
+    case fmi2Error: return "logStatusError";
+    case fmi2Fatal: return "logStatusFatal";
+    default: return "logAll";
+    }
+}
+
+static int wanted(const struct instance *self, fmi2Status status, const char *category)
+{
+    if (status == fmi2Error || status == fmi2Fatal) {
+        return 1;           /* a failing call always says why */
+    }
+    if (!self->logging_on) {
+        return 0;
+    }
+    for (size_t i = 0; i < self->n_categories; ++i) {
+        if (strcmp(self->categories[i], category) == 0 || strcmp(self->categories[i], "logAll") == 0) {
+            return 1;
+        }
+    }
+    return self->n_categories == 0;
+}
+
+/* the host's logger with ``text`` as it is: '%' doubled (the host formats the message) */
+static void host_log(const fmi2CallbackFunctions *host, fmi2String name, fmi2Status status, const char *category,
+                     const char *text)
+{
+    size_t percent = 0, length = 0;
+    if (host == NULL || host->logger == NULL) {
+        return;
+    }
+    if (text == NULL) {
+        text = "";
+    }
+    for (const char *c = text; *c; ++c, ++length) {
+        percent += *c == '%';
+    }
+    if (percent == 0) {
+        host->logger(host->componentEnvironment, name, status, category, text);
+        return;
+    }
+    char *escaped = malloc(length + percent + 1), *out = escaped;
+    if (escaped == NULL) {
+        host->logger(host->componentEnvironment, name, status, category, "(a message with %% signs: out of memory)");
+        return;
+    }
+    for (const char *c = text; *c; ++c) {
+        if ((*out++ = *c) == '%') {
+            *out++ = '%';
+        }
+    }
+    *out = '\0';
+    host->logger(host->componentEnvironment, name, status, category, escaped);
+    free(escaped);
+}
+
+/* pythonfmu calls this with the message as text (no format arguments) */
+static void relay_log(fmi2ComponentEnvironment environment, fmi2String name, fmi2Status status, fmi2String category,
+                      fmi2String message, ...)
+{
+    const struct instance *self = environment;
+    if (category == NULL || *category == '\0') {
+        category = declared_category(status);
+    }
+    if (wanted(self, status, category)) {
+        host_log(&self->host, name, status, category, message);
+    }
+}
+
+static void drop_categories(struct instance *self)
+{
+    for (size_t i = 0; i < self->n_categories; ++i) {
+        free(self->categories[i]);
+    }
+    free(self->categories);
+    self->categories = NULL;
+    self->n_categories = 0;
+}
+'''
+
+WRAPPER_BODY = r'''EXPORT const char *fmi2GetTypesPlatform(void) { return "default"; }
+EXPORT const char *fmi2GetVersion(void) { return "2.0"; }
+
+EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
+                                     fmi2String fmuResourceLocation, const fmi2CallbackFunctions *functions,
+                                     fmi2Boolean visible, fmi2Boolean loggingOn)
+{
+    char folder[PATH_MAX], error[PATH_MAX + 200];
+    Dl_info self_info;
+    if (!__atomic_exchange_n(&released_others, 1, __ATOMIC_ACQ_REL)) {
+        drivetrain_fmu_release_held(drivetrain_fmu_copy_generation);   /* copies hosts have let go of */
+    }
+    if (functions == NULL) {
+        return NULL;
+    }
+    if (__atomic_load_n(&pythonfmu, __ATOMIC_ACQUIRE) == NULL) {
+        if (dladdr((void *)&fmi2Instantiate, &self_info) == 0 || self_info.dli_fname == NULL
+            || strlen(self_info.dli_fname) >= sizeof folder || strrchr(self_info.dli_fname, '/') == NULL) {
+            host_log(functions, instanceName, fmi2Fatal, "logStatusFatal",
+                     "drivetrain-fmu: cannot find the FMU's binaries folder");
+            return NULL;
+        }
+        strcpy(folder, self_info.dli_fname);
+        *strrchr(folder, '/') = '\0';
+        void *const *found = drivetrain_fmu_pythonfmu(folder, pythonfmu_names, N_PYTHONFMU, error, sizeof error);
+        if (found == NULL) {
+            host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", error);
+            return NULL;
+        }
+        __atomic_store_n(&pythonfmu, found, __ATOMIC_RELEASE);
+    }
+    struct instance *self = calloc(1, sizeof *self);
+    if (self == NULL) {
+        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", "drivetrain-fmu: out of memory");
+        return NULL;
+    }
+    self->host = *functions;
+    self->relay = *functions;
+    self->relay.logger = relay_log;
+    self->relay.componentEnvironment = self;
+    self->logging_on = loggingOn != 0;
+    /* pythonfmu logs everything it is given (loggingOn true); relay_log filters */
+    self->inner = ((fmi2Component (*)(fmi2String, fmi2Type, fmi2String, fmi2String, const fmi2CallbackFunctions *,
+                                      fmi2Boolean, fmi2Boolean))pythonfmu[AT_fmi2Instantiate])(
+        instanceName, fmuType, fmuGUID, fmuResourceLocation, &self->relay, visible, 1);
+    if (self->inner == NULL) {
+        free(self);
+        return NULL;
+    }
+    __atomic_add_fetch(&live_instances, 1, __ATOMIC_ACQ_REL);
+    return self;
+}
+
+EXPORT void fmi2FreeInstance(fmi2Component c)
+{
+    struct instance *self = c;
+    Dl_info self_info;
+    if (self == NULL) {
+        return;
+    }
+    ((void (*)(fmi2Component))pythonfmu[AT_fmi2FreeInstance])(self->inner);
+    drop_categories(self);
+    free(self);
+    if (__atomic_sub_fetch(&live_instances, 1, __ATOMIC_ACQ_REL) == 0
+        && dladdr((void *)&fmi2FreeInstance, &self_info) != 0 && self_info.dli_fname != NULL) {
+        /* stay loaded for a host that closes this binary twice (fmpy's freeInstance closes
+         * it, a script's freeLibrary again); the first instantiation of the next FMU binary
+         * loaded in the process drops this reference (drivetrain_fmu_release_held) */
+        void *handle = dlopen(self_info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+        if (handle != NULL) {
+            drivetrain_fmu_hold(self_info.dli_fname, handle, drivetrain_fmu_copy_generation);
+        }
+    }
+}
+
+EXPORT fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t nCategories,
+                                      const fmi2String categories[])
+{
+    struct instance *self = c;
+    if (self == NULL) {
+        return fmi2Error;
+    }
+    drop_categories(self);
+    self->logging_on = loggingOn != 0;
+    if (loggingOn && nCategories > 0 && categories != NULL) {
+        self->categories = calloc(nCategories, sizeof *self->categories);
+        if (self->categories == NULL) {
+            return fmi2Error;
+        }
+        for (size_t i = 0; i < nCategories; ++i) {
+            if ((self->categories[self->n_categories] = strdup(categories[i] ? categories[i] : "")) == NULL) {
+                return fmi2Error;
+            }
+            ++self->n_categories;
+        }
+    }
+    return fmi2OK;
+}
+'''
+
+
+def _parameter_type(parameter: str) -> str:
+    """'const fmi2Real *value' -> 'const fmi2Real *'."""
+    kind, _, name = parameter.rpartition(" ")
+    return kind + "*" * (len(name) - len(name.lstrip("*")))
+
+
+def _parameter_name(parameter: str) -> str:
+    return parameter.rpartition(" ")[2].lstrip("*")
+
+
+def wrapper_source() -> str:
+    """C source of the FMU binary (the same for every FMU of a build)."""
+    names = ["fmi2Instantiate", "fmi2FreeInstance"] + [name for name, _ in FORWARDED]
+    parts = [WRAPPER_HEAD,
+             f"enum {{ {', '.join(f'AT_{name}' for name in names)}, N_PYTHONFMU }};",
+             "static const char *const pythonfmu_names[N_PYTHONFMU] = {\n    "
+             + ",\n    ".join(f'"{name}"' for name in names) + "\n};",
+             "static void *const *pythonfmu;      /* pythonfmu's functions, in that order */\n",
+             WRAPPER_BODY]
+    for name, parameters in FORWARDED:
+        split = parameters.split(", ") if parameters else []
+        types = ", ".join(["fmi2Component", *map(_parameter_type, split)])
+        arguments = ", ".join(["self->inner", *map(_parameter_name, split)])
+        parts.append(f"""
+EXPORT fmi2Status {name}({", ".join(["fmi2Component c", *split])})
+{{
+    const struct instance *self = c;
+    if (self == NULL) {{
+        return fmi2Error;
+    }}
+    return ((fmi2Status (*)({types}))pythonfmu[AT_{name}])({arguments});
+}}""")
+    return "\n".join(parts) + "\n"
 
 
 class HostSupportError(RuntimeError):
@@ -403,30 +867,69 @@ def runtime_files(python: PythonInstallation, modules: ModuleSet, folder: Path) 
         files[soname] = prepared(path, None)
     files[STDLIB_ZIP] = stdlib_zip(modules)
     files[SHIM_NAME] = build_shim(folder, python)
+    files[PYTHONFMU_LIBRARY] = pythonfmu_library(folder, python)
     return files
 
 
-def build_shim(folder: Path, python: PythonInstallation) -> bytes:
-    """Compile the runtime starter against the build's Python headers and libpython."""
-    source = folder / "start_python.c"
-    source.write_text(SHIM_SOURCE)
-    target = folder / SHIM_NAME
-    _run(find_tool("gcc"), "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", str(target), str(source),
-         f"-I{python.include}", f"-DBUNDLED_LIBPYTHON=\"{python.soname}\"",
-         f"-DRUNTIME_FOLDER=\"{RUNTIME_FOLDER}\"", f"-DSTDLIB_ZIP=\"{STDLIB_ZIP}\"",
-         f"-DDYNLOAD_FOLDER=\"{DYNLOAD_FOLDER}\"",
-         f"-L{python.libdir}", f"-l:{python.soname}", "-Wl,-rpath,$ORIGIN")
+def _gcc(target: Path, source_name: str, source: str, *options: str) -> bytes:
+    """Compile a shared library (hidden symbols unless exported), stripped."""
+    path = target.with_name(source_name)
+    path.write_text(source)
+    _run(find_tool("gcc"), "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-fvisibility=hidden",
+         "-o", str(target), str(path), *options)
     _run(find_tool("strip"), "--strip-unneeded", str(target))
     return target.read_bytes()
 
 
+def build_shim(folder: Path, python: PythonInstallation) -> bytes:
+    """Compile the runtime starter against the build's Python headers and libpython; it is
+    never unloaded (-z nodelete: it holds pythonfmu's library and the exit handler)."""
+    return _gcc(folder / SHIM_NAME, "start_python.c", SHIM_SOURCE,
+                f"-I{python.include}", f"-DBUNDLED_LIBPYTHON=\"{python.soname}\"",
+                f"-DRUNTIME_FOLDER=\"{RUNTIME_FOLDER}\"", f"-DSTDLIB_ZIP=\"{STDLIB_ZIP}\"",
+                f"-DDYNLOAD_FOLDER=\"{DYNLOAD_FOLDER}\"", f"-DPYTHONFMU_LIBRARY=\"{PYTHONFMU_LIBRARY}\"",
+                f"-DPYTHONFMU_SYMBOLS={2 + len(FORWARDED)}", "-pthread",
+                f"-L{python.libdir}", f"-l:{python.soname}", "-ldl", "-Wl,-z,nodelete", "-Wl,-rpath,$ORIGIN")
+
+
+def pythonfmu_binary() -> Path:
+    """pythonfmu's stock Linux binary (what FmuBuilder puts in every FMU as <Model>.so)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pythonfmu")
+    if spec is None or spec.origin is None:
+        raise HostSupportError("pythonfmu is not installed")
+    path = Path(spec.origin).parent / "resources" / "binaries" / "linux64" / "libpythonfmu-export.so"
+    if not path.is_file():
+        raise HostSupportError(f"pythonfmu has no Linux binary at {path}")
+    return path
+
+
+def pythonfmu_library(folder: Path, python: PythonInstallation) -> bytes:
+    """pythonfmu's binary as binaries/linux64/PYTHONFMU_LIBRARY: libpython declared, found in
+    ``$ORIGIN``, under its own soname (one copy per process, loaded by the starter)."""
+    target = folder / PYTHONFMU_LIBRARY
+    shutil.copyfile(pythonfmu_binary(), target)
+    _run(find_tool("strip"), "--strip-unneeded", str(target))
+    _run(find_tool("patchelf"), "--add-needed", python.soname, "--set-soname", PYTHONFMU_LIBRARY,
+         "--set-rpath", "$ORIGIN", str(target))
+    return target.read_bytes()
+
+
 def patch_binary(data: bytes, folder: Path, python: PythonInstallation) -> bytes:
-    """pythonfmu's FMU binary with libpython and the starter declared, found in ``$ORIGIN``."""
-    binary = folder / "fmu_binary.so"
-    binary.write_bytes(data)
-    _run(find_tool("patchelf"), "--add-needed", python.soname, "--add-needed", SHIM_NAME,
-         "--set-rpath", "$ORIGIN", str(binary))
-    return binary.read_bytes()
+    """The FMU's binary: the forwarder of :func:`wrapper_source` in place of pythonfmu's
+    binary ``data`` (which the runtime bundles as PYTHONFMU_LIBRARY; refused if it is not
+    pythonfmu's stock binary).  Compiled once per build (``folder``)."""
+    if data != pythonfmu_binary().read_bytes():
+        raise HostSupportError("the FMU's binary is not pythonfmu's stock libpythonfmu-export.so, "
+                               "which the bundled runtime forwards to")
+    target = folder / "fmu_binary.so"
+    if target.is_file():
+        return target.read_bytes()
+    if not (folder / SHIM_NAME).is_file():
+        raise HostSupportError(f"build the runtime (runtime_files) into {folder} before the FMU binaries")
+    return _gcc(target, "fmu_binary.c", wrapper_source(), f"-L{folder}", f"-l:{SHIM_NAME}", "-ldl",
+                "-Wl,-rpath,$ORIGIN")
 
 
 def host_description(python: PythonInstallation, modules: ModuleSet) -> str:

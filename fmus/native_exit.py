@@ -23,6 +23,14 @@ The fix, applied once per binary and process when an element is instantiated:
   only joins PyState's finished helper thread; in a C host it finalises the
   interpreter exactly as the static destructor would), and the two later resets
   find a null pointer and do nothing.
+
+That applies to FMUs whose ``<model>.so`` is pythonfmu's library itself (builds with
+``--python-hosts-only``).  In the FMUs with the bundled runtime ``<model>.so`` is a small
+forwarder and pythonfmu's library is ``libdrivetrain_pythonfmu.so`` beside it, which the
+runtime starter loads once per process with RTLD_NODELETE and orders the same way at
+exit (host_support.py); there is nothing to do here for them, and pinning the forwarder
+would keep every extracted copy mapped (a parameter sweep with fmpy's ``simulate_fmu``
+extracts the FMU once per run).
 """
 from __future__ import annotations
 
@@ -30,6 +38,8 @@ import ctypes
 import os
 
 _ORDERED: dict[str, ctypes.CDLL] = {}
+#: pythonfmu's library in FMUs with the bundled runtime (host_support.PYTHONFMU_LIBRARY)
+FORWARDED_LIBRARY = "libdrivetrain_pythonfmu.so"
 
 
 def order_native_exit(resources: str | None, model_identifier: str) -> bool:
@@ -46,6 +56,8 @@ def order_native_exit(resources: str | None, model_identifier: str) -> bool:
         return True
     if not os.path.isfile(binary):
         return False
+    if os.path.isfile(os.path.join(os.path.dirname(binary), FORWARDED_LIBRARY)):
+        return True             # a forwarder: the runtime starter orders pythonfmu's exit
     library = ctypes.CDLL(binary, mode=os.RTLD_NOW | os.RTLD_NODELETE)
     reset = ctypes.cast(library.finalizePythonInterpreter, ctypes.c_void_p)
     cxa_atexit = ctypes.CDLL(None).__cxa_atexit
