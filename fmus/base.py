@@ -178,6 +178,11 @@ class ElementSlave(Fmi2Slave):
     def feedthrough_outputs(self) -> dict:
         return {}
 
+    def nonfinite_cause(self) -> str:
+        """Words on why a feedthrough output is not finite at the inputs set now (appended
+        to the failing get's message; empty: the output and the inputs say it)."""
+        return ""
+
     def encode_state(self, state):
         return state.to_json()
 
@@ -311,8 +316,10 @@ class ElementSlave(Fmi2Slave):
             values = self.feedthrough_outputs()
             problem = _nonfinite(list(values), list(values.values()))
             if problem is not None:
+                cause = self.nonfinite_cause()
                 raise ArithmeticError(f"output {problem} at the inputs set now (inputs "
-                                      f"{dict(zip((v.name for v in self._inputs), key[1]))})")
+                                      f"{dict(zip((v.name for v in self._inputs), key[1]))})"
+                                      + (f": {cause}" if cause else ""))
             self._feedthrough_cache = (key, values)
         return values
 
@@ -388,11 +395,47 @@ class ElementSlave(Fmi2Slave):
 
     @fmi_entry("fmi2GetFMUstate")
     def _get_fmu_state(self):
+        from . import code_fingerprint      # fmus imports this module: looked up when called
         return {
             "element": type(self).__name__,
+            "code": code_fingerprint()[:12],
             "variables": {v.name: getattr(self, v.name) for v in self._stored},
             "state": None if self.state is None else self.encode_state(self.state),
         }
+
+    def _state_problem(self, saved) -> str | None:
+        """Why ``saved`` is not a state of this element, in words naming the part that is
+        wrong, or None.  The variables must be this element's, of their declared types."""
+        name = type(self).__name__
+        if not isinstance(saved, dict):
+            return f"not an FMU state: {saved!r}"
+        if "invalid" in saved:
+            return saved["invalid"]
+        if saved.get("element") != name:
+            return f"a state of {saved.get('element', 'another FMU')!r} cannot be set into a {name}"
+        missing = [key for key in ("variables", "state") if key not in saved]
+        if missing or not isinstance(saved["variables"], dict):
+            return (f"the {name} state lacks its {' and '.join(missing) or 'variables'} record "
+                    f"(keys {sorted(saved)}): it was not written by this FMU's fmi2GetFMUstate")
+        unknown = saved["variables"].keys() - self._stored_names
+        if unknown:
+            return f"the state holds variables {sorted(unknown)} that {name} does not have"
+        table = {v.name: v for v in self._stored}
+        for key, value in saved["variables"].items():
+            kind = table[key].type
+            if not isinstance(value, int if kind in (INTEGER, BOOLEAN) else (int, float)):
+                return f"the state's variable {key} = {value!r} is not of type {kind}"
+        return None
+
+    def _version_note(self, saved) -> str:
+        from . import code_fingerprint
+        written = saved.get("code")
+        here = code_fingerprint()[:12]
+        if written is None:
+            return "it was written by another version of the element code or altered"
+        if written != here:
+            return f"it was written by element code {written}, this FMU runs {here}: set states of the same build only"
+        return "it was altered after fmi2GetFMUstate"
 
     @staticmethod
     def _fmu_state_from_bytes(data: bytes):
@@ -409,14 +452,9 @@ class ElementSlave(Fmi2Slave):
         """Restore the variables, the model built from the restored parameters (rebuilt when
         they differ from those of the current model) and the solver state.  A state that
         cannot be restored leaves the instance as it was."""
-        if not isinstance(saved, dict) or "invalid" in saved:
-            raise StateError(saved.get("invalid") if isinstance(saved, dict) else f"not an FMU state: {saved!r}")
-        if saved.get("element") != type(self).__name__ or not isinstance(saved.get("variables"), dict):
-            raise StateError(f"a state of {saved.get('element', 'another FMU')!r} cannot be set into a "
-                             f"{type(self).__name__}")
-        unknown = saved["variables"].keys() - self._stored_names
-        if unknown:
-            raise StateError(f"the state holds variables {sorted(unknown)} that {type(self).__name__} does not have")
+        problem = self._state_problem(saved)
+        if problem is not None:
+            raise StateError(problem)
         before = dict(self.__dict__)
         try:
             self.__dict__.update(saved["variables"])
@@ -425,8 +463,17 @@ class ElementSlave(Fmi2Slave):
             else:
                 if self._model_parameters != self._parameter_values(self):
                     self._build_model()
-                self.state = self.decode_state(saved["state"])
-                self.refresh_outputs()
+                try:
+                    self.state = self.decode_state(saved["state"])
+                    self.refresh_outputs()
+                except (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError) as exc:
+                    raise StateError(f"the solver state {saved['state']!r} of this {type(self).__name__} state "
+                                     f"cannot be restored ({type(exc).__name__}: {exc}): "
+                                     f"{self._version_note(saved)}") from None
+                problem = _nonfinite(self._declared_state_outputs, self._read_declared_state_outputs(self))
+                if problem is not None:
+                    raise StateError(f"the solver state {saved['state']!r} gives output {problem}: "
+                                     f"{self._version_note(saved)}")
         except Exception:
             self.__dict__.clear()
             self.__dict__.update(before)

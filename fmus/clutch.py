@@ -129,13 +129,26 @@ class FrictionChainElement(ElementSlave):
         torques, clamps = self._read_torques(self), self._read_clamps(self)
         return (torques, clamps, *self.chain.capacities(clamps))
 
+    def _named(self, error: OverflowError) -> OverflowError:
+        """The solver's overflow message with the parameter names of the interface(s)
+        whose law overflowed (suffixes of DualClutch and ClutchChain)."""
+        law = getattr(error, "law", None)
+        tags = [tag for tag in self.active_tags() if law is not None and self.chain.laws[self.active_tags().index(tag)] == law]
+        if not tags or tags == [""]:
+            return error
+        names = ", ".join(f"w_stribeck{tag} and alpha_stribeck{tag}" for tag in tags)
+        return OverflowError(f"{error} (the law of {names})")
+
     def advance(self, t, h):
         torques, clamps, t_s, t_c = self._inputs_now()
         # the friction feedthrough, if read at this state and these inputs, already resolved
         # the stuck set the step starts from
         known, resolution = self._known_resolution
         start = resolution if known == (self.state, torques, clamps) else None
-        return self.chain.advance(self.state, torques, t_s, t_c, h, start=start)
+        try:
+            return self.chain.advance(self.state, torques, t_s, t_c, h, start=start)
+        except OverflowError as error:
+            raise self._named(error) from None
 
     def refresh_outputs(self):
         state = self.state
@@ -144,7 +157,10 @@ class FrictionChainElement(ElementSlave):
 
     def feedthrough_outputs(self):
         torques, clamps, t_s, t_c = self._inputs_now()
-        modes, tau = self.chain.friction_torques(self.state, torques, t_s, t_c)
+        try:
+            modes, tau = self.chain.friction_torques(self.state, torques, t_s, t_c)
+        except OverflowError as error:
+            raise self._named(error) from None
         self._known_resolution = ((self.state, torques, clamps), (modes, tau))
         values = dict(self._idle_feedthrough)          # interfaces beyond n_bodies: open
         p_loss = 0.0

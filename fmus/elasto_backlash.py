@@ -9,6 +9,7 @@ Twist, speeds and signs as in :mod:`fmus.compliance` (tau_2 = +tau, tau_1 = -tau
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .compliance import ComplianceElement, compliance_variables
@@ -65,9 +66,20 @@ class ElastoBacklash(ComplianceElement):
         if not side:
             return {"tau": 0.0, "contact": 0, "penetration": 0.0}
         c = 8.0 * (1.0 - self.e_rest) * self.k / (5.0 * self.e_rest * v_impact)
-        spring = p ** self.n_exp
+        try:
+            spring = p ** self.n_exp
+        except OverflowError:   # beyond the float range: +inf, which the output check refuses, naming it
+            spring = math.inf
         force = max(self.k * spring + c * spring * p_dot, 0.0)
         return {"tau": side * force, "contact": side, "penetration": p}
+
+    def nonfinite_cause(self) -> str:
+        """Why the contact torque is not finite at the inputs set now."""
+        phi_rel = self.phi_1 / self.ratio - self.phi_2 + self.phi_rel_start
+        p = abs(phi_rel) - self.b
+        return (f"the contact law k p^n_exp + c p^n_exp p' with penetration p = {p!r} rad, n_exp = {self.n_exp!r}, "
+                f"k = {self.k!r} exceeds the floating-point range (1.8e308 N.m): the bodies overlap far beyond "
+                "any contact this law describes (check the connected angles phi_1, phi_2 and b), or lower n_exp")
 
     def advance(self, t, h):
         phi_rel = self.phi_1 / self.ratio - self.phi_2 + self.phi_rel_start

@@ -37,10 +37,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .friction import StepError, check_step
-from .motion import AffineMotion, first_crossing
+from .budget import Budget
+from .friction import check_step
+from .motion import AffineMotion, SearchBudgetExceeded, first_crossing
 
-MAX_EVENTS_PER_STEP = 10_000
+#: Contact events (impacts, closings, openings) of one step.  Floor 100 (a burst at one
+#: instant: impact, close, open, again), 10^4 per second of step (one event every 0.1 ms:
+#: 20 times R3's elastic clearance case, about 1000 impacts in 2 s), cap 2000 (each event
+#: costs 20-100 us here, the crossing searches aside: EVALUATION_BUDGET bounds those).
+EVENT_BUDGET = Budget("contact events", 100, 1e4, 2000)
+#: Interval halvings of the crossing searches (solvers.motion.first_crossing) of one step,
+#: all searches together.  Floor 20 000 (the bound one search had before: a grazing contact
+#: bisects to rounding, about 50 levels per grazing point), 10^6 per second of step, cap
+#: 200 000 (about 1 s of CPU here at 5 us per halving).
+EVALUATION_BUDGET = Budget("crossing-search evaluations", 20_000, 1e6, 200_000)
+_ADVICE = ("take a smaller communication step (a long step with oscillating ground springs k_ground_i, "
+           "or rattling with e_rest near 1 and a small w_close, has more events than it may)")
 _EPS = 2.220446049250313e-16
 
 
@@ -170,13 +182,29 @@ class BacklashPair:
     def step(self, state: PairState, tau_1: float, tau_2: float, h: float) -> PairStep:
         """Advance by h with the input torques held (exact events inside the step)."""
         check_step(h, tau_1=tau_1, tau_2=tau_2)
+        energy_0 = self.energy(state.phi_1, state.w_1, state.phi_2, state.w_2)
+        events = []
+        try:
+            end = self._events(state, tau_1, tau_2, h, events, EVENT_BUDGET.limit(h), [EVALUATION_BUDGET.limit(h)])
+        except SearchBudgetExceeded as cause:
+            raise EVALUATION_BUDGET.exceeded("backlash", h, f"{cause}; {_ADVICE}") from None
+        phi_1, w_1, phi_2, w_2, contact, n_impacts, impulse_last = end
+        work = tau_1 * (phi_1 - state.phi_1) + tau_2 * (phi_2 - state.phi_2)
+        e_loss = state.e_loss + work - (self.energy(phi_1, w_1, phi_2, w_2) - energy_0)
+        return PairStep(PairState(phi_1, w_1, phi_2, w_2, contact, n_impacts, impulse_last, e_loss),
+                        tuple(events))
+
+    def _events(self, state, tau_1, tau_2, h, events, max_events, search):
+        """The event loop of :meth:`step`: (phi_1, w_1, phi_2, w_2, contact, n_impacts,
+        impulse_last) at the end of the step; ``events`` filled in."""
         phi_1, w_1, phi_2, w_2 = state.phi_1, state.w_1, state.phi_2, state.w_2
         contact, n_impacts, impulse_last = state.contact, state.n_impacts, state.impulse_last
-        energy_0 = self.energy(phi_1, w_1, phi_2, w_2)
-        t, events = 0.0, []
+        t = 0.0
         just_opened = False  # at the instant a contact opens, lambda and the free relative
         # acceleration are both zero: do not let rounding close it again at that instant
         while True:
+            if len(events) > max_events:           # every kind of event counts
+                raise EVENT_BUDGET.exceeded("backlash", h, _ADVICE)
             remaining = h - t
             if contact:
                 motion = self._contact_motion(contact, tau_1, tau_2, phi_2, w_2)
@@ -185,7 +213,7 @@ class BacklashPair:
                     contact, just_opened = 0, True  # the new inputs pull the bodies apart
                     events.append((t, "open"))
                     continue
-                hit = self._contact_opens(motion, contact, tau_2, remaining, lam_0)
+                hit = self._contact_opens(motion, contact, tau_2, remaining, lam_0, search)
                 phi_2, w_2 = motion.at(remaining if hit is None else hit)
                 phi_1, w_1 = self.r * (phi_2 + contact * self.b), self.r * w_2
                 if hit is None:
@@ -204,7 +232,7 @@ class BacklashPair:
                 events.append((t, "close"))
                 continue
             else:
-                hit_side, hit = self._free_hits(phi_1, w_1, phi_2, w_2, tau_1, tau_2, remaining)
+                hit_side, hit = self._free_hits(phi_1, w_1, phi_2, w_2, tau_1, tau_2, remaining, search)
             if hit is None:
                 phi_1, w_1 = self.b1.motion(tau_1, phi_1, w_1).at(remaining)
                 phi_2, w_2 = self.b2.motion(tau_2, phi_2, w_2).at(remaining)
@@ -223,14 +251,9 @@ class BacklashPair:
                 if self._pressed(hit_side, phi_1, w_1, phi_2, w_2, tau_1, tau_2):
                     contact = hit_side
                     events.append((t, "close"))
-            if len(events) > MAX_EVENTS_PER_STEP:
-                raise StepError(f"more than {MAX_EVENTS_PER_STEP} contact events in one step")
-        work = tau_1 * (phi_1 - state.phi_1) + tau_2 * (phi_2 - state.phi_2)
-        e_loss = state.e_loss + work - (self.energy(phi_1, w_1, phi_2, w_2) - energy_0)
-        return PairStep(PairState(phi_1, w_1, phi_2, w_2, contact, n_impacts, impulse_last, e_loss),
-                        tuple(events))
+        return phi_1, w_1, phi_2, w_2, contact, n_impacts, impulse_last
 
-    def _free_hits(self, phi_1, w_1, phi_2, w_2, tau_1, tau_2, horizon):
+    def _free_hits(self, phi_1, w_1, phi_2, w_2, tau_1, tau_2, horizon, search=None):
         """(side, time) of the first limit reached in free flight within horizon, or (0, None)."""
         m1, m2 = self.b1.motion(tau_1, phi_1, w_1), self.b2.motion(tau_2, phi_2, w_2)
         rel_0 = self.phi_rel(phi_1, phi_2)
@@ -246,12 +269,12 @@ class BacklashPair:
                 return gap_0 - side * (x1 / self.r - x2 - rel_0), -side * (v1 / self.r - v2)
 
             limit = horizon if best is None else best
-            found = first_crossing(gap, bound_1, bound_2, limit, gap_0, noise)
+            found = first_crossing(gap, bound_1, bound_2, limit, gap_0, noise, search)
             if found is not None and (best is None or found < best):
                 best_side, best = side, found
         return best_side, best
 
-    def _contact_opens(self, motion: AffineMotion, s, tau_2, horizon, lam_0):
+    def _contact_opens(self, motion: AffineMotion, s, tau_2, horizon, lam_0, search=None):
         """Time in (0, horizon] at which s lambda falls below its rounding level, or None."""
         # lambda = alpha phi_2 + beta w_2 + const
         alpha = self.b2.k_ground - self.b2.J * motion.k / motion.J
@@ -268,7 +291,7 @@ class BacklashPair:
             return (s * lam_0 + s * (alpha * (phi - motion.x0) + beta * (w - motion.v0)),
                     s * (alpha * w + beta * acc))
 
-        return first_crossing(lam, bound_1, bound_2, horizon, max(s * lam_0, 0.0), noise)
+        return first_crossing(lam, bound_1, bound_2, horizon, max(s * lam_0, 0.0), noise, search)
 
     def _torque_noise(self, motion: AffineMotion, tau_2):
         """Rounding level of the contact torque (sum of the magnitudes of its terms)."""

@@ -67,6 +67,11 @@ taken (:func:`solvers.ode.integrate` locates it).  Should the integration still 
 to continue a resolution for any time (a phase ending where it began), that assignment
 is not offered again at that instant, so such phases are finite in number.
 
+Cost of a step (:mod:`solvers.budget`).  The events of one step and the integration
+steps of its ODE phases (all phases together) count against EVENT_BUDGET and
+SUBSTEP_BUDGET; a step that needs more is refused naming the budget (the state passed in
+is untouched).  The stuck-set enumeration is bounded by 3^5 candidates per event.
+
 Matrices are lists of rows (:mod:`solvers.dense`): the FMUs ship the standard library only.
 """
 from __future__ import annotations
@@ -80,8 +85,9 @@ from enum import IntEnum
 from functools import lru_cache, partial
 from typing import NamedTuple
 
+from .budget import Budget, StepError
 from .dense import dot, inverse, matmul, matvec, solve, submatrix, transpose, zeros
-from .ode import integrate
+from .ode import IntegrationError, integrate
 
 
 class Mode(IntEnum):
@@ -98,10 +104,6 @@ class Mode(IntEnum):
 STUCK, FORWARD, BACKWARD, FREE = Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.FREE
 
 
-class StepError(RuntimeError):
-    """A step that cannot be taken; the caller keeps its previous state."""
-
-
 def check_step(h: float, **inputs: float) -> None:
     """StepError naming the value unless h is finite and > 0 and every input is finite."""
     if not 0.0 < h < math.inf:
@@ -111,7 +113,20 @@ def check_step(h: float, **inputs: float) -> None:
             raise StepError(f"input {name} = {value!r} must be finite")
 
 
-MAX_EVENTS_PER_STEP = 10_000
+#: Stick/slip events of one step.  Floor 100: ten times the most events found in one step
+#: (10, for n = 6, in 240 000 random steps and 9 000 limit cases: tests/test_chain_chatter.py);
+#: 10^4 per second: one event every 0.1 ms, 130 times Fan F2's judder (38 Hz, 76 events/s);
+#: cap 2000: about 0.1 s of CPU here at the measured 20-50 us per event.
+EVENT_BUDGET = Budget("stick/slip events", 100, 1e4, 2000)
+#: Attempted integration steps of the ODE phases (nonlinear friction) of one step, all
+#: phases together.  Floor 500 and 2 x 10^4 per second: DOPRI5's stability bound admits
+#: slip dynamics up to about 3.3 / (50 us) = 6.6e4 1/s (d_visc (1/J_j + 1/J_j+1)) in a
+#: step of any length; the catalog systems take at most a few per step (measured in the
+#: report of issue 17: Z3, F2_100_stribeck); cap 20 000: about 1.5 s of CPU here for two
+#: bodies at the measured 70 us per step.
+SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 20_000)
+_ADVICE = ("take a smaller communication step, or make the slip dynamics less stiff (smaller d_visc, "
+           "larger inertias J_i, a smoother Stribeck law: larger w_stribeck, alpha_stribeck nearer 1)")
 _STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19 (module docstring)
 _STICK_SLACK = 1.0 + _STICK_TOL
 _SLIPPING = (FORWARD, BACKWARD)
@@ -153,8 +168,22 @@ class InterfaceLaw:
         """Eq. 2 with the sign taken from the slip direction of the current mode."""
         level = t_c
         if self.w_stribeck > 0.0 and t_s != t_c:
-            level += (t_s - t_c) * math.exp(-((abs(s) / self.w_stribeck) ** self.alpha_stribeck))
+            try:
+                level += (t_s - t_c) * math.exp(-((abs(s) / self.w_stribeck) ** self.alpha_stribeck))
+            except OverflowError:
+                error = OverflowError(self._stribeck_overflow(s))
+                error.law = self            # the FMU names the interface whose law this is
+                raise error from None
         return direction * level + self.d_visc * s
+
+    def _stribeck_overflow(self, s: float) -> str:
+        """Why eq. 2's (|s| / w_stribeck)^alpha_stribeck cannot be evaluated, in the
+        FMU's variable names."""
+        fastest = self.w_stribeck * math.exp(math.log(1.7976931348623157e308) / self.alpha_stribeck)
+        return (f"Stribeck law: (|w_slip| / w_stribeck)^alpha_stribeck = ({abs(s)!r} / {self.w_stribeck!r})"
+                f"^{self.alpha_stribeck!r} exceeds the floating-point range (1.8e308); with these parameters "
+                f"the slip speed can be at most w_stribeck * 1.8e308^(1/alpha_stribeck) = {fastest:.6g} rad/s: "
+                "lower alpha_stribeck (Stribeck exponents are about 0.5..2) or raise w_stribeck")
 
     def breakaway_torque(self, t_s: float, t_c: float) -> float:
         """Friction level at the instant of breakaway, T_k0 = F(0+)."""
@@ -419,7 +448,8 @@ class FrictionChain:
         ke_start = self.kinetic_energy(w_mean, s)
         t = 0.0
         breaking, refuted = None, ()
-        for phase in range(MAX_EVENTS_PER_STEP):
+        substeps = SUBSTEP_BUDGET.limit(h)
+        for phase in range(EVENT_BUDGET.limit(h) + 1):
             if phase:                       # after an event: re-decide the stuck set
                 modes, tau = self.resolve(s, modes, g, t_s, t_c, breaking, refuted)
             remaining = h - t
@@ -427,7 +457,12 @@ class FrictionChain:
                 dt, event = self._advance_constant(s, q, modes, tau, g, remaining)
                 breaking = None
             else:
-                dt, event, breaking = self._advance_ode(s, q, modes, tau, g, t_s, t_c, remaining)
+                try:
+                    dt, event, breaking, used = self._advance_ode(s, q, modes, tau, g, t_s, t_c, remaining,
+                                                                  substeps)
+                except IntegrationError:
+                    raise SUBSTEP_BUDGET.exceeded("friction chain", h, _ADVICE) from None
+                substeps -= used
             theta += w_mean * dt + 0.5 * a_mean * dt * dt
             w_mean += a_mean * dt
             t += dt
@@ -438,7 +473,7 @@ class FrictionChain:
             # a phase that ended where it began: its modes cannot be continued from here
             refuted = (*refuted, tuple(modes)) if dt == 0.0 else ()
         else:
-            raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step of {h} s")
+            raise EVENT_BUDGET.exceeded("friction chain", h, _ADVICE)
         # The last phase ended without an event, so its modes still hold at the end of the step.
         # Energy balance with constant torques: dissipated = work of F - change of KE.
         dq = [a - b for a, b in zip(q, state.q)]
@@ -495,9 +530,11 @@ class FrictionChain:
                 self._partitions[key] = (None, None, m_kk, None)
         return self._partitions[key]
 
-    def _advance_ode(self, s, q, modes, tau, g, t_s, t_c, remaining):
+    def _advance_ode(self, s, q, modes, tau, g, t_s, t_c, remaining, max_steps):
         """Nonlinear friction in a slipping interface: integrate the slips (in place);
-        ``tau``: the frictions resolve() found at the start."""
+        ``tau``: the frictions resolve() found at the start; at most ``max_steps``
+        attempted integration steps (IntegrationError beyond).  Returns (dt, interface of
+        the event or None, breakaway or None, attempted steps)."""
         m = self.n - 1
         slip = [j for j in range(m) if modes[j] != STUCK]
         stuck = [j for j in range(m) if modes[j] == STUCK]
@@ -546,18 +583,22 @@ class FrictionChain:
                 events.append(lambda _t, y, p=p, qr=qr, limit=limit: limit - abs(p - dot(qr, slip_torques(y))))
                 event_ids.append(j)
         scale = max(1.0, max(abs(x) for x in s))
-        result = integrate(rhs, 0.0, y0, remaining, events, rtol=1e-10, atol=1e-12 * scale, first_step=remaining)
+        if max_steps < 1:
+            raise IntegrationError("no integration step left in the step's budget")
+        result = integrate(rhs, 0.0, y0, remaining, events, rtol=1e-10, atol=1e-12 * scale, first_step=remaining,
+                           max_steps=max_steps)
+        used = result.n_attempts
         for i, j in enumerate(slip):
             s[j] = result.y[i]
             q[j] += result.y[nk + i]
         if result.event is None:
-            return result.t, None, None
+            return result.t, None, None, used
         j = event_ids[result.event]
         if modes[j] != STUCK:
             s[j] = 0.0
-            return result.t, j, None
+            return result.t, j, None, used
         # A stuck friction went past its static limit (at once, if it started on it): the
         # interface breaks away in the direction of the excess (Karnopp, eq. 4 and 22).
         r = stuck.index(j)
         excess = p_stuck[r] - dot(q_stuck[r], slip_torques(result.y))
-        return result.t, j, (j, FORWARD if excess > 0.0 else BACKWARD)
+        return result.t, j, (j, FORWARD if excess > 0.0 else BACKWARD), used

@@ -19,10 +19,15 @@ from __future__ import annotations
 
 import math
 
+from .budget import BudgetExceeded
 from .pwa import expm2
 
 _EPS = 2.220446049250313e-16
-MAX_EVALUATIONS = 20_000
+MAX_EVALUATIONS = 20_000     # default budget of one search (callers pass their step's)
+
+
+class SearchBudgetExceeded(BudgetExceeded):
+    """first_crossing used up the evaluations it was given."""
 
 
 class AffineMotion:
@@ -66,8 +71,12 @@ class AffineMotion:
         return abs(self.accel0()) * (self.d / self.J) ** (order - 2)  # decaying exponential
 
 
-def first_crossing(g, bound_1, bound_2, horizon, g0, noise):
+def first_crossing(g, bound_1, bound_2, horizon, g0, noise, budget=None):
     """First t in (0, horizon] with g(t) < -noise (module docstring); None if there is none.
+
+    budget   a one-element list holding the interval halvings still allowed (shared by the
+             searches of one step; decremented here), default [MAX_EVALUATIONS]; more
+             raise :class:`SearchBudgetExceeded`.  The Newton refinement is bounded by 100.
 
     g        t -> (g(t), g'(t)), with g(0) = g0 >= 0
     bound_1  M1 >= |g'| on [0, horizon];  bound_2  M2 >= |g''| on [0, horizon]
@@ -78,7 +87,7 @@ def first_crossing(g, bound_1, bound_2, horizon, g0, noise):
     is refined by safeguarded Newton steps.
     """
     tol = 4.0 * _EPS * horizon
-    evaluations = [0]
+    left = [MAX_EVALUATIONS] if budget is None else budget
 
     def clear(t0, g_0, s_0, t1):
         span = t1 - t0
@@ -112,9 +121,10 @@ def first_crossing(g, bound_1, bound_2, horizon, g0, noise):
             return monotone_root(t0, g_0, s_0, t1)   # g decreasing on the whole interval
         if t1 - t0 <= tol:
             return t1 if g_1 < -noise else None
-        evaluations[0] += 1
-        if evaluations[0] > MAX_EVALUATIONS:
-            raise RuntimeError("first_crossing: no convergence (grazing contact?)")
+        left[0] -= 1
+        if left[0] < 0:
+            raise SearchBudgetExceeded(f"the crossing search used up its evaluations (at t = {t0!r} of "
+                                       f"{horizon!r}: a grazing contact, or fast oscillation over a long step)")
         tm = 0.5 * (t0 + t1)
         g_m, s_m = g(tm)
         found = search(t0, g_0, s_0, tm, g_m)

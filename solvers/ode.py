@@ -15,12 +15,20 @@ re-stepped Runge-Kutta solution, to ``1e-13`` relative in time.
 
 Method: Dormand & Prince (1980), the tableau of Hairer, Norsett & Wanner,
 *Solving ODEs I*, table 5.2, with the standard step-size controller (II.4).
+
+Cost.  ``max_steps`` bounds the Runge-Kutta steps *attempted* (accepted and rejected):
+the callers pass what is left of their step's substep budget (:mod:`solvers.budget`),
+and a rejected step counts because it costs as much as an accepted one (a stiff problem
+rejects steps without end: the count of accepted steps alone never bounded it).  Each
+located event adds at most 200 regula falsi steps per crossing event (a fixed bound).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
+
+from .budget import BudgetExceeded
 
 _C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
 _A = (
@@ -35,27 +43,29 @@ _A = (
 _B = _A[6]
 _E = (71 / 57600, 0.0, -71 / 16695, 71 / 1920, -17253 / 339200, 22 / 525, -1 / 40)
 
-MAX_STEPS = 100_000
+MAX_STEPS = 100_000     # default bound on the attempted steps of one call
 LOCATE_TOL = 1e-13      # event instants are located to this, relative (absolute below t = 1)
 
 
-class IntegrationError(RuntimeError):
-    """The integration could not reach the end of the interval."""
+class IntegrationError(BudgetExceeded):
+    """The integration could not reach the end of the interval within ``max_steps``."""
 
 
 @dataclass(frozen=True)
 class OdeResult:
     """Where the integration stopped.
 
-    t, y   : time and state at the stop
-    event  : index of the event that fired, or None when ``t_end`` was reached
-    n_steps: accepted Runge-Kutta steps
+    t, y      : time and state at the stop
+    event     : index of the event that fired, or None when ``t_end`` was reached
+    n_steps   : accepted Runge-Kutta steps
+    n_attempts: attempted Runge-Kutta steps (accepted and rejected; what ``max_steps`` bounds)
     """
 
     t: float
     y: list[float]
     event: int | None
     n_steps: int
+    n_attempts: int = 0
 
 
 def _rk_step(fun, t, y, f0, h):
@@ -92,10 +102,12 @@ def integrate(
     rtol: float = 1e-10,
     atol: float = 1e-12,
     first_step: float | None = None,
+    max_steps: int = MAX_STEPS,
 ) -> OdeResult:
     """Integrate until ``t_end`` or the first event (see the module contract).
     ``first_step`` replaces the initial step-size estimate (e.g. a whole short
-    communication step, tried first and halved by the controller if too large)."""
+    communication step, tried first and halved by the controller if too large);
+    more than ``max_steps`` attempted steps raise :class:`IntegrationError`."""
     if not t_end > t0:
         raise ValueError(f"t_end = {t_end!r} must be greater than t0 = {t0!r}")
     y = [float(v) for v in y0]
@@ -108,8 +120,9 @@ def integrate(
     d1 = _rms([v / s for v, s in zip(f, scale0)])
     h = 0.01 * d0 / d1 if d0 > 1e-5 and d1 > 1e-5 else 1e-6
     h = min(h if first_step is None else first_step, t_end - t0)
-    n_steps = 0
-    while n_steps < MAX_STEPS:
+    n_steps = attempts = 0
+    while attempts < max_steps:
+        attempts += 1
         h = min(h, t_end - t)
         y_new, f_new, err = _rk_step(fun, t, y, f, h)
         err_norm = _rms([e / (atol + rtol * max(abs(a), abs(b))) for e, a, b in zip(err, y, y_new)])
@@ -129,18 +142,19 @@ def integrate(
             elif not armed[i] and g_new < 0.0:
                 # never positive: the regime was inconsistent from its start; reported at
                 # the start of the step, before any crossing located inside it
-                return OdeResult(t, y, i, n_steps)
+                return OdeResult(t, y, i, n_steps, attempts)
             g_prev[i] = g_new
         if crossed:
-            return _earliest(fun, t, y, f, h, y_new, events, crossed, g_prev, n_steps)
+            return _earliest(fun, t, y, f, h, y_new, events, crossed, g_prev, n_steps, attempts)
         t, y, f = t_new, y_new, f_new
         if t >= t_end:
-            return OdeResult(t, y, None, n_steps)
+            return OdeResult(t, y, None, n_steps, attempts)
         h *= min(5.0, 0.9 * err_norm ** -0.2) if err_norm > 0 else 5.0
-    raise IntegrationError(f"more than {MAX_STEPS} steps between t = {t0} and {t_end}")
+    raise IntegrationError(f"more than {max_steps} integration steps attempted between t = {t0!r} and "
+                           f"{t_end!r} (reached t = {t!r}, last step size {h!r})")
 
 
-def _earliest(fun, t, y, f, h, y_new, events, crossed, g_start, n_steps):
+def _earliest(fun, t, y, f, h, y_new, events, crossed, g_start, n_steps, attempts):
     """The earliest of the events that crossed zero inside the step (t, t + h].
 
     ``crossed``: (index, value at t + h) in list order; ``g_start``: the values at t,
@@ -167,7 +181,7 @@ def _earliest(fun, t, y, f, h, y_new, events, crossed, g_start, n_steps):
             if bracket[2] < hi:
                 index = k
                 lo, y_lo, hi, y_hi = bracket
-    return OdeResult(t + hi * h, y_hi, index, n_steps)
+    return OdeResult(t + hi * h, y_hi, index, n_steps, attempts)
 
 
 def _locate(fun, t, y, f, h, g, lo, g_lo, y_lo, hi, g_hi, y_hi):

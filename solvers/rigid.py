@@ -15,7 +15,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .ode import integrate
+from .budget import Budget
+from .ode import IntegrationError, integrate
+
+#: Attempted integration steps of one engine step (harmonics on).  Floor 500, 2 x 10^4 per
+#: second of step: at rtol 1e-10 DOPRI5 takes about 60 steps per period of the 4th order
+#: harmonic, so a long step resolves it up to 4 w = 2 x 10^3 rad/s (w = 500 rad/s, 4800 rpm)
+#: and a step of 0.2 ms (fan_F3_harmonics) any speed below 4 x 10^4 rad/s; cap 20 000:
+#: about 0.4 s of CPU here (20 us per step).
+ENGINE_SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 20_000)
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,13 @@ def step_engine(state: BodyState, inertia: float, t0: float, h: float, mean: flo
     def rhs(t, y):
         return [y[1], (engine_torque(t, y[1], mean, h2, h4) + load) / inertia]
 
-    result = integrate(rhs, t0, [state.phi, state.w], t0 + h, rtol=1e-10,
-                       atol=1e-12 * max(1.0, abs(state.w)), first_step=h)
+    try:
+        result = integrate(rhs, t0, [state.phi, state.w], t0 + h, rtol=1e-10,
+                           atol=1e-12 * max(1.0, abs(state.w)), first_step=h,
+                           max_steps=ENGINE_SUBSTEP_BUDGET.limit(h))
+    except IntegrationError:
+        raise ENGINE_SUBSTEP_BUDGET.exceeded(
+            "engine with harmonics", h, f"the torque T0 (1 + h2 sin(2 w t) + h4 sin(4 w t)) oscillates too fast "
+            f"at w = {state.w!r} rad/s (or the engine speeds up too fast: T0 = {mean!r} N.m on J = {inertia!r} "
+            "kg.m2) to be resolved in this step: take a smaller communication step") from None
     return BodyState(*result.y)

@@ -22,10 +22,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .budget import Budget
 from .friction import ChainState, FrictionChain, InterfaceLaw, Mode, StepError, check_step
-from .ode import integrate
+from .ode import IntegrationError, integrate
 
 GRAVITY = 9.81
+#: Attempted integration steps of one magic-formula step: floor 500, 2 x 10^4 per second of
+#: step: DOPRI5's stability bound (3.3 / step) then admits slip dynamics up to 6.6e4 1/s in
+#: a step of any length (their rate at standstill is B C D g (1 + m R^2 / J_wheel) / v_min,
+#: 1.4e4 1/s with the defaults); cap 20 000 (about 0.5 s of CPU here).  The stick/slip tire (model 0) is
+#: the friction chain with its own budgets.
+TIRE_SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 20_000)
 
 
 @dataclass(frozen=True)
@@ -116,7 +123,14 @@ class TireVehicle:
                     (force - self.road_force(y[3], grade)) / p.m_vehicle]
 
         y0 = [state.phi_wheel, state.w_wheel, state.x, state.v]
-        result = integrate(rhs, 0.0, y0, h, [], rtol=1e-9, atol=1e-12, first_step=h)
+        try:
+            result = integrate(rhs, 0.0, y0, h, [], rtol=1e-9, atol=1e-12, first_step=h,
+                               max_steps=TIRE_SUBSTEP_BUDGET.limit(h))
+        except IntegrationError:
+            raise TIRE_SUBSTEP_BUDGET.exceeded(
+                "magic-formula tire", h, "the slip dynamics are too stiff for this step (steep B D near "
+                "standstill, small v_min, light J_wheel): take a smaller communication step, or raise v_min "
+                "or J_wheel") from None
         if result.event is not None or result.t < h:
             raise StepError("tire integration did not reach the end of the step")
         return TireVehicleState(*result.y, False)

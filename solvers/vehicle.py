@@ -43,14 +43,27 @@ import math
 from dataclasses import dataclass, field, fields
 from operator import mul
 
+from .budget import Budget
 from .dense import dot, identity, matmul, matvec, min_norm_solve, pivoted_cholesky, transpose
-from .friction import BACKWARD, FORWARD, FREE, STUCK, Mode, StepError, check_step
+from .friction import BACKWARD, FORWARD, FREE, STUCK, Mode, check_step
 from .lcp import lemke
-from .ode import integrate
+from .ode import IntegrationError, integrate
 
 GRAVITY = 9.81
 CONTACTS = ("slip_f", "roll_f", "slip_r", "roll_r")
-MAX_EVENTS_PER_STEP = 1000
+#: Stick/slip events of one step (each an LCP, a velocity projection and a restart of the
+#: integration, about 1 ms of CPU here).  Floor 50, 5 x 10^3 per second of step, cap 500
+#: (about 0.5 s of CPU).  Measured on the catalog (report of issue 17): at most a few
+#: events per step, fewer than 200 per simulated second (F3 with harmonics).
+EVENT_BUDGET = Budget("stick/slip events", 50, 5e3, 500)
+#: Attempted integration steps of one step, all phases together (each about 0.5 ms of CPU
+#: here: seven evaluations of the constrained dynamics).  Floor 200, 10^4 per second of
+#: step: DOPRI5's stability bound (3.3 / step) then admits modes up to 3.3e4 1/s in a step
+#: of any length (the seed's tire hop is sqrt(k_tire / m_wheel) = 71 rad/s; the catalog takes
+#: one or two per 1 ms step); cap 5000 (about 2.5 s of CPU).
+SUBSTEP_BUDGET = Budget("integration steps", 200, 1e4, 5000)
+_ADVICE = ("take a smaller communication step, or make the vehicle less stiff (the tire hop "
+           "sqrt(k_tire / m_wheel), the suspension's c_susp / m_wheel, the Baumgarte gains alpha_bg, beta_bg)")
 
 
 @dataclass(frozen=True)
@@ -188,6 +201,12 @@ class PlanarVehicle:
             load_f = p.m_body * GRAVITY * p.b / (p.a + p.b) + p.m_wheel_f * GRAVITY
             y_f = p.R - load_f / p.k_tire
             y_r = p.R - (total - load_f) / p.k_tire
+        if not abs(y_f - y_r) < p.a + p.b:
+            raise ValueError(f"settle_start: the static tire deflections differ by {abs(y_f - y_r)!r} m, not less "
+                             f"than the wheelbase a + b = {p.a + p.b!r} m (the axle line cannot pass through "
+                             f"both wheel centres): k_tire = {p.k_tire!r} N/m is too soft for the masses m_body = "
+                             f"{p.m_body!r}, m_wheel_f = {p.m_wheel_f!r}, m_wheel_r = {p.m_wheel_r!r} kg "
+                             "(raise k_tire, or start with settle_start = false)")
         pitch = math.asin((y_f - y_r) / (p.a + p.b))       # the axle line through both joints
         y_axis = y_r + p.b / (p.a + p.b) * (y_f - y_r)       # under the centre of mass
         y_body = y_axis + (p.h - p.R) * math.cos(pitch)
@@ -373,6 +392,7 @@ class PlanarVehicle:
         n = self.N_COORDINATES
         modes = tuple(state.modes)
         t, events = 0.0, []
+        substeps, max_events = SUBSTEP_BUDGET.limit(h), EVENT_BUDGET.limit(h)
         # a contact left FREE (no normal force) slides now if it moved, else is re-decided
         modes = tuple(sliding if m == FREE and sliding != STUCK else m
                       for m, sliding in zip(modes, self._sliding_modes(y[n:])))
@@ -391,7 +411,14 @@ class PlanarVehicle:
                 else:
                     event_functions.append(lambda _t, yy, j=j, modes=modes:
                                            self._margin(yy, j, tau_f, tau_r, modes, t0 + _t))
-            result = integrate(rhs, t, y, h, event_functions, rtol=1e-9, atol=1e-11, first_step=h - t)
+            try:
+                if substeps < 1:
+                    raise IntegrationError("no integration step left in the step's budget")
+                result = integrate(rhs, t, y, h, event_functions, rtol=1e-9, atol=1e-11, first_step=h - t,
+                                   max_steps=substeps)
+            except IntegrationError:
+                raise SUBSTEP_BUDGET.exceeded("vehicle", h, _ADVICE) from None
+            substeps -= result.n_attempts
             y, t = list(result.y), result.t
             if result.event is None:
                 break
@@ -409,8 +436,9 @@ class PlanarVehicle:
                 force = self.forces(y[:n], y[n:], tau_f, tau_r, modes, t0 + t).tangential[j]
                 breakaway = BACKWARD if force > 0.0 else FORWARD
                 modes = tuple(breakaway if i == j else m for i, m in enumerate(modes))
-            if len(events) > MAX_EVENTS_PER_STEP:
-                raise StepError(f"more than {MAX_EVENTS_PER_STEP} stick/slip events in one step")
+            if len(events) > max_events:
+                raise EVENT_BUDGET.exceeded("vehicle tires", h, "the tires switch between stick and slip too often: "
+                                            "take a smaller communication step, or " + _ADVICE.split(", or ")[1])
         return VehicleStep(VehicleState(tuple(y[:n]), tuple(y[n:]), modes), len(events), tuple(events))
 
     def holds(self, q, qd, tau_f, tau_r, modes, t=0.0):
