@@ -5,9 +5,13 @@ Python runtime wherever it runs.  A host that is not a Python process (OMSimulat
 fmuCheck, ecos, Dymola, Simulink) gets it from the FMU itself:
 
 ``binaries/linux64/``
-    ``<Model>.so``                 pythonfmu's binary, with DT_NEEDED entries for libpython
-                                   and the runtime starter below and a RUNPATH of ``$ORIGIN``
-                                   only (nothing of the build machine is searched);
+    ``<Model>.so``                 the FMU's binary: a C forwarder (:func:`wrapper_source`)
+                                   exporting the FMI 2.0 co-simulation functions, DT_NEEDED
+                                   the starter below, RUNPATH ``$ORIGIN`` only (nothing of the
+                                   build machine is searched);
+    ``libdrivetrain_pythonfmu.so``  pythonfmu's binary under its own soname, with DT_NEEDED
+                                   libpython and RUNPATH ``$ORIGIN``: the starter loads it
+                                   once per process and the forwarder calls it;
     ``libpython3.X.so.1.0``         the build's libpython, stripped, RUNPATH removed;
     ``libdrivetrain_python.so``     the runtime starter (C source below);
     ``libffi.so.8`` ...             native libraries the bundled extension modules need
@@ -21,8 +25,18 @@ initialised Python it starts one from the bundle: isolated (no environment varia
 user site, no site-packages), UTF-8 mode, module search path exactly the two folders above,
 no signal handlers installed in the host, no bytecode written into the FMU folder.
 pythonfmu then finds Python running and uses it.  In a Python host (fmpy in CPython 3.X)
-the starter does nothing: one process holds one interpreter, the host's, and the FMU's
+the starter starts nothing: one process holds one interpreter, the host's, and the FMU's
 binary binds to it.
+
+The forwarder exists for two defects of pythonfmu 0.7.0's binary.  (1) It logs the
+exception that fails a call with a NULL category (OMSimulator aborts on it): the forwarder
+hands pythonfmu its own logger, which gives such messages the declared category of their
+status (logStatusFatal, ...), doubles '%' (the host formats the message) and passes errors
+whatever loggingOn says.  (2) Its library cannot be unloaded safely (fmus/native_exit.py)
+and was pinned per extracted copy, 0.37 MiB per ``simulate_fmu`` run: now one copy per
+process is loaded by the starter (RTLD_NODELETE, its exit ordered there) and the
+forwarders are unloaded (a forwarder whose last instance is freed holds itself until the
+next FMU binary is instantiated, for hosts that close it twice).
 
 Which modules: the static import graph (``modulefinder``) of the element packages, the
 slave script and pythonfmu's runtime modules, minus :data:`EXCLUDED_STDLIB` (packages that
