@@ -49,7 +49,7 @@ EVENT_BUDGET = Budget("contact events", 100, 1e4, 2000)
 #: Interval halvings of the crossing searches (solvers.motion.first_crossing) of one step,
 #: all searches together.  Floor 20 000 (the bound one search had before: a grazing contact
 #: bisects to rounding, about 50 levels per grazing point), 10^6 per second of step, cap
-#: 200 000 (about 1 s of CPU here at 5 us per halving).
+#: 200 000 (1.3-1.5 s of CPU measured here on a loaded machine, 7 us per halving).
 EVALUATION_BUDGET = Budget("crossing-search evaluations", 20_000, 1e6, 200_000)
 _ADVICE = ("take a smaller communication step (a long step with oscillating ground springs k_ground_i, "
            "or rattling with e_rest near 1 and a small w_close, has more events than it may)")

@@ -121,10 +121,10 @@ EVENT_BUDGET = Budget("stick/slip events", 100, 1e4, 2000)
 #: Attempted integration steps of the ODE phases (nonlinear friction) of one step, all
 #: phases together.  Floor 500 and 2 x 10^4 per second: DOPRI5's stability bound admits
 #: slip dynamics up to about 3.3 / (50 us) = 6.6e4 1/s (d_visc (1/J_j + 1/J_j+1)) in a
-#: step of any length; the catalog systems take at most a few per step (measured in the
-#: report of issue 17: Z3, F2_100_stribeck); cap 20 000: about 1.5 s of CPU here for two
-#: bodies at the measured 70 us per step.
-SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 20_000)
+#: step of any length; the catalog systems take at most 44 in one step (measured in the
+#: report of issue 17: Z3, F2_100_stribeck); cap 10 000: about 0.8 s of CPU here for two
+#: bodies, 1.6 s for six (measured 80 and 160 us per attempted step on a loaded machine).
+SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 10_000)
 _ADVICE = ("take a smaller communication step, or make the slip dynamics less stiff (smaller d_visc, "
            "larger inertias J_i, a smoother Stribeck law: larger w_stribeck, alpha_stribeck nearer 1)")
 _STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19 (module docstring)

@@ -22,7 +22,7 @@ from .ode import IntegrationError, integrate
 #: second of step: at rtol 1e-10 DOPRI5 takes about 60 steps per period of the 4th order
 #: harmonic, so a long step resolves it up to 4 w = 2 x 10^3 rad/s (w = 500 rad/s, 4800 rpm)
 #: and a step of 0.2 ms (fan_F3_harmonics) any speed below 4 x 10^4 rad/s; cap 20 000:
-#: about 0.4 s of CPU here (20 us per step).
+#: 0.4 s of CPU here unloaded (20 us per attempted step), 1.5 s measured on a loaded machine.
 ENGINE_SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 20_000)
 
 

@@ -30,7 +30,8 @@ GRAVITY = 9.81
 #: Attempted integration steps of one magic-formula step: floor 500, 2 x 10^4 per second of
 #: step: DOPRI5's stability bound (3.3 / step) then admits slip dynamics up to 6.6e4 1/s in
 #: a step of any length (their rate at standstill is B C D g (1 + m R^2 / J_wheel) / v_min,
-#: 1.4e4 1/s with the defaults); cap 20 000 (about 0.5 s of CPU here).  The stick/slip tire (model 0) is
+#: 1.4e4 1/s with the defaults); cap 20 000 (1.5 s of CPU measured
+#: here on a loaded machine).  The stick/slip tire (model 0) is
 #: the friction chain with its own budgets.
 TIRE_SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 20_000)
 
