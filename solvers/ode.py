@@ -19,8 +19,10 @@ Method: Dormand & Prince (1980), the tableau of Hairer, Norsett & Wanner,
 Cost.  ``max_steps`` bounds the Runge-Kutta steps *attempted* (accepted and rejected):
 the callers pass what is left of their step's substep budget (:mod:`solvers.budget`),
 and a rejected step counts because it costs as much as an accepted one (a stiff problem
-rejects steps without end: the count of accepted steps alone never bounded it).  Each
-located event adds at most 200 regula falsi steps per crossing event (a fixed bound).
+rejects steps without end: the count of accepted steps alone never bounded it).  The
+regula falsi steps that locate an event (at most 200 per crossing event) are Runge-Kutta
+steps too: they count in ``n_attempts`` (a call may end up to 200 per crossing event
+above ``max_steps``; the callers' budgets then have that much less left).
 """
 from __future__ import annotations
 
@@ -165,7 +167,9 @@ def _earliest(fun, t, y, f, h, y_new, events, crossed, g_start, n_steps, attempt
     is located strictly before hi.  Crossings in the same final bracket are a tie, won by
     the lowest index.  One crossing costs one location, as before."""
     index, g_right = crossed[0]
-    lo, y_lo, hi, y_hi = _locate(fun, t, y, f, h, events[index], 0.0, g_start[index], y, 1.0, g_right, y_new)
+    counter = [0]
+    lo, y_lo, hi, y_hi = _locate(fun, t, y, f, h, events[index], 0.0, g_start[index], y, 1.0, g_right, y_new,
+                                 counter)
     tol = LOCATE_TOL * max(1.0, abs(t))
     for k, _ in crossed[1:]:
         g = events[k]
@@ -175,21 +179,22 @@ def _earliest(fun, t, y, f, h, y_new, events, crossed, g_start, n_steps, attempt
         g_lo = g(t + lo * h, y_lo) if lo > 0.0 else g_start[k]
         if g_lo <= 0.0:
             index = k
-            lo, y_lo, hi, y_hi = _locate(fun, t, y, f, h, g, 0.0, g_start[k], y, lo, g_lo, y_lo)
+            lo, y_lo, hi, y_hi = _locate(fun, t, y, f, h, g, 0.0, g_start[k], y, lo, g_lo, y_lo, counter)
         elif (hi - lo) * h > tol:
-            bracket = _locate(fun, t, y, f, h, g, lo, g_lo, y_lo, hi, g_hi, y_hi)
+            bracket = _locate(fun, t, y, f, h, g, lo, g_lo, y_lo, hi, g_hi, y_hi, counter)
             if bracket[2] < hi:
                 index = k
                 lo, y_lo, hi, y_hi = bracket
-    return OdeResult(t + hi * h, y_hi, index, n_steps, attempts)
+    return OdeResult(t + hi * h, y_hi, index, n_steps, attempts + counter[0])
 
 
-def _locate(fun, t, y, f, h, g, lo, g_lo, y_lo, hi, g_hi, y_hi):
+def _locate(fun, t, y, f, h, g, lo, g_lo, y_lo, hi, g_hi, y_hi, counter):
     """Illinois regula falsi for a zero of g on theta in (lo, hi], g > 0 at lo and <= 0 at
     hi, with y(t + theta*h) by one re-taken step; returns the final bracket
-    (lo, y_lo, hi, y_hi)."""
+    (lo, y_lo, hi, y_hi).  ``counter[0]`` is increased by the steps taken (at most 200)."""
     side = 0
     for _ in range(200):
+        counter[0] += 1
         theta = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
         if not lo < theta < hi:
             theta = 0.5 * (lo + hi)

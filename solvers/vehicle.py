@@ -56,13 +56,13 @@ CONTACTS = ("slip_f", "roll_f", "slip_r", "roll_r")
 #: (about 0.5 s of CPU).  Measured on the catalog (report of issue 17): at most one event
 #: in one step (F3, F3 with harmonics).
 EVENT_BUDGET = Budget("stick/slip events", 50, 5e3, 500)
-#: Attempted integration steps of one step, all phases together (each about 0.5 ms of CPU
-#: here: seven evaluations of the constrained dynamics).  Floor 200, 10^4 per second of
-#: step: DOPRI5's stability bound (3.3 / step) then admits modes up to 3.3e4 1/s in a step
-#: of any length (the seed's tire hop is sqrt(k_tire / m_wheel) = 71 rad/s; the catalog takes
-#: at most 5 in one step); cap 2000 (about 1-2.7 s of CPU: 0.5-1.35 ms per attempted step,
-#: measured unloaded and loaded).
-SUBSTEP_BUDGET = Budget("integration steps", 200, 1e4, 2000)
+#: Attempted integration steps of one step, all phases together, with the steps that locate
+#: events (each seven evaluations of the constrained dynamics: 0.5 ms here unloaded, 2.5 ms
+#: measured on a loaded machine with stuck contacts).  Floor 200, 10^4 per second of step:
+#: DOPRI5's stability bound (3.3 / step) then admits modes up to 3.3e4 1/s in a step of any
+#: length (the seed's tire hop is sqrt(k_tire / m_wheel) = 71 rad/s; the catalog takes at
+#: most 5 in one step); cap 1000 (0.5-2.5 s of CPU).
+SUBSTEP_BUDGET = Budget("integration steps", 200, 1e4, 1000)
 _ADVICE = ("take a smaller communication step, or make the vehicle less stiff (the tire hop "
            "sqrt(k_tire / m_wheel), the suspension's c_susp / m_wheel, the Baumgarte gains alpha_bg, beta_bg)")
 
