@@ -47,15 +47,32 @@ ctypes.pythonapi.Py_IncRef(ctypes.py_object(globals()))
 
 import fmus  # noqa: E402
 
-# all FMUs in one process share the first loaded copy of the element code
+# All FMUs in one process share the first loaded copy of the element code.  findClass()
+# runs this file in the globals of the first module named {name}_fmu (which may come from
+# another build), ignores an exception raised here and then looks the class up by an empty
+# name ("module '{name}_fmu' has no attribute ''"), so a mismatch must not raise here: the
+# class it finds refuses to be instantiated, with the message.  Every execution binds the
+# module's {name} to its own choice, so the other build's FMU still finds its own class.
 if fmus.code_fingerprint() != "{fingerprint}":
-    raise ImportError(
+    _MISMATCH = (
         "{name}.fmu was built from element code {fingerprint:.12} but this process has "
         f"already loaded different element code from {{fmus.__file__}} "
         f"({{fmus.code_fingerprint():.12}}): FMUs from different builds of drivetrain-fmu "
         "cannot run in one Python process; rebuild them together")
 
-from fmus import {name}  # noqa: E402,F401
+    from pythonfmu import Fmi2Slave  # noqa: E402
+
+    # made here, not by a class statement: this file's top-level names live in findClass's
+    # own locals, which a class body or a method could not see; default values can
+    def _refuse(self, _message=_MISMATCH, **kwargs):
+        raise ImportError(_message)
+
+    {name} = type("{name}", (Fmi2Slave,), {{
+        "__doc__": "Stands for {name} when the loaded element code is another build's.",
+        "__init__": _refuse, "do_step": lambda self, current_time, step_size: False}})
+else:
+    from fmus import {name}  # noqa: E402,F401
+globals()["{name}"] = {name}
 '''
 
 

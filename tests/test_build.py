@@ -23,29 +23,43 @@ try:
 except Exception as exc:
     print("REFUSED", exc)
 print("LOG", " ".join(r.message for r in probe.log))
+Instance({good!r}, "third").free()          # the current build's element still instantiates
+print("AGAIN OK")
 """
 
 
-def test_fmu_from_another_build_is_refused_with_a_clear_message(fmu_dir, tmp_path):
-    """An FMU whose element code differs from the copy already loaded in the process must
-    not silently run the other copy: instantiation fails and the log says why.  The
-    'other build' is the Inertia FMU with the fingerprint in its slave script replaced,
-    loaded after a Shaft of the current build.  (A second build of the *same* element is
-    refused too, but pythonfmu 0.7.0 then reports only "module has no attribute ''":
-    its findClass() discards the error of re-executing an already imported script.)"""
-    stale = tmp_path / "Inertia.fmu"
-    with zipfile.ZipFile(fmu_dir / "Inertia.fmu") as src, zipfile.ZipFile(stale, "w") as dst:
+def _other_build(fmu_dir, tmp_path, element: str):
+    """The FMU of ``element`` as another build of the element code would make it: the
+    fingerprint in its slave script replaced."""
+    stale = tmp_path / f"{element}.fmu"
+    with zipfile.ZipFile(fmu_dir / f"{element}.fmu") as src, zipfile.ZipFile(stale, "w") as dst:
         for item in src.infolist():
             data = src.read(item.filename)
-            if item.filename == "resources/Inertia_fmu.py":
+            if item.filename == f"resources/{element}_fmu.py":
                 assert source_fingerprint().encode() in data
                 data = data.replace(source_fingerprint().encode(), b"0" * 64)
             dst.writestr(item, data)
-    script = MIXED_BUILDS.format(root=str(ROOT), good=str(fmu_dir / "Shaft.fmu"), stale=str(stale))
+    return stale
+
+
+@pytest.mark.parametrize("first", ["Shaft", "Inertia"])
+def test_fmu_from_another_build_is_refused_with_a_clear_message(fmu_dir, tmp_path, first):
+    """An FMU whose element code differs from the copy already loaded in the process must
+    not silently run the other copy: instantiation fails and the log says why.  The
+    'other build' is the Inertia FMU with the fingerprint in its slave script replaced,
+    loaded after a Shaft or an Inertia of the current build.  The same element of two
+    builds was reported as "module 'Inertia_fmu' has no attribute ''" (pythonfmu 0.7.0's
+    findClass() re-runs the script in the first build's module, discards the error raised
+    there and looks up an empty class name): the script now binds a class that refuses to
+    be instantiated with the message, and the first build's element still runs after it."""
+    script = MIXED_BUILDS.format(root=str(ROOT), good=str(fmu_dir / f"{first}.fmu"),
+                                 stale=str(_other_build(fmu_dir, tmp_path, "Inertia")))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "REFUSED" in done.stdout
     assert "cannot run in one Python process" in done.stdout and "Inertia.fmu" in done.stdout
+    assert "has no attribute" not in done.stdout
+    assert "AGAIN OK" in done.stdout
 
 
 def _valid_fmu(path) -> bool:
