@@ -52,6 +52,7 @@ environment even when its ``bin/`` is not on PATH).
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import marshal
 import modulefinder
@@ -199,6 +200,9 @@ static pthread_mutex_t drivetrain_fmu_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *pythonfmu_handle;
 static void *pythonfmu_symbols[PYTHONFMU_SYMBOLS];
 static unsigned long copies_loaded;
+
+/* which build's runtime this is (the forwarders of that build check it, see runtime_id()) */
+EXPORT const char drivetrain_fmu_runtime_id[] = RUNTIME_ID;
 
 struct held_copy {
     char *path;                 /* the name the host loaded it by */
@@ -402,12 +406,22 @@ typedef struct {
     fmi2ComponentEnvironment componentEnvironment;
 } fmi2CallbackFunctions;
 
-/* the runtime starter (libdrivetrain_python.so) */
+/* the runtime starter (libdrivetrain_python.so, linked --no-as-needed: every reference to
+ * it is weak).  Weak: a process may already hold the starter of another build under the
+ * same name (an FMU of another drivetrain-fmu version loaded first); this binary then
+ * still loads, and fmi2Instantiate refuses by name. */
+#define WEAK __attribute__((weak))
+extern const char drivetrain_fmu_runtime_id[] WEAK;
 extern void *const *drivetrain_fmu_pythonfmu(const char *folder, const char *const *names, int count,
-                                             char *error, size_t size);
-extern unsigned long drivetrain_fmu_next_generation(void);
-extern void drivetrain_fmu_hold(const char *path, void *handle, unsigned long generation);
-extern void drivetrain_fmu_release_held(unsigned long caller);
+                                             char *error, size_t size) WEAK;
+extern unsigned long drivetrain_fmu_next_generation(void) WEAK;
+extern void drivetrain_fmu_hold(const char *path, void *handle, unsigned long generation) WEAK;
+extern void drivetrain_fmu_release_held(unsigned long caller) WEAK;
+
+static int same_runtime(void)
+{
+    return drivetrain_fmu_runtime_id != NULL && strcmp(drivetrain_fmu_runtime_id, RUNTIME_ID) == 0;
+}
 
 /* which load of this file this is (the starter reads it with dlsym) */
 EXPORT unsigned long drivetrain_fmu_copy_generation;
@@ -425,7 +439,9 @@ struct instance {
 
 __attribute__((constructor)) static void drivetrain_fmu_wrapper_loaded(void)
 {
-    drivetrain_fmu_copy_generation = drivetrain_fmu_next_generation();
+    if (same_runtime()) {
+        drivetrain_fmu_copy_generation = drivetrain_fmu_next_generation();
+    }
 }
 
 static const char *declared_category(fmi2Status status)
@@ -521,6 +537,14 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
 {
     char folder[PATH_MAX], error[PATH_MAX + 200];
     Dl_info self_info;
+    if (functions != NULL && !same_runtime()) {
+        snprintf(error, sizeof error, "drivetrain-fmu: this FMU's runtime (%s) cannot start: the process has "
+                 "already loaded the runtime of another build of drivetrain-fmu (%s) from another FMU; FMUs "
+                 "from different builds cannot run in one process: rebuild them together", RUNTIME_ID,
+                 drivetrain_fmu_runtime_id != NULL ? drivetrain_fmu_runtime_id : "an older one");
+        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", error);
+        return NULL;
+    }
     if (!__atomic_exchange_n(&released_others, 1, __ATOMIC_ACQ_REL)) {
         drivetrain_fmu_release_held(drivetrain_fmu_copy_generation);   /* copies hosts have let go of */
     }
@@ -895,6 +919,13 @@ def _gcc(target: Path, source_name: str, source: str, *options: str) -> bytes:
     return target.read_bytes()
 
 
+def runtime_id() -> str:
+    """Identity of the starter and forwarder sources (what a forwarder needs of the starter).
+    A process holds one starter (by its soname): an FMU of another build loaded later finds
+    the first one's, compares ids and refuses by name instead of failing to load."""
+    return hashlib.sha256((SHIM_SOURCE + wrapper_source()).encode()).hexdigest()[:16]
+
+
 def build_shim(folder: Path, python: PythonInstallation) -> bytes:
     """Compile the runtime starter against the build's Python headers and libpython; it is
     never unloaded (-z nodelete: it holds pythonfmu's library and the exit handler)."""
@@ -902,7 +933,7 @@ def build_shim(folder: Path, python: PythonInstallation) -> bytes:
                 f"-I{python.include}", f"-DBUNDLED_LIBPYTHON=\"{python.soname}\"",
                 f"-DRUNTIME_FOLDER=\"{RUNTIME_FOLDER}\"", f"-DSTDLIB_ZIP=\"{STDLIB_ZIP}\"",
                 f"-DDYNLOAD_FOLDER=\"{DYNLOAD_FOLDER}\"", f"-DPYTHONFMU_LIBRARY=\"{PYTHONFMU_LIBRARY}\"",
-                f"-DPYTHONFMU_SYMBOLS={2 + len(FORWARDED)}", "-pthread",
+                f"-DPYTHONFMU_SYMBOLS={2 + len(FORWARDED)}", f"-DRUNTIME_ID=\"{runtime_id()}\"", "-pthread",
                 f"-L{python.libdir}", f"-l:{python.soname}", "-ldl", "-Wl,-z,nodelete", "-Wl,-rpath,$ORIGIN")
 
 
@@ -942,7 +973,8 @@ def patch_binary(data: bytes, folder: Path, python: PythonInstallation) -> bytes
         return target.read_bytes()
     if not (folder / SHIM_NAME).is_file():
         raise HostSupportError(f"build the runtime (runtime_files) into {folder} before the FMU binaries")
-    return _gcc(target, "fmu_binary.c", wrapper_source(), f"-L{folder}", f"-l:{SHIM_NAME}", "-ldl",
+    return _gcc(target, "fmu_binary.c", wrapper_source(), f"-DRUNTIME_ID=\"{runtime_id()}\"",
+                f"-L{folder}", "-Wl,--no-as-needed", f"-l:{SHIM_NAME}", "-Wl,--as-needed", "-ldl",
                 "-Wl,-rpath,$ORIGIN")
 
 

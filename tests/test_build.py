@@ -155,3 +155,44 @@ def test_an_excluded_module_needed_at_import_time_stops_the_build(tmp_path):
     (package / "__init__.py").write_text("import subprocess\n")
     with pytest.raises(host_support.HostSupportError, match=r"element imports \['subprocess'\]"):
         host_support.stdlib_closure(host_support.PythonInstallation.current(), [package], "import element\n")
+
+
+OTHER_RUNTIME = """
+import sys
+sys.path.insert(0, {root!r})
+from systems.master import Instance
+Instance({other!r}, "first").free()          # another build's runtime is the process's now
+probe = Instance.__new__(Instance)
+try:
+    probe.__init__({current!r}, "second")
+except Exception as exc:
+    print("REFUSED", exc)
+Instance({other!r}, "third").free()
+print("AGAIN OK")
+"""
+
+
+def test_an_fmu_whose_runtime_differs_from_the_loaded_one_is_refused_by_name(fmu_dir, tmp_path):
+    """A process holds one runtime starter (libdrivetrain_python.so, by its name): an FMU of
+    another build of drivetrain-fmu loaded later finds the first one's.  Its forwarder
+    compares the runtime ids and refuses instantiation with a message, instead of failing
+    to load ('undefined symbol: drivetrain_fmu_hold' when the first FMU came from the
+    build before the forwarder).  The other build here is the Inertia FMU with its runtime
+    id replaced in its starter and its forwarder (a consistent build of other sources)."""
+    import host_support
+
+    ours, theirs = host_support.runtime_id().encode(), b"0123456789abcdef"
+    other = tmp_path / "Inertia.fmu"
+    with zipfile.ZipFile(fmu_dir / "Inertia.fmu") as src, zipfile.ZipFile(other, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename in ("binaries/linux64/Inertia.so", f"binaries/linux64/{host_support.SHIM_NAME}"):
+                assert data.count(ours) == 1, item.filename
+                data = data.replace(ours, theirs)
+            dst.writestr(item, data)
+    script = OTHER_RUNTIME.format(root=str(ROOT), other=str(other), current=str(fmu_dir / "Clutch.fmu"))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (f"this FMU's runtime ({ours.decode()}) cannot start: the process has already loaded the runtime of "
+            f"another build of drivetrain-fmu ({theirs.decode()})") in done.stdout, done.stdout
+    assert "rebuild them together" in done.stdout and "AGAIN OK" in done.stdout
