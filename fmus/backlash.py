@@ -10,16 +10,18 @@ forward), -1 on -b, 0 in free play.
 """
 from __future__ import annotations
 
+import math
+
 from solvers.backlash import Body, BacklashPair, PairState
 
 from .base import ElementSlave
-from .variables import INTEGER, input_, output, parameter
+from .variables import INTEGER, J_MIN, derived_inertia_problem, inertia, input_, output, parameter
 
 
 
-def _body_variables(i, inertia):
+def _body_variables(i, j_start):
     return (
-        parameter(f"J_{i}", "kg.m2", f"inertia of body {i}", inertia, low=0.0, low_open=True),
+        inertia(f"J_{i}", f"inertia of body {i}", j_start),
         parameter(f"k_ground_{i}", "N.m/rad", f"stiffness of the spring tying body {i} to ground", 0.0, low=0.0),
         parameter(f"d_ground_{i}", "N.m.s/rad", f"damping of the damper tying body {i} to ground", 0.0, low=0.0),
         parameter(f"phi_rest_{i}", "rad", f"angle of body {i} at which its ground spring is relaxed", 0.0),
@@ -62,11 +64,20 @@ class Backlash(ElementSlave):
         return BacklashPair(*bodies, self.b, self.e_rest, self.ratio, self.w_close)
 
     def cross_check(self):
+        if not self.ratio > 0.0:
+            return []   # reported by the range check of ratio
+        problems = []
+        in_range = self.J_1 >= J_MIN and math.isfinite(self.J_1) and math.isfinite(self.ratio)
+        # body 1 seen at the clearance (phi_1 / ratio) has the inertia ratio^2 J_1
+        reflected = derived_inertia_problem("ratio^2 J_1, the inertia of body 1 seen at the clearance",
+                                            self.ratio * self.ratio * self.J_1, {"ratio": self.ratio, "J_1": self.J_1})
+        if reflected and in_range:      # (else the range checks name ratio or J_1)
+            problems.append(reflected)
         rel = self.phi_1_start / self.ratio - self.phi_2_start
         if abs(rel) > self.b * (1 + 1e-12):
-            return [f"phi_1_start/ratio - phi_2_start = {rel!r} lies outside the clearance; "
-                    f"allowed range [-b, b] = [{-self.b!r}, {self.b!r}] rad"]
-        return []
+            problems.append(f"phi_1_start/ratio - phi_2_start = {rel!r} lies outside the clearance; "
+                            f"allowed range [-b, b] = [{-self.b!r}, {self.b!r}] rad")
+        return problems
 
     def initial_state(self):
         self._pair = self.pair()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from solvers.friction import STUCK, ChainState, FrictionChain, InterfaceLaw
 
 from .base import ElementSlave, values_getter
-from .variables import BOOLEAN, INTEGER, input_, output, parameter
+from .variables import BOOLEAN, INTEGER, inertia, input_, output, parameter
 
 
 def _interface_variables(tag: str, label: str, law: dict, locked_start: bool):
@@ -42,7 +42,7 @@ def chain_variables(n: int, tags: list[str], labels: list[str], inertias, law: d
         variables.append(parameter("n_bodies", None, f"number of bodies in the chain (2..{n})", 3,
                                    type=INTEGER, low=2, high=n))
     for i, j in zip(bodies, inertias):
-        variables.append(parameter(f"J_{i}", "kg.m2", f"inertia of body {i}", j, low=0.0, low_open=True))
+        variables.append(inertia(f"J_{i}", f"inertia of body {i}", j))
     for tag, label in zip(tags, labels):
         variables += _interface_variables(tag, label, law, False)
     for i, w in zip(bodies, w_start):
@@ -129,26 +129,13 @@ class FrictionChainElement(ElementSlave):
         torques, clamps = self._read_torques(self), self._read_clamps(self)
         return (torques, clamps, *self.chain.capacities(clamps))
 
-    def _named(self, error: OverflowError) -> OverflowError:
-        """The solver's overflow message with the parameter names of the interface(s)
-        whose law overflowed (suffixes of DualClutch and ClutchChain)."""
-        law = getattr(error, "law", None)
-        tags = [tag for tag in self.active_tags() if law is not None and self.chain.laws[self.active_tags().index(tag)] == law]
-        if not tags or tags == [""]:
-            return error
-        names = ", ".join(f"w_stribeck{tag} and alpha_stribeck{tag}" for tag in tags)
-        return OverflowError(f"{error} (the law of {names})")
-
     def advance(self, t, h):
         torques, clamps, t_s, t_c = self._inputs_now()
         # the friction feedthrough, if read at this state and these inputs, already resolved
         # the stuck set the step starts from
         known, resolution = self._known_resolution
         start = resolution if known == (self.state, torques, clamps) else None
-        try:
-            return self.chain.advance(self.state, torques, t_s, t_c, h, start=start)
-        except OverflowError as error:
-            raise self._named(error) from None
+        return self.chain.advance(self.state, torques, t_s, t_c, h, start=start)
 
     def refresh_outputs(self):
         state = self.state
@@ -157,10 +144,7 @@ class FrictionChainElement(ElementSlave):
 
     def feedthrough_outputs(self):
         torques, clamps, t_s, t_c = self._inputs_now()
-        try:
-            modes, tau = self.chain.friction_torques(self.state, torques, t_s, t_c)
-        except OverflowError as error:
-            raise self._named(error) from None
+        modes, tau = self.chain.friction_torques(self.state, torques, t_s, t_c)
         self._known_resolution = ((self.state, torques, clamps), (modes, tau))
         values = dict(self._idle_feedthrough)          # interfaces beyond n_bodies: open
         p_loss = 0.0

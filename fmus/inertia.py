@@ -9,7 +9,7 @@ from __future__ import annotations
 from solvers.rigid import BodyState, engine_torque, step_damped, step_engine
 
 from .base import ElementSlave
-from .variables import input_, output, parameter
+from .variables import inertia, input_, output, parameter
 
 
 class Inertia(ElementSlave):
@@ -17,7 +17,7 @@ class Inertia(ElementSlave):
 
     description = "Rigid rotating inertia with viscous loss to ground"
     VARIABLES = (
-        parameter("J", "kg.m2", "moment of inertia", 1.0, low=0.0, low_open=True),
+        inertia("J", "moment of inertia", 1.0),
         parameter("d_ground", "N.m.s/rad", "viscous loss coefficient to ground", 0.0, low=0.0),
         parameter("phi_start", "rad", "initial angle", 0.0),
         parameter("w_start", "rad/s", "initial speed", 0.0),
@@ -50,7 +50,7 @@ class Engine(ElementSlave):
     description = "Engine: inertia driven by T0 (1 + h2 sin(2 w t) + h4 sin(4 w t)) (Fan et al.)"
     DEFAULT_STOP = 1.0
     VARIABLES = (
-        parameter("J", "kg.m2", "engine moment of inertia", 0.6, low=0.0, low_open=True),
+        inertia("J", "engine moment of inertia", 0.6),
         parameter("T0", "N.m", "mean engine torque", 200.0),
         parameter("h2", None, "relative amplitude of the 2nd order harmonic", 0.0),
         parameter("h4", None, "relative amplitude of the 4th order harmonic", 0.0),

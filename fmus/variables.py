@@ -110,13 +110,60 @@ def output(name, unit, description, depends=(), **kw) -> Var:
     return Var(name, OUTPUT, unit, description, depends=tuple(depends), **kw)
 
 
-def dataclass_parameters(params_class, table: dict, positive=(), replace: dict | None = None) -> list[Var]:
+#: The smallest moment of inertia any element accepts [kg.m2], declared or derived (a gear
+#: ratio's reflected inertia, a vehicle mass seen at the wheel).  Physically: a steel pinion of
+#: 1 mm radius and 1 mm width has 1.2e-11 kg.m2, so 1e-12 lies below any drivetrain part
+#: (catalog and tests: at least 1e-10).  Numerically: the solvers divide by inertias and by
+#: sums of their reciprocals; inertias near the float minimum (5e-324) made 1/J infinite and
+#: the mass matrices singular ("singular matrix (pivot inf)"), which no message could
+#: relate to a parameter.  With J >= 1e-12, 1/J <= 1e12 leaves 296 decades of headroom.
+J_MIN = 1e-12
+#: the reason, appended to the description of every inertia parameter
+J_MIN_NOTE = f"at least {J_MIN:g} kg.m2: below any drivetrain part, a 1 mm steel pinion has 1.2e-11"
+
+
+#: The smallest mass any element accepts [kg], for the same reasons: that 1 mm steel pinion
+#: weighs 2.5e-5 kg, the catalog's and the tests' smallest mass is 1e-3 kg; masses near the
+#: float minimum made the vehicle's inverse mass matrix infinite ("pivoted_cholesky needs a
+#: finite matrix" from a get of its accelerations).
+M_MIN = 1e-6
+M_MIN_NOTE = f"at least {M_MIN:g} kg: below any drivetrain part, a 1 mm steel pinion has 2.5e-5"
+
+
+def inertia(name, description, start, **kw) -> Var:
+    """A moment-of-inertia parameter, range [J_MIN, inf) kg.m2 (see J_MIN)."""
+    return parameter(name, "kg.m2", f"{description} ({J_MIN_NOTE})", start, low=J_MIN, **kw)
+
+
+def mass(name, description, start, **kw) -> Var:
+    """A mass parameter, range [M_MIN, inf) kg (see M_MIN)."""
+    return parameter(name, "kg", f"{description} ({M_MIN_NOTE})", start, low=M_MIN, **kw)
+
+
+def derived_inertia_problem(expression: str, value: float, parts: dict) -> str | None:
+    """None when an inertia derived from parameters (``expression`` = ``value`` kg.m2, from
+    the parameters ``parts``) is finite and at least J_MIN like a declared one; else a
+    message naming the expression and each parameter in it."""
+    if J_MIN <= value < math.inf:
+        return None
+    given = ", ".join(f"{name} = {part!r}" for name, part in parts.items())
+    return (f"{expression} = {value!r} kg.m2 (from {given}) must be finite and {J_MIN_NOTE}, "
+            "like every inertia")
+
+
+def dataclass_parameters(params_class, table: dict, positive=(), replace: dict | None = None,
+                         inertias=(), masses=()) -> list[Var]:
     """One parameter per field of a solver's parameter dataclass, default from the
     dataclass: ``table[name] = (unit, description)``; fields in ``positive`` must be > 0,
-    the others >= 0; ``replace[name]`` is a ready Var used instead (other ranges or types)."""
+    those in ``inertias`` at least J_MIN (:func:`inertia`), in ``masses`` at least M_MIN
+    (:func:`mass`), the others >= 0; ``replace[name]`` is a ready Var used instead (other
+    ranges or types)."""
     from dataclasses import fields
 
     defaults, replace = params_class(), replace or {}
-    return [replace.get(f.name) or parameter(f.name, table[f.name][0], table[f.name][1], getattr(defaults, f.name),
-                                             low=0.0, low_open=f.name in positive)
+    return [replace.get(f.name)
+            or (inertia(f.name, table[f.name][1], getattr(defaults, f.name)) if f.name in inertias else None)
+            or (mass(f.name, table[f.name][1], getattr(defaults, f.name)) if f.name in masses else None)
+            or parameter(f.name, table[f.name][0], table[f.name][1], getattr(defaults, f.name),
+                         low=0.0, low_open=f.name in positive)
             for f in fields(params_class)]

@@ -39,7 +39,8 @@ class Vehicle(ElementSlave):
     description = "Planar vehicle with pitch, suspension, tire stick/slip by LCP (Fan, Walker & Wang 2017)"
     DEFAULT_STOP = 5.0
     VARIABLES = (
-        *dataclass_parameters(VehicleParams, _UNITS, _POSITIVE),
+        *dataclass_parameters(VehicleParams, _UNITS, _POSITIVE, inertias=("J_body", "J_wheel_f", "J_wheel_r"),
+                              masses=("m_body", "m_wheel_f", "m_wheel_r")),
         parameter("x_start", "m", "initial body position", 0.0),
         parameter("v_start", "m/s", "initial speed of body and wheel centres", 0.0),
         parameter("w_wheel_f_start", "rad/s", "initial front wheel speed", 0.0),

@@ -13,7 +13,7 @@ from dataclasses import fields
 from solvers.tire import TireVehicle, TireVehicleParams, TireVehicleState
 
 from .base import ElementSlave
-from .variables import INTEGER, dataclass_parameters, input_, output, parameter
+from .variables import INTEGER, dataclass_parameters, derived_inertia_problem, input_, output, parameter
 
 _DESCRIPTIONS = {
     "J_wheel": ("kg.m2", "inertia of the wheel (and what turns with it)"),
@@ -37,7 +37,7 @@ class VehicleSimple(ElementSlave):
     description = "Wheel and equivalent vehicle behind a stick/slip or Pacejka tire, road load (Reiter ch. 5)"
     DEFAULT_STOP = 5.0
     VARIABLES = (
-        *dataclass_parameters(TireVehicleParams, _DESCRIPTIONS, _POSITIVE, replace={
+        *dataclass_parameters(TireVehicleParams, _DESCRIPTIONS, _POSITIVE, inertias=("J_wheel",), masses=("m_vehicle",), replace={
             "tire_model": parameter("tire_model", None, _DESCRIPTIONS["tire_model"][1], 0, type=INTEGER, low=0, high=1),
             "E": parameter("E", "1", _DESCRIPTIONS["E"][1], TireVehicleParams().E)}),
         parameter("phi_wheel_start", "rad", "initial wheel angle", 0.0),
@@ -57,9 +57,15 @@ class VehicleSimple(ElementSlave):
     )
 
     def cross_check(self):
+        problems = []
         if self.mu_k > self.mu_s:
-            return [f"mu_k = {self.mu_k!r} must not exceed mu_s = {self.mu_s!r}; allowed range [0, mu_s]"]
-        return []
+            problems.append(f"mu_k = {self.mu_k!r} must not exceed mu_s = {self.mu_s!r}; allowed range [0, mu_s]")
+        # the vehicle is the second body of the tire's friction chain, with inertia m R^2 at the wheel
+        equivalent = derived_inertia_problem("m_vehicle R^2, the vehicle's inertia seen at the wheel",
+                                             self.m_vehicle * self.R * self.R, {"m_vehicle": self.m_vehicle, "R": self.R})
+        if equivalent and self.m_vehicle > 0.0 and self.R > 0.0:     # (else the range check names them)
+            problems.append(equivalent)
+        return problems
 
     def initial_state(self):
         values = {f.name: getattr(self, f.name) for f in fields(TireVehicleParams)}

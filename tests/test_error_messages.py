@@ -7,6 +7,8 @@ classes (the FMI entry points are the same methods pythonfmu calls): before, the
 or "math domain error".
 """
 import json
+import math
+import time
 
 import pytest
 
@@ -15,6 +17,7 @@ from fmus.clutch import Clutch, ClutchChain, DualClutch
 from fmus.elasto_backlash import ElastoBacklash
 from fmus.inertia import Inertia
 from fmus.vehicle import Vehicle
+from fmus.vehicle_simple import VehicleSimple
 
 
 def make(cls, initialize=True, **params):
@@ -41,26 +44,46 @@ def failure(call, *args):
     return str(caught.value)
 
 
-def test_stribeck_overflow_names_the_parameters_in_a_step_and_a_get():
-    """Clutch alpha_stribeck = 1000, w_stribeck = 1 rad/s, slipping at 100 rad/s:
-    (100 / 1)^1000 is beyond the float range.  The refusal names the two parameters and
-    the fastest slip they allow, w_stribeck 1.8e308^(1/alpha) = 2.0336 rad/s."""
+def test_the_stribeck_law_beyond_the_float_range_is_computed_exactly():
+    """Clutch alpha_stribeck = 1000, w_stribeck = 1 rad/s, slipping at 100 rad/s: the drop
+    exp(-(100 / 1)^1000) is exactly 0.0 in floating point (exp(-y) rounds to 0 from
+    y = 745.2 on; 100^1000 = 1e2000), so the friction is the kinetic level T_c and nothing
+    is refused (before: "(34, 'Numerical result out of range')", then a refusal naming
+    w_stribeck and alpha_stribeck for a value that is computable)."""
+    import mpmath
+
+    from solvers.friction import stribeck_decay
+
+    assert stribeck_decay(100.0, 1000.0) == float(mpmath.exp(-mpmath.mpf(100) ** 1000)) == 0.0
+    assert stribeck_decay(2.1, 1000.0) == 0.0          # 2.1^1000 = 1.7e322: beyond the float range
+    for x, alpha in ((0.5, 1000.0), (1.0, 1000.0), (3.0, 2.0), (27.0, 2.0), (28.0, 2.0)):
+        assert stribeck_decay(x, alpha) == math.exp(-(x ** alpha))     # the plain formula where it computes
     clutch = make(Clutch, alpha_stribeck=1000.0, w_stribeck=1.0, w_1_start=100.0)
-    message = step_message(clutch)
-    assert "(|w_slip| / w_stribeck)^alpha_stribeck = (100.0 / 1.0)^1000.0" in message
-    assert "at most w_stribeck * 1.8e308^(1/alpha_stribeck) = 2.03355 rad/s" in message
-    assert "Numerical result out of range" not in message
-    got = failure(clutch.get_real, [vr(clutch, "tau_fric")])
-    assert "fmi2GetReal failed" in got and "alpha_stribeck" in got and "OverflowError" in got
+    t_c = clutch.chain.laws[0].capacities(clutch.f_n)[1]
+    [tau] = clutch.get_real([vr(clutch, "tau_fric")])
+    assert tau == t_c
+    assert clutch.do_step(0.0, 1e-3), [entry.msg for entry in clutch.log_queue]
+    assert math.isfinite(clutch.w_1) and clutch.w_1 < 100.0
 
 
-def test_stribeck_overflow_names_the_clutch_of_a_dual_clutch():
-    """DualClutch, clutch b with alpha_stribeck_b = 564 slipping at 100 rad/s: the message
-    names clutch b's parameters (suffix _b), not clutch a's."""
+def test_the_stribeck_law_of_a_dual_clutch_is_computed_exactly():
+    """DualClutch, clutch b with alpha_stribeck_b = 564 slipping at 100 rad/s (before: refused
+    naming w_stribeck_b and alpha_stribeck_b); and the fuzz case: clutch a with
+    alpha_stribeck_a = 1000 slipping at 15.9 rad/s before step 1 ("(34, 'Numerical result
+    out of range')" from a get): its friction is exactly T_c,a = mu_k_a r_eff_a
+    n_surfaces_a f_n_a = 3e-101 N.m."""
     clutch = make(DualClutch, alpha_stribeck_b=564.0, w_stribeck_b=1.0, w_1_start=100.0, w_3_start=-100.0,
                   f_n_b=100.0)
-    message = step_message(clutch)
-    assert "w_stribeck_b and alpha_stribeck_b" in message and "alpha_stribeck_a" not in message
+    assert clutch.do_step(0.0, 1e-3), [entry.msg for entry in clutch.log_queue]
+    fuzz = make(DualClutch, mu_k_a=1e-100, alpha_stribeck_a=1000.0, phi_1_start=-217.45246064184343,
+                w_3_start=1e-300, tau_1=1.0, tau_2=1.0, tau_3=1.0, f_n_b=0.3384969021959365)
+    assert fuzz.do_step(0.0, 1.0), [entry.msg for entry in fuzz.log_queue]
+    fuzz.tau_1 = fuzz.tau_2 = 99.60262772253375
+    fuzz.f_n_a, fuzz.f_n_b = 1.0, 16.37977123623687
+    assert fuzz.w_slip_a > 10.2        # (w_slip_a / 5)^1000 is beyond the float range
+    [tau_a] = fuzz.get_real([vr(fuzz, "tau_fric_a")])
+    assert tau_a == fuzz.chain.laws[0].capacities(1.0)[1] == 1e-100 * (0.15 * 2.0) * 1.0
+    assert fuzz.do_step(1.0, 1.0), [entry.msg for entry in fuzz.log_queue]
 
 
 def test_contact_law_overflow_names_the_penetration_and_exponent():
@@ -126,3 +149,92 @@ def test_too_soft_tires_for_the_static_start_are_named():
     got = failure(vehicle.exit_initialization_mode)
     assert "k_tire = 100.0 N/m is too soft" in got and "settle_start = false" in got
     assert "math domain error" not in got
+
+
+# ---- parameters within their declared ranges that broke the model (fuzz campaign, issue 17):
+# every inertia, declared or derived, is at least J_MIN = 1e-12 kg.m2 and every mass at least
+# M_MIN = 1e-6 kg (fmus.variables: below any drivetrain part; 5e-324 made 1/J infinite)
+
+@pytest.mark.parametrize("cls, params, named", [
+    (Clutch, {"J_2": 5e-324}, "J_2 = 5e-324 is outside the allowed range [1e-12, inf) kg.m2"),
+    (DualClutch, {"J_3": 5e-324}, "J_3 = 5e-324 is outside the allowed range [1e-12, inf) kg.m2"),
+    (VehicleSimple, {"J_wheel": 5e-324}, "J_wheel = 5e-324 is outside the allowed range [1e-12, inf) kg.m2"),
+    (Vehicle, {"J_wheel_r": 5e-324, "zeta_tire": 5e-324},
+     "J_wheel_r = 5e-324 is outside the allowed range [1e-12, inf) kg.m2"),
+    (Vehicle, {"m_body": 5e-324}, "m_body = 5e-324 is outside the allowed range [1e-06, inf) kg"),
+    (Vehicle, {"m_wheel_r": 1e-15}, "m_wheel_r = 1e-15 is outside the allowed range [1e-06, inf) kg"),
+    (Backlash, {"ratio": 5e-324}, "ratio^2 J_1, the inertia of body 1 seen at the clearance = 0.0 kg.m2 "
+                                  "(from ratio = 5e-324, J_1 = 3.4093) must be finite and at least 1e-12 kg.m2"),
+    (Backlash, {"ratio": 1e200}, "ratio^2 J_1, the inertia of body 1 seen at the clearance = inf kg.m2"),
+    (VehicleSimple, {"R": 5e-324}, "m_vehicle R^2, the vehicle's inertia seen at the wheel = 0.0 kg.m2 "
+                                   "(from m_vehicle = 135.0, R = 5e-324) must be finite and at least 1e-12 kg.m2"),
+], ids=["Clutch-J_2", "DualClutch-J_3", "VehicleSimple-J_wheel", "Vehicle-J_wheel_r", "Vehicle-m_body",
+        "Vehicle-m_wheel_r", "Backlash-ratio-small", "Backlash-ratio-large", "VehicleSimple-R"])
+def test_inertias_and_masses_below_any_drivetrain_part_are_refused_by_name(cls, params, named):
+    """Before: "SingularMatrixError: singular matrix (pivot inf in column 0)" (Clutch,
+    VehicleSimple J_wheel), "(pivot nan in column 1)" (DualClutch), "float division by zero"
+    (Backlash ratio: ratio^2 J_1 underflowed to 0), "inertia J_2 = 0.0 must be finite and
+    > 0" (VehicleSimple R: J_2 is internal, m_vehicle R^2), "pivoted_cholesky needs a finite
+    matrix" from a get (Vehicle), all with parameters inside their declared ranges."""
+    slave = make(cls, initialize=False, **params)
+    got = failure(slave.exit_initialization_mode)
+    assert "invalid parameters" in got and named in got, got
+    assert "singular matrix" not in got and "division by zero" not in got
+
+
+def test_the_inertia_and_mass_floors_are_declared_with_their_reason():
+    """The floors are ranges of the variables (checked before the model is built, listed in
+    the description every FMI tool shows), and each element still runs at the floor."""
+    for cls, name in ((Clutch, "J_1"), (Backlash, "J_2"), (Inertia, "J"), (Vehicle, "J_body"),
+                      (VehicleSimple, "J_wheel"), (Vehicle, "m_wheel_f"), (VehicleSimple, "m_vehicle")):
+        var = next(v for v in cls.VARIABLES if v.name == name)
+        assert var.low in (1e-12, 1e-6) and not var.low_open and "below any drivetrain part" in var.description
+        slave = make(cls, **{name: var.low})
+        assert slave.do_step(0.0, 1e-3), [entry.msg for entry in slave.log_queue]
+
+
+def test_a_tiny_restitution_gives_the_contact_torque_it_defines():
+    """ElastoBacklash e_rest = 5e-324 (allowed: (0, 1]) at a penetration of 1 - 1e-4 rad at
+    rest: the damping coefficient c = 8 (1 - e) k / (5 e v_impact) is beyond the float
+    range, but with p' = 0 the damping term is 0 and the torque is k p^1.5 (before: "float
+    division by zero" from a get).  Moving into the contact, the damping term is beyond the
+    float range: the get fails naming e_rest."""
+    spring = make(ElastoBacklash, e_rest=5e-324, phi_1=1.0)
+    [tau] = spring.get_real([vr(spring, "tau_2")])
+    assert tau == 1e6 * (1.0 - 1e-4) ** 1.5
+    spring.w_1 = 1.0
+    got = failure(spring.get_real, [vr(spring, "tau_2")])
+    assert "damping term" in got and "e_rest = 5e-324" in got and "division by zero" not in got
+    spring.w_1 = -1.0                 # separating: the contact never pulls
+    assert spring.get_real([vr(spring, "tau_2")]) == [0.0]
+
+
+def test_an_overflowing_contact_law_at_rest_reports_an_infinite_torque():
+    """The fuzz case k = 1, n_exp = 77.5, ratio = 1e-6, phi_1 = -62.65 rad: a penetration of
+    6.3e7 rad, p^n = 1e604.  The get fails naming the penetration, n_exp and k (the
+    nonfinite_cause hook), and the torque reads -inf, not the NaN of inf * 0 (the damping
+    term at p' = 0)."""
+    spring = make(ElastoBacklash, k=1.0, n_exp=77.5291329540109, ratio=1e-6, phi_1=-62.653684248821264)
+    got = failure(spring.get_real, [vr(spring, "tau_2")])
+    assert "output tau_1 = inf is not finite" in got
+    assert "penetration p = 62653684.248721264 rad, n_exp = 77.5291329540109, k = 1.0" in got
+
+
+def test_a_near_hang_of_the_vehicle_is_refused_by_its_budget():
+    """Fuzz case: J_wheel_f = 1.83, m_wheel_r = 1e-15 kg, wheels spinning backwards under
+    -1 N.m, one 1 us step: 55.9 s of CPU before the step budgets.  m_wheel_r = 1e-15 kg is
+    now refused at initialization (below M_MIN); at the floor, 1e-6 kg, the tire hop
+    sqrt(k_tire / m_wheel_r) = 3.9e5 rad/s is too stiff for the step's integration budget,
+    refused at once naming the budget and what to change.  (The CPU time is printed, not
+    asserted: the project has no timed tests.)"""
+    params = dict(J_wheel_f=1.8284944432795525, w_wheel_f_start=-1.0, w_wheel_r_start=-1.0, settle_start=False,
+                  tau_wheel_f=-1.0, tau_wheel_r=-1.0)
+    assert "m_wheel_r = 1e-15" in failure(make(Vehicle, initialize=False, m_wheel_r=1e-15, **params)
+                                          .exit_initialization_mode)
+    vehicle = make(Vehicle, m_wheel_r=1e-6, **params)
+    before = vehicle._get_fmu_state()
+    started = time.process_time()
+    message = step_message(vehicle, h=1e-6)
+    print(f"refused after {time.process_time() - started:.3f} s of CPU")
+    assert "vehicle: more than 201 integration steps in one step" in message and "m_wheel" in message
+    assert vehicle._get_fmu_state() == before
