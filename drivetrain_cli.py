@@ -2,28 +2,74 @@
 
     drivetrain-fmu list
     drivetrain-fmu build [--out build/fmus]     (always rebuilds every FMU)
-    drivetrain-fmu run SYSTEM [--step 1e-3] [--out results]     (builds the FMUs that are not up to date)
-    drivetrain-fmu compare r1 [--step 0.1] [--out results]  (PWA discretisations, no FMU)
+    drivetrain-fmu run SYSTEM [--step H] [--stop T] [--record inst.var ...]   (co-simulation: CSV and plot)
     drivetrain-fmu report SYSTEM [--steps ...]   (co-simulation vs monolithic reference)
-    drivetrain-fmu export SYSTEM [--step 1e-3] [--stop T]   (SSP file of a systems/ssd/SYSTEM.ssd)
-    drivetrain-fmu ssp FILE.ssp --step H [--stop T] [--record inst.var ...]   (run an SSP file)
+    drivetrain-fmu export SYSTEM [--step H] [--stop T]   (SSP archive of the system)
+    drivetrain-fmu new NAME --from SYSTEM       (NAME.ssd: an editable copy in the working directory)
+    drivetrain-fmu ssp FILE.ssp [--step H] [--stop T] [--record inst.var ...]   (run an SSP file: CSV)
+    drivetrain-fmu compare r1 [--step 0.1]      (PWA discretisations, no FMU)
     drivetrain-fmu study judder-onset [--T_S 400] [--T_C 320 300 ...] [--scheduler tcp://HOST:PORT]
     drivetrain-fmu study tire-slip-onset [--mu_k_road 0.07 ...] [--scheduler tcp://HOST:PORT]
     drivetrain-fmu study breakaway [--mu_s 0.3 0.4 ...] [--scheduler tcp://HOST:PORT]
+
+SYSTEM is a documented system's name (drivetrain-fmu list) or the path of an .ssd or .ssp
+file.  run, report and export build the FMUs that are not up to date first (--fmus,
+default build/fmus); every command writes into its own folder RESULTS/COMMAND/SYSTEM/
+(RESULTS: --out, default results).  Arguments and files are checked before anything is
+built.  Exit status: 0 done, 1 the simulation failed, 2 a usage error (the message names the
+bad value and what is allowed), 130 interrupted (Ctrl-C: what was computed is written);
+--debug shows the Python traceback of an error.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import math
+import re
+import signal
 import sys
-import xml.etree.ElementTree as ET
-import zipfile
+import tempfile
+import threading
 from pathlib import Path
 
 import build_fmus
 from fmus import ELEMENTS
 from systems.ssp import catalog, load_system
+
+PROG = "drivetrain-fmu"
+FAILED, USAGE, INTERRUPTED = 1, 2, 130
+
+
+class UsageError(Exception):
+    """A user mistake found before the simulation: exit status 2."""
+
+
+class SimulationFailed(Exception):
+    """The simulation did not complete: exit status 1."""
+
+
+class Exit(SystemExit):
+    """How main() ends on an error: its message (already printed on stderr) and the exit
+    status (``code``)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.code = status
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reads '-1e-3' as a (negative) value, not as an option, so
+    '--step -1e-3' is refused as a step that is not > 0."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|nan)$")
+
+    def error(self, message):
+        """A usage error in one line, and where to read the usage (no usage block)."""
+        self.exit(USAGE, f"{self.prog}: error: {message}\n  (usage: {self.prog} --help)\n")
+
 
 # per family of systems (the name's prefix): title and plot panels [(y label, [(signal, legend), ...]), ...]
 PLOTS = {
@@ -50,55 +96,269 @@ PLOTS = {
 }
 
 
+#: per family: what a run records (besides every connected output)
+def _family_record(family: str | None) -> list[str]:
+    from systems import fan, r3, z3
+
+    return {"z3": z3.RECORD, "fan": fan.RECORD, "r3_spring": r3.SPRING_RECORD,
+            "r3_clearance": r3.CLEARANCE_RECORD}.get(family, [])
+
+
 def _family(system: str) -> tuple[str | None, str]:
-    """(family, case) of a system's name: z3 -> ("z3", ""), fan_F2 -> ("fan", "F2"),
-    r3_spring_1 -> ("r3_spring", "1"); a system of no documented family (a new .ssd) ->
-    (None, name)."""
+    """(family, case) of a documented system's name: z3 -> ("z3", ""), fan_F2 -> ("fan", "F2"),
+    r3_spring_1 -> ("r3_spring", "1"); another name -> (None, name)."""
     family = next((f for f in PLOTS if system == f or system.startswith(f + "_")), None)
     return (family, system[len(family) + 1:]) if family else (None, system)
 
 
-def _simulate(system: str, fmu_dir: Path, step: float | None, step_mean: bool | None = None,
-              progress: bool = True):
-    """Co-simulate a documented system at ``step`` (None: its own) over its DefaultExperiment."""
-    from systems import fan, r3, z3
+def _declared(system) -> dict[str, set[str]]:
+    """{instance: names of its variables} for the components that are this project's elements."""
+    variables = {e.__name__: {v.name for v in e.VARIABLES} for e in ELEMENTS}
+    return {name: variables[c.element] for name, c in system.components.items() if c.element in variables}
 
+
+def _family_of(system) -> str | None:
+    """The documented family whose plotted signals all exist in ``system`` (a copy of z3
+    edited or renamed is still plotted as Z3), None if none."""
+    declared = _declared(system)
+    for family, (_, panels) in PLOTS.items():
+        keys = [key for _, signals in panels for key, _ in signals]
+        if all(key.split(".", 1)[1] in declared.get(key.split(".", 1)[0], ()) for key in keys):
+            return family
+    return None
+
+
+def _default_record(system) -> list[str]:
+    """What a run records: the family's signals that exist, then every connected output."""
+    declared = _declared(system)
+    wanted = [key for key in _family_record(_family_of(system))
+              if key.split(".", 1)[1] in declared.get(key.split(".", 1)[0], ())]
+    return list(dict.fromkeys(wanted + [f"{c.source}.{c.output}" for c in system.connections]))
+
+
+# ---------------------------------------------------------------------------- checks
+def _open(spec: str):
+    """The System of a name or a file; a usage error when it is neither or is malformed."""
+    from systems.ssp import open_system
+
+    try:
+        return open_system(spec)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _label(system) -> str:
+    """The folder and file name of a system's outputs: its catalog name or its file's stem."""
+    return system.path.stem if system.path is not None else system.name
+
+
+def _shown(system) -> str:
+    """How messages name a system: its catalog name, or its file as given."""
+    from systems.ssp import CATALOG
+
+    if system.path is None or system.path.parent.resolve() == CATALOG.resolve():
+        return system.name
+    return str(system.path)
+
+
+def _times(system, step: float | None, stop: float | None, step_option: str = "--step") -> tuple[float, float]:
+    """(step, stop) of a run: the options or the file's; usage errors name the option."""
+    step = system.step if step is None else step
+    stop = system.stop if stop is None else stop
+    if step is None:
+        raise UsageError(f"{_shown(system)}: its file gives no communication step; give {step_option} H")
+    if stop is None:
+        raise UsageError(f"{_shown(system)}: its file gives no stop time (DefaultExperiment stopTime); give --stop T")
+    _check_divides(step, stop, step_option, system)
+    return step, stop
+
+
+def _divides(step: float, stop: float) -> bool:
+    n = round(stop / step)
+    return n >= 1 and abs(n * step - stop) <= 1e-9 * max(1.0, stop)
+
+
+def _check_divides(step: float, stop: float, option: str, system) -> None:
+    """A step must divide the stop time into whole steps (the master counts t = n h)."""
+    if _divides(step, stop):
+        return
+    round_steps = sorted({m * 10.0 ** e for m in (1, 2, 2.5, 4, 5) for e in range(-7, 4)
+                          if m * 10.0 ** e <= stop and _divides(m * 10.0 ** e, stop)})
+    near = [f"{h:g}" for h in ([x for x in round_steps if x < step][-1:] + [x for x in round_steps if x > step][:1])]
+    raise UsageError(f"{option} {step:g} does not divide the stop time {stop:g} s of {_shown(system)} into whole "
+                     f"steps; allowed: {stop:g} s / n" + (f", e.g. {' or '.join(near)}" if near else ""))
+
+
+def _check_parameters(system) -> None:
+    from systems.ssp import parameter_problems
+
+    components = system.components
+    if system.is_archive:          # an archive may carry FMUs of other tools: check ours only
+        names = {e.__name__ for e in ELEMENTS}
+        components = {n: c for n, c in components.items() if c.element in names}
+    problems = parameter_problems(components)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise UsageError(f"{_shown(system)}: {problems[0]}{more}")
+
+
+def _check_t_comm(system, step: float) -> None:
+    """An archive runs as bound: its step-mean compliances refuse another step."""
+    from systems.ssp import t_comm_problem
+
+    problem = t_comm_problem(system.components, step)
+    if problem:
+        raise UsageError(f"--step {step:g} differs from the step the archive was exported for: {problem} "
+                         f"(a step-mean compliance runs only at its T_comm); run it at --step "
+                         f"{_bound_t_comm(system):g} or export the system again with --step {step:g}")
+
+
+def _bound_t_comm(system) -> float:
+    return next(c.parameters["T_comm"] for c in system.components.values() if c.parameters.get("T_comm"))
+
+
+def _check_record(system, record: list[str], variables: dict[str, dict[str, str]]) -> None:
+    for key in record:
+        instance, _, variable = key.partition(".")
+        if instance not in system.components:
+            raise UsageError(f"--record {key}: no component {instance!r}; components: "
+                             f"{', '.join(system.components)} (give instance.variable)")
+        if not variable or variable not in variables[instance]:
+            outputs = [name for name, causality in variables[instance].items() if causality == "output"]
+            raise UsageError(f"--record {key}: {instance} ({system.components[instance].element}) has no variable "
+                             f"{variable!r}; its outputs: {', '.join(outputs)}")
+
+
+def _variables(system, fmu_dir: Path | None) -> dict[str, dict[str, str]]:
+    """{instance: {variable: causality}}: declared by this project's elements, or read from
+    the FMU's modelDescription in ``fmu_dir`` for any other."""
+    from fmpy import read_model_description
+
+    elements = {e.__name__: {v.name: v.causality for v in e.VARIABLES} for e in ELEMENTS}
+    declared = {}
+    for name, component in system.components.items():
+        if component.element in elements:
+            declared[name] = elements[component.element]
+        elif fmu_dir is not None:
+            model = read_model_description(str(fmu_dir / f"{component.element}.fmu"))
+            declared[name] = {v.name: v.causality for v in model.modelVariables}
+    return declared
+
+
+def _writable(folder: Path, option: str) -> Path:
+    """``folder``, created; a usage error naming it and ``option`` when it cannot be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot write to {folder} ({exc.strerror or exc}); give {option} DIR, a folder you "
+                         f"can write") from None
+    return folder
+
+
+def _out_folder(args, command: str, label: str) -> Path:
+    """RESULTS/COMMAND/SYSTEM: one folder per command and system, checked writable."""
+    return _writable(Path(args.out) / command / label, "--out")
+
+
+def _fmus_for(system, fmu_dir: Path) -> Path:
+    """Build the FMUs ``system`` uses that are not up to date in ``fmu_dir`` (checked
+    writable first)."""
+    fmu_dir = Path(fmu_dir)
+    needed = sorted({c.element for c in system.components.values()})
+    fingerprint = build_fmus.build_fingerprint(False)
+    todo = [e for e in needed if not build_fmus.is_up_to_date(fmu_dir / f"{e}.fmu", fingerprint)]
+    if todo:
+        _writable(fmu_dir, "--fmus")
+        print(f"building {len(todo)} FMU(s) into {fmu_dir} ({', '.join(todo)}; about 5 s each)", file=sys.stderr)
+        build_fmus.build_all(fmu_dir, only=todo, force=False)
+    return fmu_dir
+
+
+# ---------------------------------------------------------------------------- running
+@contextlib.contextmanager
+def _interruptible():
+    """Ctrl-C during a run stops it at the next communication point (no FMU is stopped in
+    the middle of a step, which would kill it): yields (at_point, state); ``at_point(t)``
+    raises KeyboardInterrupt there once Ctrl-C was pressed; ``state['t']`` is the time of
+    the last communication point.  A second Ctrl-C interrupts at once."""
+    state = {"t": 0.0, "stop": False}
+
+    def at_point(t):
+        state["t"] = t
+        if state["stop"]:
+            raise KeyboardInterrupt
+
+    def handler(_signum, _frame):
+        if state["stop"]:
+            raise KeyboardInterrupt
+        state["stop"] = True
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, handler) if main_thread else None
+    try:
+        yield at_point, state
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _failure(exc, t: float) -> SimulationFailed:
+    """One or two lines of a failed FMI call: what failed, when, and the FMU's first message."""
+    from systems.master import CoSimulationError
+
+    if isinstance(exc, CoSimulationError):
+        first = str(exc).splitlines()[0]
+        detail = f"\n  the FMU says: {_one_line(exc.messages[0])}" if exc.messages else ""
+        return SimulationFailed(f"the simulation failed at t = {t:g} s: {first}{detail}")
+    return SimulationFailed(f"the simulation failed at t = {t:g} s: {_one_line(exc)}")
+
+
+def _simulate(system, fmu_dir: Path, step: float, stop: float | None = None, step_mean: bool | None = None,
+              record: list[str] | None = None, progress: bool = True, at_point=None):
+    """Co-simulate ``system`` at ``step`` until ``stop`` (default: its DefaultExperiment).
+    A file's compliances with T_comm > 0 average over ``step`` (``step_mean`` True or False
+    overrides the file); an .ssp archive runs as bound, with its own FMUs from ``fmu_dir``."""
     from systems.ssp import run_system
 
-    family, case = _family(system)
-    description = load_system(system)
-    step = description.step if step is None else step
-    if step is None or description.stop is None:
-        raise SystemExit(f"{system}: its file gives no step or no stop time; give --step (and add a "
-                         f"DefaultExperiment stopTime)")
-    if family == "z3":
-        return z3.simulate(fmu_dir, step=step, progress=progress, step_mean=step_mean)
-    if family == "fan":
-        return fan.simulate(fmu_dir, case, step=step, progress=progress, step_mean=step_mean)
-    if family == "r3_spring":
-        return r3.simulate_spring(fmu_dir, int(case), step=step, progress=progress, step_mean=step_mean)
-    if family == "r3_clearance":
-        return r3.simulate_clearance(fmu_dir, int(case), step=step, progress=progress)
-    record = list(dict.fromkeys(f"{c.source}.{c.output}" for c in description.connections))
-    return run_system(fmu_dir, description.at_step(step, step_mean), description.connections, description.stop,
-                      step, record, progress)
+    stop = system.stop if stop is None else stop
+    components = system.components if system.is_archive else system.at_step(step, step_mean)
+    record = _default_record(system) if record is None else record
+    derived = _family_of(system) == "r3_clearance" and "mesh.w_mean" not in record
+    if derived:
+        record = list(dict.fromkeys(record + ["mesh.w_1", "mesh.w_2"]))
+    result = run_system(fmu_dir, components, system.connections, stop, step, record, progress, at_point=at_point)
+    if derived:
+        from systems.r3 import mesh_mean_speed_of
+
+        result.signals["mesh.w_mean"] = mesh_mean_speed_of(system.components["mesh"], result["mesh.w_1"],
+                                                           result["mesh.w_2"])
+    return result
 
 
-def _run_system(system: str, fmu_dir: Path, step: float, out: Path) -> None:
+def _write_csv(path: Path, result, record: list[str], units: dict) -> None:
+    """CSV of the records; each header is 'instance.variable [unit]' (the FMU's declared unit)."""
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["time [s]"] + [f"{k} [{units[k]}]" if units.get(k) else k for k in record])
+        for n, t in enumerate(result.time):
+            writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
+
+
+def _plot(path: Path, system, result, record: list[str], units: dict) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    result = _simulate(system, fmu_dir, step)
-    record = list(result.signals)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / f"{system}.csv", "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["time"] + record)
-        for n, t in enumerate(result.time):
-            writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
-    title, panels = PLOTS.get(_family(system)[0]) or (
-        system, [(key, [(key, key)]) for key in record[:6]])      # a new system: its first outputs
+    family = _family_of(system)
+    title, panels = PLOTS.get(family) or (
+        _label(system), [(f"{k} [{units.get(k) or '1'}]", [(k, k)]) for k in record[:6]])  # a system of its own
     fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(8, 2.4 * len(panels) + 1), squeeze=False)
     axes = axes[:, 0]
     for ax, (label, signals) in zip(axes, panels):
@@ -106,11 +366,72 @@ def _run_system(system: str, fmu_dir: Path, step: float, out: Path) -> None:
             ax.plot(result.time, result[key], label=legend)
         ax.set_ylabel(label)
         ax.legend(fontsize=8)
-    axes[0].set_title(f"{title}: {system}")
+    axes[0].set_title(f"{title}: {_label(system)}")
     axes[-1].set_xlabel("time [s]")
     fig.tight_layout()
-    fig.savefig(out / f"{system}.png", dpi=120)
-    print(f"wrote {out / (system + '.csv')} and {out / (system + '.png')}")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _run_system(system, fmu_dir: Path, step: float, stop: float, out: Path, record: list[str] | None = None,
+                plot: bool = True) -> list[Path]:
+    """Run ``system`` (arguments checked) and write out/LABEL.csv (and .png): the paths.
+    Ctrl-C writes the rows computed so far and raises KeyboardInterrupt."""
+    from systems.master import CoSimulationError
+    from systems.ssp import declared_units
+
+    record = _default_record(system) if record is None else record
+    label = _label(system)
+    with _interruptible() as (at_point, state):
+        try:
+            result = _simulate(system, fmu_dir, step, stop, record=record, at_point=at_point)
+        except KeyboardInterrupt as exc:
+            partial = getattr(exc, "partial", None)
+            if partial is None:
+                raise KeyboardInterrupt(f"at t = {state['t']:g} s; nothing written (the master kept no partial "
+                                        f"result)") from None
+            _write_csv(out / f"{label}.csv", partial, record, declared_units(fmu_dir, system.components, record))
+            raise KeyboardInterrupt(f"at t = {state['t']:g} s; wrote {out / (label + '.csv')} with the rows "
+                                    f"computed so far (t = 0 to {partial.time[-1] if len(partial.time) else 0:g} "
+                                    f"s)") from None
+        except CoSimulationError as exc:                  # an FMI call failed: one or two lines
+            raise _failure(exc, state["t"]) from exc
+        except ValueError as exc:                         # the master refuses connections of other FMUs
+            if "cannot be run" not in str(exc):
+                raise
+            raise UsageError(f"{label}: {_one_line(exc)}") from None
+    units = declared_units(fmu_dir, system.components, record)
+    paths = [out / f"{label}.csv"]
+    _write_csv(paths[0], result, record, units)
+    if plot:
+        paths.append(out / f"{label}.png")
+        _plot(paths[1], system, result, record, units)
+    return paths
+
+
+def _run(args, command: str) -> None:
+    """run and ssp: check everything, build what is needed, simulate, write."""
+    system = _open(str(args.system))
+    if command == "ssp" and not system.is_archive:
+        raise UsageError(f"{args.system}: ssp runs an .ssp archive; run an .ssd with `{PROG} run {args.system}`")
+    step, stop = _times(system, args.step, args.stop)
+    if system.is_archive:
+        _check_t_comm(system, step)
+    _check_parameters(system)
+    out = _out_folder(args, command, _label(system))
+    with tempfile.TemporaryDirectory(prefix="ssp_") as folder:
+        if system.is_archive:
+            from systems.ssp import extracted_fmus
+
+            fmu_dir = extracted_fmus(system.path, folder)
+        else:
+            fmu_dir = None
+        if args.record:
+            _check_record(system, args.record, _variables(system, fmu_dir))
+        if fmu_dir is None:
+            fmu_dir = _fmus_for(system, args.fmus)
+        paths = _run_system(system, fmu_dir, step, stop, out, args.record, plot=command == "run")
+    print(f"wrote {' and '.join(str(p) for p in paths)}")
 
 
 def _compare_r1(step: float, duration: float, out: Path) -> None:
@@ -159,6 +480,8 @@ REPORT_KEYS = {
     "r3_spring": ["spring.phi_rel", "z.w", "wv.w"],
     "r3_clearance": ["mesh.w_mean", "mesh.w_1", "mesh.w_2", "vehicle.w"],   # w_1, w_2 not pointwise when elastic
 }
+#: a co-simulation whose error exceeds this many times a signal's range has diverged
+DIVERGED = 10.0
 
 
 def _reference(system: str, t_grid):
@@ -175,53 +498,183 @@ def _reference(system: str, t_grid):
     return reference.r3_clearance_reference(int(case), t_grid)
 
 
-def _report(system: str, fmu_dir: Path, steps) -> None:
-    """Error of a co-simulation against its monolithic reference, per step, with the
-    step-mean and the sampled compliance torques."""
+def _normalised(system):
+    """What a reference depends on: components (T_comm as step-mean or not), connections, stop."""
+    from systems.ssp import Component
+
+    components = {name: Component(c.element, {k: (bool(v) if k == "T_comm" else v) for k, v in c.parameters.items()})
+                  for name, c in system.components.items()}
+    return components, sorted(map(tuple, (vars(c).values() for c in system.connections))), system.stop
+
+
+def _documented_name(system) -> str:
+    """The catalog name of ``system`` (a documented system, or a file equal to one: the
+    references are built from the catalog's parameters); a usage error otherwise."""
+    from systems.ssp import CATALOG
+
+    if system.path is not None and system.path.parent.resolve() == CATALOG.resolve():
+        return system.path.stem
+    mine = _normalised(system)
+    for name in catalog():
+        if _normalised(load_system(name)) == mine:
+            return name
+    documented = [name for name in catalog() if _family(name)[0] in REPORT_KEYS]
+    raise UsageError(f"{_shown(system)}: no monolithic reference: references exist for the documented systems "
+                     f"({', '.join(documented)}) and files equal to one of them, not for an edited system")
+
+
+def _divergence(result, ref, keys, time) -> str | None:
+    """Where the co-simulation left the reference by more than DIVERGED times a signal's
+    range (or became non-finite): None if it did not."""
     import numpy as np
 
+    for key in keys:
+        x, r = np.asarray(result[key], dtype=float), np.asarray(ref[key], dtype=float)
+        span = float(np.ptp(r)) or 1.0
+        bad = ~np.isfinite(x) | (np.abs(x - r) > DIVERGED * span)
+        if bad.any():
+            first = int(np.argmax(bad))
+            peak = float(np.nanmax(np.abs(x[np.isfinite(x)]))) if np.isfinite(x).any() else math.inf
+            return (f"DIVERGED: {key} leaves the reference by more than {DIVERGED:g} times its range "
+                    f"({span:.3g}) from t = {time[first]:g} s and reaches {peak:.3g}; no error to report")
+    return None
+
+
+def _report(args) -> None:
+    """Error of a co-simulation against its monolithic reference, per step, with the
+    step-mean and the sampled compliance torques; a diverged run is said to be one."""
+    system = _open(args.system)
+    name = _documented_name(system)
+    system = load_system(name)
+    stop = system.stop
+    for step in args.steps:
+        _check_divides(step, stop, "--steps", system)
+    out = _out_folder(args, "report", name)
+    fmu_dir = _fmus_for(system, args.fmus)
+    _print_report(name, system, fmu_dir, args.steps, out / f"{name}_errors.csv")
+
+
+def _print_report(name, system, fmu_dir, steps, csv_path: Path | None = None) -> list[tuple]:
+    import numpy as np
+
+    from systems.master import CoSimulationError
     from systems.reference import error_report
 
-    family, _ = _family(system)
-    if family is None:
-        raise SystemExit(f"{system}: no monolithic reference (references exist for the documented families "
-                         f"{', '.join(REPORT_KEYS)})")
-    keys, stop = REPORT_KEYS[family], load_system(system).stop
-    print(f"{system} co-simulation vs monolithic reference over {stop:g} s: max and RMS error / signal range")
+    family, _ = _family(name)
+    keys, stop = REPORT_KEYS[family], system.stop
+    rows = []
+    print(f"{name} co-simulation vs monolithic reference over {stop:g} s: max and RMS error / signal range")
     for step in steps:
-        ref = _reference(system, np.arange(int(round(stop / step)) + 1) * step)
+        grid = np.arange(int(round(stop / step)) + 1) * step
+        ref = _reference(name, grid)
         for step_mean in ((True,) if family == "r3_clearance" else (True, False)):
-            try:
-                report = error_report(_simulate(system, fmu_dir, step, step_mean), ref, keys)
-            except Exception as exc:          # a diverging coupling makes an element refuse a step
-                print(f"  step {step:g} s, {'step-mean' if step_mean else 'sampled'}: failed ({str(exc).splitlines()[0]})")
+            torques = "step-mean" if step_mean else "sampled"
+            with _interruptible() as (at_point, state):
+                try:
+                    result = _simulate(system, fmu_dir, step, step_mean=step_mean, progress=False,
+                                       at_point=at_point)
+                except CoSimulationError as exc:   # a diverging coupling makes an element refuse a step
+                    print(f"  step {step:g} s, {torques}: FAILED at t = {state['t']:g} s "
+                          f"({_one_line(str(exc).splitlines()[0])})")
+                    rows.append((step, torques, "", "failed", "", ""))
+                    continue
+            diverged = _divergence(result, ref, keys, grid)
+            if diverged:
+                print(f"  step {step:g} s, {torques} compliance torques: {diverged}")
+                rows.append((step, torques, "", "diverged", "", ""))
                 continue
-            print(f"  step {step:g} s, {'step-mean' if step_mean else 'sampled'} compliance torques:")
+            report = error_report(result, ref, keys)
+            print(f"  step {step:g} s, {torques} compliance torques:")
             for key in keys:
                 print(f"    {key:20s} max {report[key][0]:.2e}   RMS {report[key][1]:.2e}")
+                rows.append((step, torques, key, "ok", f"{report[key][0]:.4g}", f"{report[key][1]:.4g}"))
+    if csv_path is not None:
+        with open(csv_path, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["step [s]", "compliance torques", "signal", "status", "max error / range",
+                             "RMS error / range"])
+            writer.writerows(rows)
+        print(f"wrote {csv_path}")
+    return rows
 
 
-def seconds(text: str) -> float:
-    """argparse type of a step or a duration: a finite number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not (value > 0.0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text}")
-    return value
+#: ecos and fmpy's simulate_ssp exchange values Jacobi-style (every input lags one step),
+#: which needs smaller steps than systems.master's ordered exchange.  Per documented
+#: system: the largest step at which ecos ran stable with the RMS error of every compared
+#: signal (REPORT_KEYS) at most 1 % of its range against the monolithic reference, and that
+#: error's worst signal (measured with ecospy 0.7.2's ecos command over the whole default
+#: experiment; see README "Documented systems").
+JACOBI_STEPS: dict[str, tuple[float, str]] = {
+    "z3": (1e-4, "RMS error of w_2 0.36 %, vehicle speed 0.010 %, friction torques 0.58 % at most; "
+                 "2e-4 s: torque 1.3 %; 1e-3 s: w_2 9.7 %; at its 2 ms ecos diverges (|w_1| 1e47 at 10 s); "
+                 "10 s take 72 s in ecos"),
+    "r3_clearance_1": (1e-4, "RMS error of the speeds 0.63 % at most (2e-4 s: 1.3 %, 1e-3 s: 8 %)"),
+    "r3_clearance_2": (1e-4, "RMS error of the mesh's mean speed 0.63 %, vehicle 0.094 % (2e-4 s: 1.3 %, "
+                             "1e-3 s: 8 %)"),
+    "r3_clearance_3": (1e-4, "RMS error of the speeds 0.94 % at most (2e-4 s: 1.6 %, 1e-3 s: 7.5 %)"),
+    "r3_spring_3": (5e-5, "RMS error of the twist 0.67 %, speeds 0.56 % at most (1e-4 s: 1.35 %, 1e-3 s: 9.7 %)"),
+}
 
 
-def _or(value, default):
-    return default if value is None else value
+def _export(args) -> None:
+    from systems import ssp
+
+    system = _open(args.system)
+    label = _label(system)
+    step, stop = _times(system, args.step, args.stop)
+    _check_parameters(system)
+    out = _out_folder(args, "export", label)
+    path = out / f"{label}.ssp"
+    with tempfile.TemporaryDirectory(prefix="ssp_") as folder:
+        if system.is_archive:                 # re-export with its own FMUs
+            fmu_dir = ssp.extracted_fmus(system.path, folder)
+            system = ssp.System(system.name, system.description, {
+                n: ssp.Component(c.element, {**c.parameters, "T_comm": step} if c.parameters.get("T_comm")
+                                 else c.parameters) for n, c in system.components.items()},
+                system.connections, system.stop, system.step)
+        else:
+            fmu_dir = _fmus_for(system, args.fmus)
+        ssp.export(system, path, fmu_dir, step, stop)
+    print(f"wrote {path}: run it at a step of {step:g} s (its step-mean compliances' T_comm), e.g.\n"
+          f"  OMSimulator {path} --stopTime={stop:g} --stepSize={step:g} --resultFile={label}.csv")
+    ecos = f"ecos simulate --path {path} --stepSize {step:g} --stopTime {stop:g} --parameterSet initialValues"
+    measured = JACOBI_STEPS.get(label) if not system.path or system.path.parent.resolve() == ssp.CATALOG.resolve() \
+        else None
+    if measured is None:
+        print(f"  {ecos}\n(ecos and fmpy's simulate_ssp exchange values Jacobi-style, one step late: compare their "
+              f"result with `{PROG} run` at the same step; they may need a smaller step)")
+    elif step <= measured[0] * (1 + 1e-9):
+        print(f"  {ecos}\n(ecos exchanges values Jacobi-style; measured stable and within 1 % at {measured[0]:g} s: "
+              f"{measured[1]})")
+    else:
+        print(f"ecos and fmpy's simulate_ssp exchange values Jacobi-style and need a smaller step for {label}: "
+              f"measured stable and within 1 % of the reference at {measured[0]:g} s ({measured[1]}); export for "
+              f"them with\n  {PROG} export {label} --step {measured[0]:g}\n  then ecos simulate --path {path} "
+              f"--stepSize {measured[0]:g} --stopTime {stop:g} --parameterSet initialValues")
+
+
+def _new(args) -> None:
+    from systems.ssp import copy_system
+
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", args.name):
+        raise UsageError(f"NAME {args.name!r}: use letters, digits, '_' and '-', starting with a letter "
+                         f"(it names the file NAME.ssd)")
+    source = _open(args.source)
+    target = _writable(Path(args.dir), "--dir") / f"{args.name}.ssd"
+    if target.exists():
+        raise UsageError(f"{target} exists: choose another NAME or remove it")
+    target.write_bytes(copy_system(source, args.name))
+    print(f"wrote {target}, a copy of {_label(source)}: edit it (parameters are ssv:Parameter values), then\n"
+          f"  {PROG} run {target}")
 
 
 def _study(args) -> None:
-    """Threshold studies on dask (systems.study): CSV and plot in --out."""
+    """Threshold studies on dask (systems.study): CSV and plot in OUT/study/KIND/."""
     from systems import study
 
+    out = _out_folder(args, "study", args.kind)
+    _writable(Path(args.fmus), "--fmus")
     build_fmus.build_all(args.fmus, force=False)
-    args.out.mkdir(parents=True, exist_ok=True)
     client = study.default_client(args.scheduler)
     try:
         if args.kind == "judder-onset":
@@ -245,41 +698,78 @@ def _study(args) -> None:
             x, y = "mu_s", None
     finally:
         client.close()
-    csv_path = study.write_csv(rows, args.out / f"{args.kind}.csv")
+    csv_path = study.write_csv(rows, out / f"{args.kind}.csv")
     value = next(key for key in rows[0] if key.endswith("_threshold"))
-    png = study.plot(rows, x, value, args.out / f"{args.kind}.png", y=y, title=args.kind)
+    png = study.plot(rows, x, value, out / f"{args.kind}.png", y=y, title=args.kind)
     for row in rows:
         print("  " + ", ".join(f"{k} = {v:.6g}" for k, v in row.items()))
     print(f"wrote {csv_path} and {png}")
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="drivetrain-fmu", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list elements and documented systems")
-    build = sub.add_parser("build", help="build every element FMU")
+def seconds(text: str) -> float:
+    """argparse type of a step or a duration: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (value > 0.0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text}")
+    return value
+
+
+def _or(value, default):
+    return default if value is None else value
+
+
+def _parser() -> Parser:
+    parser = Parser(prog=PROG, description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show the Python traceback of an error")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    def command(name, **kwargs):
+        p = sub.add_parser(name, **kwargs)
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the Python traceback of an error")
+        return p
+
+    system_help = "a documented system (drivetrain-fmu list) or the path of an .ssd or .ssp file"
+    results_help = "results folder: outputs go to OUT/COMMAND/SYSTEM/ (default results)"
+    command("list", help="list elements and documented systems")
+    build = command("build", help="build every element FMU")
     build.add_argument("--out", type=Path, default=build_fmus.DEFAULT_OUT)
-    run = sub.add_parser("run", help="build the FMUs and co-simulate a documented system")
-    run.add_argument("system", choices=catalog(), help="a documented system (drivetrain-fmu list)")
-    run.add_argument("--step", type=seconds, help="communication step [s] (default: the system's)")
-    run.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
-    run.add_argument("--out", type=Path, default=Path("results"))
-    compare = sub.add_parser("compare", help="compare the PWA discretisation methods (no FMU)")
+    for name, text in (("run", "co-simulate a system: CSV and plot"),
+                       ("ssp", "run an .ssp archive with this project's master: CSV")):
+        run = command(name, help=text)
+        run.add_argument("system", metavar="SYSTEM" if name == "run" else "FILE.ssp",
+                         help=system_help if name == "run" else "an .ssp archive")
+        run.add_argument("--step", type=seconds, help="communication step [s] (default: the file's)")
+        run.add_argument("--stop", type=seconds, help="stop time [s] (default: the file's DefaultExperiment)")
+        run.add_argument("--record", nargs="+", metavar="INST.VAR",
+                         help="instance.variable to record (default: the system's signals and every connected "
+                              "output)")
+        run.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT, help="FMU folder (built if needed)")
+        run.add_argument("--out", type=Path, default=Path("results"), help=results_help)
+    compare = command("compare", help="compare the PWA discretisation methods (no FMU)")
     compare.add_argument("case", choices=["r1"])
     compare.add_argument("--step", type=seconds, default=0.1, help="discretisation step T_d [s]")
     compare.add_argument("--duration", type=seconds, default=10.0, help="simulated time [s]")
-    compare.add_argument("--out", type=Path, default=Path("results"))
-    report = sub.add_parser("report", help="co-simulation error against the monolithic reference")
-    report.add_argument("system", choices=catalog(), help="a documented system (drivetrain-fmu list)")
+    compare.add_argument("--out", type=Path, default=Path("results"), help=results_help)
+    report = command("report", help="co-simulation error against the monolithic reference")
+    report.add_argument("system", metavar="SYSTEM", help=system_help)
     report.add_argument("--steps", type=seconds, nargs="+", default=[1e-4, 1e-3, 1e-2])
     report.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
-    export = sub.add_parser("export", help="write a documented system as an SSP file")
-    export.add_argument("system", choices=catalog(), help="a documented system (drivetrain-fmu list)")
-    export.add_argument("--step", type=seconds, help="step the SSP is meant to run at [s] (default: the system's)")
-    export.add_argument("--stop", type=seconds, help="stop time [s] (default: the system's)")
+    report.add_argument("--out", type=Path, default=Path("results"), help=results_help)
+    export = command("export", help="write a system as an SSP archive")
+    export.add_argument("system", metavar="SYSTEM", help=system_help)
+    export.add_argument("--step", type=seconds, help="step the SSP is meant to run at [s] (default: the file's)")
+    export.add_argument("--stop", type=seconds, help="stop time [s] (default: the file's)")
     export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
-    export.add_argument("--out", type=Path, default=Path("results"))
-    studies = sub.add_parser("study", help="threshold studies on a local or remote dask cluster")
+    export.add_argument("--out", type=Path, default=Path("results"), help=results_help)
+    new = command("new", help="write NAME.ssd, an editable copy of a system, into the working directory")
+    new.add_argument("name", metavar="NAME")
+    new.add_argument("--from", dest="source", required=True, metavar="SYSTEM", help=system_help)
+    new.add_argument("--dir", default=".", help="folder to write NAME.ssd into (default: the working directory)")
+    studies = command("study", help="threshold studies on a local or remote dask cluster")
     studies.add_argument("kind", choices=["judder-onset", "tire-slip-onset", "breakaway"])
     studies.add_argument("--scheduler", help="tcp://HOST:PORT of a running dask scheduler (default: local cluster)")
     studies.add_argument("--T_S", type=float, nargs="+", default=[400.0], help="clutch static capacities [N.m]")
@@ -296,66 +786,66 @@ def main(argv=None) -> int:
                          "tire-slip-onset 8)")
     studies.add_argument("--mu_s", type=float, nargs="+", default=[0.3, 0.4, 0.5])
     studies.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
-    studies.add_argument("--out", type=Path, default=Path("results"))
-    run_ssp = sub.add_parser("ssp", help="run an SSP file with this project's master (CSV of the records)")
-    run_ssp.add_argument("file", type=Path)
-    run_ssp.add_argument("--step", type=seconds, required=True, help="communication step [s]")
-    run_ssp.add_argument("--stop", type=seconds, help="default: the file's DefaultExperiment")
-    run_ssp.add_argument("--record", nargs="+", help="instance.variable (default: every connected output)")
-    run_ssp.add_argument("--out", type=Path, default=Path("results"))
-    args = parser.parse_args(argv)
+    studies.add_argument("--out", type=Path, default=Path("results"), help=results_help)
+    return parser
+
+
+def _list() -> None:
+    for element in ELEMENTS:
+        print(f"{element.__name__:12s} {element.description}")
+    print("documented systems (systems/ssd/NAME.ssd; drivetrain-fmu run|report|export NAME, "
+          "or a file: drivetrain-fmu new MINE --from NAME, then run MINE.ssd):")
+    for name in catalog():
+        try:
+            description = load_system(name).description
+        except (ValueError, SyntaxError, KeyError) as exc:      # one bad file hides no other
+            description = f"(cannot be read: {exc})"
+        print(f"  {name:20s} {description}")
+
+
+def _dispatch(args) -> None:
     if args.command == "list":
-        for element in ELEMENTS:
-            print(f"{element.__name__:12s} {element.description}")
-        print("documented systems (systems/ssd/NAME.ssd; drivetrain-fmu run|report|export NAME):")
-        for name in catalog():
-            try:
-                description = load_system(name).description
-            except (ValueError, SyntaxError, KeyError) as exc:      # one bad file hides no other
-                description = f"(cannot be read: {exc})"
-            print(f"  {name:20s} {description}")
+        _list()
     elif args.command == "build":
+        _writable(Path(args.out), "--out")
         for path in build_fmus.build_all(args.out):
             print(f"built {path}")
     elif args.command == "study":
         _study(args)
-    elif args.command == "ssp":
-        from systems import ssp
-
-        try:
-            connections = ssp.read_ssp(args.file).connections
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, ET.ParseError) as exc:
-            raise SystemExit(f"{args.file}: {' '.join(str(exc).split())}") from None
-        record = args.record or list(dict.fromkeys(f"{c.source}.{c.output}" for c in connections))
-        result = ssp.simulate(args.file, args.step, record, stop=args.stop, progress=True)
-        args.out.mkdir(parents=True, exist_ok=True)
-        target = args.out / f"{args.file.stem}.csv"
-        with open(target, "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["time"] + record)
-            for n, t in enumerate(result.time):
-                writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
-        print(f"wrote {target}")
+    elif args.command in ("run", "ssp"):
+        _run(args, args.command)
     elif args.command == "export":
-        from systems import ssp
-
-        build_fmus.build_all(args.fmus, force=False)
-        args.out.mkdir(parents=True, exist_ok=True)
-        path = ssp.export(args.system, args.out / f"{args.system}.ssp", args.fmus, args.step, args.stop)
-        stop, step = _or(args.stop, load_system(args.system).stop), _or(args.step, load_system(args.system).step)
-        print(f"wrote {path}: run it at a step of {step:g} s (its step-mean compliances' T_comm), e.g.\n"
-              f"  OMSimulator {path} --stopTime={stop:g} --stepSize={step:g} --resultFile={args.system}.csv\n"
-              f"  ecos simulate --path {path} --stepSize {step:g} --stopTime {stop:g} "
-              "--parameterSet initialValues")
+        _export(args)
     elif args.command == "report":
-        build_fmus.build_all(args.fmus, force=False)
-        _report(args.system, args.fmus, args.steps)
-    elif args.command == "compare":
-        _compare_r1(args.step, args.duration, args.out)
+        _report(args)
+    elif args.command == "new":
+        _new(args)
     else:
-        build_fmus.build_all(args.fmus, force=False)
-        _run_system(args.system, args.fmus, args.step, args.out)
-    return 0
+        _compare_r1(args.step, args.duration, _out_folder(args, "compare", args.case))
+
+
+def main(argv=None) -> int:
+    """The drivetrain-fmu command.  Every error ends here: one or two lines on stderr
+    naming the bad value and what is allowed, exit status 2 (usage), 1 (the simulation
+    failed) or 130 (interrupted); the traceback only with --debug.  Raised as Exit (a
+    SystemExit carrying the message) so that callers in Python see it."""
+    args = _parser().parse_args(argv)
+    try:
+        _dispatch(args)
+        return 0
+    except (KeyboardInterrupt, Exception) as exc:     # the funnel (SystemExit passes through)
+        if isinstance(exc, KeyboardInterrupt):
+            message, status = "interrupted" + (f" {exc}" if str(exc) else ""), INTERRUPTED
+        elif isinstance(exc, (UsageError, SimulationFailed)):
+            message, status = str(exc), USAGE if isinstance(exc, UsageError) else FAILED
+        else:                                         # a bug or a failure nobody foresaw
+            message, status = f"{type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)", FAILED
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
+    print(f"{PROG} {args.command}: {'error: ' if status != INTERRUPTED else ''}{message}", file=sys.stderr)
+    raise Exit(message, status)
 
 
 if __name__ == "__main__":

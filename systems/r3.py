@@ -13,9 +13,12 @@ Shaft k2 = 4000 N.m/rad (d = 5 N.m.s/rad chosen) from the wheel to the vehicle i
 a drive torque of +100 N.m on J_z for 1 s, then -100 N.m (a load reversal through the
 play, a staircase Table), from rest with the play centred.
 
-The clearance system's shaft averages its torque over the communication step
-(T_comm = step, see fmus.compliance), which keeps the explicit coupling energy-
-consistent; the spring system shows the characteristic itself (torque at the point).
+The clearance system's shaft and the spring average their torque over the communication
+step (T_comm = step, see fmus.compliance), which keeps the explicit coupling energy-
+consistent: with the torque at the communication point (``step_mean=False``, T_comm = 0)
+the undamped spring system gains energy at every step and is 66 % RMS off its closed form
+at 1 ms (case 1), 0.05 % with the step-mean torque.  ``spring.tau_2`` is then the mean
+torque over the coming step; ``step_mean=False`` shows the characteristic itself.
 The constants below are read from the files (the references and tests use them).
 """
 from __future__ import annotations
@@ -53,9 +56,15 @@ def mesh_mean_speed(case: int, w_1, w_2):
     return (mesh["J_1"] * w_1 + mesh["J_2"] * w_2) / (mesh["J_1"] + mesh["J_2"])
 
 
+def mesh_mean_speed_of(mesh, w_1, w_2):
+    """The same for a Backlash component (systems.ssp.Component) of any system file."""
+    values = mesh.with_defaults()
+    return (values["J_1"] * w_1 + values["J_2"] * w_2) / (values["J_1"] + values["J_2"])
+
+
 def spring_components(case: int, step: float | None = None, step_mean: bool | None = None):
-    """The nonlinear-spring system for a run at ``step``; ``step_mean`` True gives the spring
-    T_comm = step (the files sample the torque at the point)."""
+    """The nonlinear-spring system for a run at ``step``; ``step_mean`` False gives the
+    spring T_comm = 0, the torque at the point (the files bind the step-mean torque)."""
     return SPRING[case].at_step(SPRING[case].step if step is None else step, step_mean)
 
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from .master import Connection, Port, connection_problems
 
@@ -128,15 +129,22 @@ def fmpy_parameter_set(components: dict[str, Component]):
 
 
 def run_system(fmu_dir, components: dict[str, Component], connections: list[Connection], stop: float,
-               step: float, record: list[str], progress: bool = False, iterations: int = 0):
+               step: float, record: list[str], progress: bool = False, iterations: int = 0,
+               at_point: Callable[[float], None] | None = None):
     """Instantiate every component from ``fmu_dir`` (fresh instances), co-simulate with
-    systems.master.run and free them: the one way every documented system is run."""
+    systems.master.run and free them: the one way every documented system is run.
+    ``at_point(t)`` is called at every communication point before the exchange, while no
+    FMU is stepping (e.g. to stop the run there by raising KeyboardInterrupt)."""
     from .master import Instance, run
 
     fmu_dir = Path(fmu_dir)
-    instances = {name: Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters) for name, c in components.items()}
+    instances = {}
     try:
-        return run(instances, connections, stop, step, record, progress=progress, iterations=iterations)
+        for name, c in components.items():
+            instances[name] = Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
+        inputs = None if at_point is None else (lambda t: at_point(t) or {})
+        return run(instances, connections, stop, step, record, inputs=inputs, progress=progress,
+                   iterations=iterations)
     finally:
         for inst in instances.values():
             inst.free()
@@ -152,6 +160,12 @@ class System:
     connections: list[Connection]
     stop: float | None                 # DefaultExperiment stopTime (None: not given)
     step: float | None = None          # the communication step it is meant to run at (annotation)
+    path: Path | None = None           # the file it was read from (None: built in code)
+
+    @property
+    def is_archive(self) -> bool:
+        """True when it was read from an .ssp archive, which carries its own FMUs."""
+        return self.path is not None and self.path.suffix == ".ssp"
 
     def at_step(self, step: float, step_mean: bool | None = None) -> dict[str, Component]:
         """The components for a run at communication step ``step``.  A compliance with a
@@ -182,37 +196,68 @@ def declared_connection_problems(components: dict[str, Component], connections: 
 
 def parse_ssd(document: bytes) -> System:
     """The System of a flat SSP 1.0 SystemStructure.ssd whose components are FMUs in
-    resources/ with inline parameter sets (as written by :func:`system_structure`)."""
-    root = ET.fromstring(document)
+    resources/ with inline parameter sets (as written by :func:`system_structure`).  A
+    document that is not such a file raises ValueError saying what is missing or wrong."""
+    try:
+        root = ET.fromstring(document)
+    except ET.ParseError as exc:
+        raise ValueError(f"not an XML document ({exc})") from None
+    if root.tag != _q(SSD, "SystemStructureDescription"):
+        raise ValueError(f"not an SSP 1.0 SystemStructureDescription (its root element is {root.tag!r})")
     system = root.find(_q(SSD, "System"))
+    elements = None if system is None else system.find(_q(SSD, "Elements"))
+    if elements is None:
+        raise ValueError("no <ssd:System> with <ssd:Elements> (a flat system of FMU components is expected)")
     components = {}
-    for node in system.find(_q(SSD, "Elements")).findall(_q(SSD, "Component")):
-        element = Path(node.get("source")).stem
+    for node in elements.findall(_q(SSD, "Component")):
+        name, source = node.get("name"), node.get("source")
+        if not name or not source or not source.endswith(".fmu"):
+            raise ValueError(f"component {name!r}: needs a name and a source 'resources/ELEMENT.fmu' "
+                             f"(got source {source!r})")
         parameters = {}
         for parameter in node.iter(_q(SSV, "Parameter")):
-            value = next(iter(parameter))
-            kind, text = value.tag.split("}")[1], value.get("value")
-            parameters[parameter.get("name")] = (text == "true" if kind == "Boolean"
-                                                 else int(text) if kind == "Integer" else float(text))
-        components[node.get("name")] = Component(element, parameters)
+            value = next(iter(parameter), None)
+            kind, text = ("?", None) if value is None else (value.tag.split("}")[-1], value.get("value"))
+            try:
+                parameters[parameter.get("name")] = {"Boolean": lambda x: {"true": True, "false": False}[x],
+                                                     "Integer": int, "Real": float}[kind](text)
+            except (KeyError, TypeError, ValueError):
+                raise ValueError(f"component {name!r}: parameter {parameter.get('name')!r} has no Real, Integer or "
+                                 f"Boolean value (got {kind} {text!r})") from None
+        components[name] = Component(Path(source).stem, parameters)
+    links = system.find(_q(SSD, "Connections"))
     connections = [Connection(c.get("startElement"), c.get("startConnector"), c.get("endElement"),
                               c.get("endConnector"))
-                   for c in system.find(_q(SSD, "Connections")).findall(_q(SSD, "Connection"))]
+                   for c in (() if links is None else links.findall(_q(SSD, "Connection")))]
     problems = declared_connection_problems(components, connections)
     if problems:
         raise ValueError(f"system {root.get('name')!r}: " + "; ".join(problems))
     experiment = root.find(_q(SSD, "DefaultExperiment"))
-    stop = None if experiment is None or experiment.get("stopTime") is None else float(experiment.get("stopTime"))
     step = None if experiment is None else experiment.find(
         f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}[@type='{STEP_ANNOTATION}']/{_q(STEP_NS, 'Step')}")
-    return System(root.get("name"), root.get("description", ""), components, connections, stop,
-                  None if step is None else float(step.get("size")))
+    try:
+        stop = None if experiment is None or experiment.get("stopTime") is None else float(experiment.get("stopTime"))
+        step = None if step is None else float(step.get("size"))
+    except (TypeError, ValueError):
+        raise ValueError("the DefaultExperiment's stopTime or step size is not a number") from None
+    return System(root.get("name") or "", root.get("description", ""), components, connections, stop, step)
 
 
 def read_ssp(path) -> System:
-    """The System of an .ssp archive (its SystemStructure.ssd)."""
-    with zipfile.ZipFile(path) as archive:
-        return parse_ssd(archive.read("SystemStructure.ssd"))
+    """The System of an .ssp archive (its SystemStructure.ssd); ValueError if it is not one."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            document = archive.read("SystemStructure.ssd")
+            names = set(archive.namelist())
+    except zipfile.BadZipFile:
+        raise ValueError("not an SSP archive (an .ssp is a zip file)") from None
+    except KeyError:
+        raise ValueError("the archive has no SystemStructure.ssd") from None
+    system = parse_ssd(document)
+    missing = sorted({f"resources/{c.element}.fmu" for c in system.components.values()} - names)
+    if missing:
+        raise ValueError(f"the archive lacks {', '.join(missing)} (used by its components)")
+    return replace(system, path=Path(path))
 
 
 CATALOG = Path(__file__).with_name("ssd")
@@ -229,21 +274,144 @@ def load_system(name: str) -> System:
     path = CATALOG / f"{name}.ssd"
     if not path.is_file():
         raise ValueError(f"unknown system {name!r}; documented systems: {', '.join(catalog())}")
-    return parse_ssd(path.read_bytes())
+    return replace(parse_ssd(path.read_bytes()), path=path)
 
 
-def export(name: str, path, fmu_dir, step: float | None = None, stop: float | None = None) -> Path:
-    """Write the documented system ``name`` as an .ssp archive for a run at ``step`` (the
-    T_comm of its step-mean compliances; default: the system's step): its .ssd, with the
-    FMUs of ``fmu_dir``."""
-    system = load_system(name)
+def is_path(spec: str) -> bool:
+    """True when ``spec`` names a file (an .ssd or .ssp, or anything with a folder) rather
+    than a documented system."""
+    return bool(Path(spec).suffix) or "/" in spec
+
+
+def open_system(spec: str) -> System:
+    """A documented system by name (``z3``) or the system of a file (``my_z3.ssd``,
+    ``results/export/z3/z3.ssp``).  ValueError with one line naming ``spec`` and what is
+    allowed when it is neither."""
+    if not is_path(spec):
+        if spec in catalog():
+            return load_system(spec)
+        hint = f" (a file? give ./{spec}.ssd)" if Path(f"{spec}.ssd").is_file() else ""
+        raise ValueError(f"unknown system {spec!r}{hint}: give a documented system ({', '.join(catalog())}) "
+                         f"or the path of an .ssd or .ssp file")
+    path = Path(spec)
+    if path.suffix not in (".ssd", ".ssp"):
+        raise ValueError(f"{spec}: a system file must be an .ssd (SystemStructure) or an .ssp (archive)")
+    if not path.is_file():
+        raise ValueError(f"{spec}: no such file")
+    try:
+        if path.suffix == ".ssp":
+            return read_ssp(path)
+        return replace(parse_ssd(path.read_bytes()), path=path)
+    except OSError as exc:
+        raise ValueError(f"{spec}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise ValueError(f"{spec}: {' '.join(str(exc).split())}") from None
+
+
+def parameter_problems(components: dict[str, Component]) -> list[str]:
+    """Why the bound parameters of this project's elements would be refused at
+    initialization (unknown element or parameter, a value outside its declared range, a
+    relation between parameters such as mu_k <= mu_s), without loading an FMU: one message
+    per problem, naming the component."""
+    from fmus import ELEMENTS
+    from fmus.variables import PARAMETER
+
+    classes = {element.__name__: element for element in ELEMENTS}
+    problems = []
+    for name, component in components.items():
+        element = classes.get(component.element)
+        if element is None:
+            problems.append(f"component {name}: unknown element {component.element} (resources/"
+                            f"{component.element}.fmu); elements: {', '.join(classes)}")
+            continue
+        declared = {v.name: v for v in element.VARIABLES}
+        found = []
+        for parameter, value in component.parameters.items():
+            var = declared.get(parameter)
+            if var is None or var.causality != PARAMETER:
+                found.append(f"{component.element} has no parameter {parameter!r}")
+            elif (isinstance(value, bool) and var.type != "Boolean") or var.violation(value) is not None:
+                found.append(var.violation(value) or f"{parameter} = {value!r} is not a {var.type}")
+        if not found:
+            slave = element(instance_name=name, resources=None)
+            for parameter, value in component.parameters.items():
+                setattr(slave, parameter, value)
+            found = slave.cross_check()
+        problems += [f"{name}: {text}" for text in found]
+    return problems
+
+
+def t_comm_problem(components: dict[str, Component], step: float) -> str | None:
+    """A step-mean compliance (T_comm > 0) refuses a doStep of another size: the message
+    naming the first one bound to another T_comm than ``step`` (None: all agree)."""
+    for name, component in components.items():
+        t_comm = component.parameters.get("T_comm", 0.0)
+        if t_comm and abs(t_comm - step) > 1e-9 * t_comm:
+            return f"{name}.T_comm = {t_comm:g} s is bound"
+    return None
+
+
+def copy_system(system: System, name: str) -> bytes:
+    """The .ssd document of ``system`` under the new name ``name`` (what
+    `drivetrain-fmu new` writes for editing)."""
+    description = f"{name}: copy of {system.name}" + (f" ({system.description})" if system.description else "")
+    return system_structure_of(system, name, description)
+
+
+def system_structure_of(system: System, name: str, description: str) -> bytes:
+    """The SystemStructure.ssd of ``system`` with the catalog's layout (step annotation in
+    its DefaultExperiment, no vendor annotation)."""
+    document = system_structure(name, system.components, system.connections, system.stop, description, system.step)
+    root = ET.fromstring(document)
+    annotations = root.find(_q(SSD, "System")).find(_q(SSD, "Annotations"))
+    if annotations is not None:
+        root.find(_q(SSD, "System")).remove(annotations)
+    ET.indent(root)
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8")
+
+
+def declared_units(fmu_dir, components: dict[str, Component], keys: list[str]) -> dict[str, str | None]:
+    """{'instance.variable': unit} for ``keys`` from the modelDescription of the FMUs in
+    ``fmu_dir`` (None: dimensionless or not declared)."""
+    from fmpy import read_model_description
+
+    units, described = {}, {}
+    for key in keys:
+        instance, variable = key.split(".", 1)
+        element = components[instance].element if instance in components else None
+        if element is None:
+            units[key] = None
+            continue
+        if element not in described:
+            model = read_model_description(str(Path(fmu_dir) / f"{element}.fmu"))
+            described[element] = {v.name: v.unit or (v.declaredType.unit if v.declaredType is not None else None)
+                                  for v in model.modelVariables}
+        units[key] = described[element].get(variable)
+    return units
+
+
+def export(name, path, fmu_dir, step: float | None = None, stop: float | None = None) -> Path:
+    """Write the system ``name`` (a documented system's name or a System) as an .ssp
+    archive for a run at ``step`` (the T_comm of its step-mean compliances; default: the
+    system's step): its .ssd, with the FMUs of ``fmu_dir``."""
+    system = load_system(name) if isinstance(name, str) else name
     step = system.step if step is None else step
     stop = system.stop if stop is None else stop
     if step is None or stop is None:
-        raise ValueError(f"{name}: give the step and the stop time (its file has step {system.step!r}, "
+        raise ValueError(f"{system.name}: give the step and the stop time (its file has step {system.step!r}, "
                          f"stop {system.stop!r})")
     return write_ssp(path, system.name, system.at_step(step), system.connections, fmu_dir, stop,
                      system.description, step)
+
+
+def extracted_fmus(path, folder) -> Path:
+    """Extract the FMUs of the .ssp archive ``path`` into ``folder``; returns the folder
+    that holds them (``folder``/resources)."""
+    system = read_ssp(path)
+    with zipfile.ZipFile(path) as archive:
+        for element in {c.element for c in system.components.values()}:
+            archive.extract(f"resources/{element}.fmu", folder)
+    return Path(folder) / "resources"
 
 
 def simulate(path, step: float, record: list[str], stop: float | None = None, progress: bool = False,
@@ -256,8 +424,6 @@ def simulate(path, step: float, record: list[str], stop: float | None = None, pr
     stop = system.stop if stop is None else stop
     if stop is None:
         raise ValueError(f"{path} has no DefaultExperiment stopTime: give stop")
-    with tempfile.TemporaryDirectory(prefix="ssp_") as folder, zipfile.ZipFile(path) as archive:
-        for element in {c.element for c in system.components.values()}:
-            archive.extract(f"resources/{element}.fmu", folder)
-        return run_system(Path(folder) / "resources", system.components, system.connections, stop, step, record,
+    with tempfile.TemporaryDirectory(prefix="ssp_") as folder:
+        return run_system(extracted_fmus(path, folder), system.components, system.connections, stop, step, record,
                           progress, iterations)
