@@ -9,11 +9,12 @@ in the direction of travel; pitch is nose up positive.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import fields
 
 from solvers.dense import norm
 from solvers.friction import Mode
-from solvers.vehicle import PlanarVehicle, VehicleParams, VehicleState
+from solvers.vehicle import GRAVITY, PlanarVehicle, VehicleParams, VehicleState
 
 from .base import ElementSlave
 from .variables import BOOLEAN, dataclass_parameters, input_, output, parameter
@@ -80,6 +81,14 @@ class Vehicle(ElementSlave):
                             "allowed range [0, mu_s_road]")
         if params.h <= params.R:
             problems.append(f"h = {params.h!r} must exceed R = {params.R!r}; allowed range (R, inf) m")
+        positive = ("m_body", "a", "b", "k_susp")
+        if all(0.0 < getattr(params, name) < math.inf for name in positive):
+            # the suspension springs' free length is the design length plus the static sag
+            sag = params.m_body * GRAVITY * max(params.a, params.b) / (params.a + params.b) / params.k_susp
+            if not sag < math.inf:
+                problems.append(f"k_susp = {params.k_susp!r} N/m is too soft for m_body = {params.m_body!r} kg: the "
+                                f"static suspension sag m_body g max(a, b) / ((a + b) k_susp) = {sag!r} m, and with it "
+                                "the springs' free length, is beyond the floating-point range")
         return problems
 
     def initial_state(self):

@@ -86,9 +86,18 @@ class TireVehicle:
         return (self.p.R * w - v) / max(abs(v), self.p.v_min)
 
     def magic_formula(self, slip, f_z):
+        """F_x of the magic formula.  A slip beyond the float range (a speed difference over a
+        tiny v_min: +-inf here) gives the value the formula rounds to for any slip that large:
+        atan(B k) is then +-pi/2, B k - E (B k - atan(B k)) = (1 - E) B k + E atan(B k) is
+        +-inf (E != 1) or atan(B k) (E = 1), where inf - inf would give NaN; B = 0 gives 0."""
         p = self.p
-        bk = p.B * slip
-        return f_z * p.D * math.sin(p.C * math.atan(bk - p.E * (bk - math.atan(bk))))
+        bk = p.B * slip if p.B != 0.0 else 0.0
+        if math.isinf(bk):
+            edge = math.copysign(math.pi / 2, bk)
+            inner = edge if p.E == 1.0 else (1.0 - p.E) * bk + p.E * edge
+        else:
+            inner = bk - p.E * (bk - math.atan(bk))
+        return f_z * p.D * math.sin(p.C * math.atan(inner))
 
     def tire_force(self, state: TireVehicleState, tau, grade):
         """F_x on the vehicle (positive forward) for the inputs now."""

@@ -238,3 +238,34 @@ def test_a_near_hang_of_the_vehicle_is_refused_by_its_budget():
     print(f"refused after {time.process_time() - started:.3f} s of CPU")
     assert "vehicle: more than 201 integration steps in one step" in message and "m_wheel" in message
     assert vehicle._get_fmu_state() == before
+
+
+def test_a_suspension_too_soft_to_have_a_free_length_is_named():
+    """Vehicle k_susp = 5e-324 N/m (allowed: (0, inf)): the static sag, and with it the
+    springs' free length, is beyond the float range; before, a get of the accelerations
+    failed with "M and q must be finite" (the LCP), naming nothing.  1e-300 N/m runs (the
+    sag 6.9e303 m is a float: a constant-force spring)."""
+    got = failure(make(Vehicle, initialize=False, k_susp=5e-324).exit_initialization_mode)
+    assert "k_susp = 5e-324 N/m is too soft for m_body = 1400.0 kg" in got and "M and q" not in got
+    vehicle = make(Vehicle, k_susp=1e-300, tau_wheel_f=10.0)
+    assert vehicle.do_step(0.0, 1e-3), [entry.msg for entry in vehicle.log_queue]
+
+
+@pytest.mark.parametrize("curvature", [0.0, 1.0])
+def test_a_slip_beyond_the_float_range_gives_the_magic_formula_limit(curvature):
+    """VehicleSimple magic formula with v_min = 5e-324 m/s: the slip (R w - v) / v_min of a
+    wheel turning at all is beyond the float range; the formula's value there is
+    D sin(C atan(+-inf)) = D sin(C pi/2) for E != 1, D sin(C atan(pi/2)) for E = 1 (before:
+    NaN from inf - inf, and a step refused as "output phi_wheel = nan").  The step is then
+    refused by its integration budget, naming v_min among what to change."""
+    from solvers.tire import TireVehicle, TireVehicleParams
+
+    model = TireVehicle(TireVehicleParams(tire_model=1, v_min=5e-324, E=curvature))
+    p = model.p
+    edge = math.pi / 2 if curvature != 1.0 else math.atan(math.pi / 2)
+    assert model.magic_formula(math.inf, 1.0) == p.D * math.sin(p.C * edge)
+    assert model.magic_formula(-math.inf, 1.0) == -p.D * math.sin(p.C * edge)
+    car = make(VehicleSimple, tire_model=1, v_min=5e-324, E=curvature, tau_wheel=100.0)
+    message = step_message(car, h=1e-3)
+    assert "magic-formula tire: more than 520 integration steps" in message and "v_min" in message
+    assert "nan" not in message
