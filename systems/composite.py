@@ -1,0 +1,151 @@
+"""A whole system as one FMU: what goes into it, and the command that builds it.
+
+    python -m systems.composite SYSTEM [--out DIR] [--input inst.var ...] [--output inst.var ...]
+                                       [--internal-step H]
+
+writes ``DIR/<SYSTEM>.fmu`` (default ``results/``): one FMI 2.0 co-simulation FMU running
+every element of the system in-process (``systems/composite_slave.py``, see
+``docs/composite-fmu.md``), with the same bundled runtime as the element FMUs
+(``build_fmus.build_system_fmu``).  SYSTEM is a documented system (``z3``), an .ssd or an
+.ssp of this project's elements.
+
+Interface (FMI names are structured, ``inst.var``: pythonfmu 0.7.0 writes
+variableNamingConvention="structured"):
+
+* parameters: ``internal_step`` and every element parameter as ``inst.name``, start = the
+  value the file binds (or the element's default); a step-mean compliance's ``T_comm``
+  is not exposed: it is the internal step;
+* outputs: by default the source of every connection (what ``drivetrain-fmu ssp``
+  records besides its family's signals), else the ``--output`` list (element outputs, or
+  element inputs as the connections set them);
+* inputs: ``--input inst.var`` makes an element input an FMU input and drops the
+  connection that drove it; a source left without any connection is dropped too.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from pathlib import Path
+
+from . import composite_slave
+
+DEFAULT_OUT = Path("results")
+
+
+def model_identifier(label: str) -> str:
+    """A C identifier from a system's name (the FMU's modelIdentifier and file name)."""
+    identifier = re.sub(r"\W", "_", label, flags=re.ASCII)
+    return identifier if identifier and not identifier[0].isdigit() else f"system_{identifier}"
+
+
+def _key(text: str, option: str, components) -> tuple[str, str]:
+    inst, dot, name = text.partition(".")
+    if not dot or not inst or not name:
+        raise ValueError(f"{option} {text!r}: give inst.var (a component and one of its variables)")
+    if inst not in components:
+        raise ValueError(f"{option} {text}: no component {inst!r}; components: {', '.join(components)}")
+    return inst, name
+
+
+def describe(spec, inputs=(), outputs=(), internal_step: float | None = None) -> dict:
+    """The description the FMU carries (resources/composite.json) of the system ``spec``
+    (a documented system's name, the path of an .ssd or .ssp, or a systems.ssp.System),
+    checked: ValueError with a message naming what is wrong."""
+    from fmus.variables import INPUT, OUTPUT
+
+    from .ssp import System, open_system, parameter_problems
+
+    system = spec if isinstance(spec, System) else open_system(str(spec))
+    label = system.path.stem if system.path is not None else system.name
+    classes = composite_slave.element_classes()
+    foreign = sorted({c.element for c in system.components.values()} - set(classes))
+    if foreign:
+        raise ValueError(f"{label}: components of elements that are not this project's ({', '.join(foreign)}) "
+                         "cannot run in-process")
+    problems = parameter_problems(system.components)
+    if problems:
+        raise ValueError(f"{label}: " + "; ".join(problems))
+    step = system.step if internal_step is None else internal_step
+    if step is None:
+        raise ValueError(f"{label}: its file gives no step: give the internal step (--internal-step H)")
+    if not (isinstance(step, (int, float)) and math.isfinite(step) and step > 0):
+        raise ValueError(f"internal step {step!r} must be a finite number > 0 (seconds)")
+    step = float(step)
+    declared = {inst: {v.name: v for v in classes[c.element].VARIABLES} for inst, c in system.components.items()}
+
+    chosen_inputs = []
+    for text in inputs:
+        inst, name = _key(text, "--input", system.components)
+        var = declared[inst].get(name)
+        if var is None or var.causality != INPUT:
+            raise ValueError(f"--input {text}: {system.components[inst].element} {inst} has no input {name!r}; "
+                             f"its inputs: {', '.join(v for v, d in declared[inst].items() if d.causality == INPUT)}")
+        if text in chosen_inputs:
+            raise ValueError(f"--input {text} is given twice")
+        chosen_inputs.append(text)
+    connections = [c for c in system.connections if f"{c.target}.{c.input}" not in chosen_inputs]
+    used = {c.source for c in connections} | {c.target for c in connections} | {k.split(".")[0] for k in inputs}
+
+    chosen_outputs = []
+    for text in outputs:
+        inst, name = _key(text, "--output", system.components)
+        var = declared[inst].get(name)
+        if var is None or var.causality not in (OUTPUT, INPUT):
+            raise ValueError(f"--output {text}: {system.components[inst].element} {inst} has no output or input "
+                             f"{name!r}")
+        if text in chosen_inputs:
+            raise ValueError(f"--output {text} is an FMU input (--input): it cannot also be an output")
+        if text not in chosen_outputs:
+            chosen_outputs.append(text)
+    if not outputs:
+        chosen_outputs = list(dict.fromkeys(f"{c.source}.{c.output}" for c in connections))
+    used |= {k.split(".")[0] for k in chosen_outputs}
+    # a source whose only connections went to FMU inputs is left out (it would step for nothing)
+    components = {inst: c for inst, c in system.at_step(step).items()
+                  if inst in used or any(v.causality == INPUT for v in declared[inst].values())}
+    step_mean = [inst for inst, c in system.components.items()
+                 if inst in components and c.parameters.get(composite_slave.T_COMM)]
+    description = {
+        "format": composite_slave.FORMAT,
+        "name": system.name, "label": label, "model_identifier": model_identifier(label),
+        "description": system.description, "stop": system.stop, "internal_step": step,
+        "components": {inst: {"element": c.element, "parameters": dict(c.parameters)} for inst, c in components.items()},
+        "connections": [[c.source, c.output, c.target, c.input] for c in connections],
+        "inputs": chosen_inputs, "outputs": chosen_outputs, "step_mean": step_mean,
+    }
+    composite_slave.interface(description)          # refuses an algebraic loop, by name
+    return description
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m systems.composite", description=__doc__.splitlines()[0])
+    parser.add_argument("system", metavar="SYSTEM", help="a documented system or the path of an .ssd or .ssp file")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for SYSTEM.fmu (default results/)")
+    parser.add_argument("--input", action="append", default=[], metavar="INST.VAR",
+                        help="make this element input an FMU input (drops the connection that drove it); repeatable")
+    parser.add_argument("--output", action="append", default=[], metavar="INST.VAR",
+                        help="an FMU output (default: the source of every connection); repeatable")
+    parser.add_argument("--internal-step", type=float, metavar="H",
+                        help="internal step in s (default: the system's step); every host step must be a whole "
+                             "multiple of it")
+    parser.add_argument("--python-hosts-only", action="store_true",
+                        help="no bundled Python: the FMU then runs only in a CPython process of the build's version")
+    args = parser.parse_args(argv)
+    try:
+        description = describe(args.system, args.input, args.output, args.internal_step)
+    except ValueError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
+    if args.out.exists() and not args.out.is_dir():
+        parser.exit(2, f"{parser.prog}: error: --out {args.out} is not a folder\n")
+    import build_fmus
+
+    path = build_fmus.build_system_fmu(description, args.out, python_hosts_only=args.python_hosts_only)
+    print(f"wrote {path} ({len(description['components'])} elements, {len(description['inputs'])} inputs, "
+          f"{len(description['outputs'])} outputs, internal step {description['internal_step']:g} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

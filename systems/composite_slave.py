@@ -1,0 +1,521 @@
+"""Runtime of a system FMU: a whole system of element slaves as one FMI 2.0 co-simulation slave.
+
+This module runs inside the FMU (``build_fmus.build_system_fmu`` ships it as
+``resources/drivetrain_composite/slave.py``), so it imports the standard library, pythonfmu
+and the element code (``fmus``, ``solvers``) only; the build side is ``systems/composite.py``.
+
+The system travels in ``resources/composite.json`` (written from the system's .ssd by
+``systems.composite.describe``; the .ssd itself is beside it for reference): its components
+(element of ``fmus.ELEMENTS`` and bound parameter values), its connections, the FMU's
+interface (inputs, outputs) and the internal step.  The element slaves are instantiated
+here directly, as Python objects; no FMI call passes between them.
+
+Exchange and stepping are those of ``systems.master.run``: at a communication point the
+connections whose source has no direct feedthrough are moved first (every get, then every
+set), then those whose source has (same), then every element steps from t to t + h with
+its inputs held.  Time is counted (t = t0 + n h), not accumulated.  A host step H = k h
+runs k internal steps, each with that exchange, the FMU inputs held over H.  With k = 1 the
+results are those of ``systems.master`` running the element FMUs (the same code, the same
+operations in the same order).
+
+Refused steps (fmi2Discard, the message naming the component and the cause) leave every
+element at the state and inputs of the last communication point.  Values move through the
+elements' own attributes; the few internals of ``fmus.base.ElementSlave`` used here are
+listed in ``docs/composite-fmu.md``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import replace
+from functools import partial
+
+from pythonfmu import Fmi2Slave
+from pythonfmu.default_experiment import DefaultExperiment
+from pythonfmu.enums import Fmi2Status
+
+import fmus
+from fmus.base import ElementSlave, FmiCallError, ParameterError, StateError, fmi_entry
+from fmus.compliance import SLIVER, STEP_ROUNDING
+from fmus.native_exit import order_native_exit
+from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
+
+DESCRIPTION_FILE = "composite.json"
+FORMAT = 1
+#: the FMU parameter holding the internal step
+INTERNAL_STEP = "internal_step"
+#: the element parameter a step-mean compliance averages over; it follows the internal step
+T_COMM = "T_comm"
+_ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
+_CONVERT = {REAL: float, INTEGER: int, BOOLEAN: bool}
+
+
+def source_fingerprint() -> str:
+    """SHA-256 of this file (the composite runtime); the slave script compares it with the
+    build's (one copy of this module per process, as for the element code)."""
+    with open(__file__, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+_LOADED_FINGERPRINT = source_fingerprint()
+
+
+def code_fingerprint() -> str:
+    """The fingerprint of this module as loaded in this process."""
+    return _LOADED_FINGERPRINT
+
+
+def element_classes() -> dict:
+    return {e.__name__: e for e in fmus.ELEMENTS}
+
+
+def _unwrapped(cls, method: str):
+    """The element's own implementation of an FMI entry point, without the guard of
+    ``fmus.base.fmi_entry`` (whose error path is for calls from pythonfmu: here an element's
+    exception goes up to the system's own guarded entry point)."""
+    function = getattr(cls, method)
+    return getattr(function, "__wrapped__", function)
+
+
+# ---------------------------------------------------------------------------- interface
+def interface(description: dict) -> list[Var]:
+    """The FMU's variables, in value-reference order: ``internal_step``, every element
+    parameter as ``inst.name`` (bound value as start; a step-mean compliance's T_comm is not
+    one: it follows the internal step), the FMU inputs, the FMU outputs with their
+    feedthrough dependencies on the FMU inputs (through the connections)."""
+    classes = element_classes()
+    components = description["components"]
+    declared = {inst: {v.name: v for v in classes[c["element"]].VARIABLES} for inst, c in components.items()}
+    inputs, outputs = description["inputs"], description["outputs"]
+    drivers = {(c[2], c[3]): (c[0], c[1]) for c in description["connections"]}
+
+    def label(inst):
+        return f"{inst} ({components[inst]['element']})"
+
+    def depends(inst, name, seen=()):
+        """FMU inputs the value of element variable inst.name depends on without delay."""
+        key = f"{inst}.{name}"
+        if key in seen:
+            raise ValueError(f"algebraic loop through {key}: feedthrough outputs drive each other")
+        var = declared[inst][name]
+        if var.causality == INPUT:
+            if key in inputs:
+                return {key}
+            source = drivers.get((inst, name))
+            return depends(*source, seen + (key,)) if source else set()
+        found = set()
+        for dependency in var.depends:
+            found |= depends(inst, dependency, seen + (key,))
+        return found
+
+    variables = [Var(INTERNAL_STEP, PARAMETER, "s", "internal step: every host step is a whole multiple of it "
+                     "(each internal step exchanges the connections and steps every element)",
+                     description["internal_step"], low=0.0, low_open=True)]
+    for inst, component in components.items():
+        bound = component["parameters"]
+        for var in declared[inst].values():
+            if var.causality != PARAMETER or (var.name == T_COMM and inst in description["step_mean"]):
+                continue
+            variables.append(replace(var, name=f"{inst}.{var.name}", description=f"{label(inst)}: {var.description}",
+                                     start=bound.get(var.name, var.start)))
+    for key in inputs:
+        inst, name = key.split(".", 1)
+        variables.append(replace(declared[inst][name], name=key,
+                                 description=f"{label(inst)}: {declared[inst][name].description}"))
+    order = {key: i for i, key in enumerate(inputs)}
+    for key in outputs:
+        inst, name = key.split(".", 1)
+        var = declared[inst][name]
+        variables.append(Var(key, OUTPUT, var.unit, f"{label(inst)}: {var.description}"
+                             + (" (its input, as the connections set it)" if var.causality == INPUT else ""),
+                             type=var.type, depends=tuple(sorted(depends(inst, name), key=order.get))))
+    return variables
+
+
+def read_description(resources: str) -> dict:
+    with open(os.path.join(resources, DESCRIPTION_FILE), encoding="utf-8") as handle:
+        description = json.load(handle)
+    if description.get("format") != FORMAT:
+        raise ValueError(f"{DESCRIPTION_FILE} has format {description.get('format')!r}; this runtime reads {FORMAT}")
+    return description
+
+
+class _Refused(Exception):
+    """An internal step that an element refused (its messages are in its log queue)."""
+
+
+# ---------------------------------------------------------------------------- the slave
+class Composite(Fmi2Slave):
+    """A whole system as one slave (module docstring).  The slave script binds a subclass
+    named after the system (pythonfmu's model identifier); everything else comes from the
+    FMU's resources."""
+
+    _raise_to_host = ElementSlave._raise_to_host
+    _fmu_state_from_bytes = staticmethod(ElementSlave._fmu_state_from_bytes)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        if self.resources:
+            order_native_exit(self.resources, type(self).__name__)
+        self.system = read_description(self.resources)
+        self.author, self.license, self.version = "drivetrain-fmu", "MIT", "0.1.0"
+        self.description = (f"System {self.system['name']} as one FMU ({len(self.system['components'])} "
+                            f"elements in-process): {self.system['description']}").strip().rstrip(":")
+        self.default_experiment = DefaultExperiment(0.0, self.system.get("stop"), self.system["internal_step"])
+        self.start_time = 0.0
+        self.internal_step = float(self.system["internal_step"])
+        self._initialized = False
+        self._terminated = False
+        self._n, self._extra = 0, 0.0
+        self._due = 2                       # 2: full exchange due, 1: stage 2 only, 0: none
+
+        classes = element_classes()
+        self.elements = {}
+        for inst, component in self.system["components"].items():
+            element = classes[component["element"]](instance_name=f"{self.instance_name}.{inst}", resources=None)
+            for name, value in component["parameters"].items():
+                setattr(element, name, value)
+            self.elements[inst] = element
+        self._order = list(self.elements.values())
+        self._labels = {id(el): f"{inst} ({type(el).__name__})" for inst, el in self.elements.items()}
+        self._do_steps = [(el, _unwrapped(type(el), "do_step")) for el in self._order]
+        self._input_names = {id(el): [v.name for v in el._inputs] for el in self._order}
+
+        self.variables = interface(self.system)
+        self._vars = {v.name: v for v in self.variables}
+        # value reference -> reader, per type; value reference -> (object, attribute, kind), settable
+        self._readers = {kind: {} for kind in _ZERO}
+        self._writers = {kind: {} for kind in _ZERO}
+        fmu_inputs = set(self.system["inputs"])
+        for var in self.variables:
+            fmi = ElementSlave._fmi_variable(var)
+            self.register_variable(fmi, nested=False)
+            vr = fmi.value_reference
+            if var.name == INTERNAL_STEP:
+                self._readers[REAL][vr] = partial(getattr, self, INTERNAL_STEP)
+                self._writers[REAL][vr] = (self, INTERNAL_STEP, PARAMETER)
+                continue
+            inst, name = var.name.split(".", 1)
+            element = self.elements[inst]
+            through = var.causality == OUTPUT and any(v.name == name and v.causality == OUTPUT and v.depends
+                                                      for v in element.VARIABLES)
+            self._readers[var.type][vr] = (partial(self._feedthrough, element, name) if through
+                                           else partial(getattr, element, name))
+            if var.causality != OUTPUT:
+                self._writers[var.type][vr] = (element, name, var.causality)
+        # FMU inputs whose value reaches a stage-2 connection (a new value re-runs stage 2)
+        self._fmu_inputs = [(self._vars[key], self.elements[key.split(".")[0]], key.split(".", 1)[1])
+                            for key in self.system["inputs"]]
+        self._plan(fmu_inputs)
+
+    # ------------------------------------------------------------------ exchange plan
+    def _plan(self, fmu_inputs):
+        """The two exchange stages of systems.master.run, as (readers, writers) lists."""
+        def feedthrough(inst, name):
+            return any(v.name == name and v.depends for v in self.elements[inst].VARIABLES if v.causality == OUTPUT)
+
+        links = self.system["connections"]
+        stages = [[c for c in links if not feedthrough(c[0], c[1])], [c for c in links if feedthrough(c[0], c[1])]]
+        self._stages = []
+        for stage, chosen in enumerate(stages):
+            # the master gets per source instance (in order of first use) and type, then sets
+            readers = []
+            for c in chosen:
+                element = self.elements[c[0]]
+                readers.append(partial(self._feedthrough, element, c[1]) if stage else partial(getattr, element, c[1]))
+            writers = [(self.elements[c[2]].__dict__, c[3]) for c in chosen]
+            self._stages.append((readers, writers))
+        # does a new FMU input value change what stage 2 moves?
+        sources = {f"{c[0]}.{c[1]}" for c in stages[1]}
+        reach = set()
+        for inst, element in self.elements.items():
+            for var in element.VARIABLES:
+                if var.causality == OUTPUT and f"{inst}.{var.name}" in sources:
+                    reach |= self._input_reach(inst, var.name)
+        self._restage = bool(reach & fmu_inputs)
+
+    def _input_reach(self, inst, name, seen=()):
+        """FMU inputs (and element inputs) an element output depends on without delay."""
+        drivers = {(c[2], c[3]): (c[0], c[1]) for c in self.system["connections"]}
+        found = set()
+        for var in self.elements[inst].VARIABLES:
+            if var.name == name and var.causality == OUTPUT:
+                for dependency in var.depends:
+                    key = f"{inst}.{dependency}"
+                    found.add(key)
+                    source = drivers.get((inst, dependency))
+                    if source and key not in seen:
+                        found |= self._input_reach(*source, seen + (key,))
+        return found
+
+    @staticmethod
+    def _feedthrough(element, name):
+        return element._feedthrough_values()[name]
+
+    def _exchange(self, stages=None):
+        for readers, writers in (self._stages if stages is None else stages):
+            values = [read() for read in readers]
+            for (target, name), value in zip(writers, values):
+                target[name] = value
+        self._due = 0
+
+    # ------------------------------------------------------------------ FMI
+    @fmi_entry("fmi2SetupExperiment")
+    def setup_experiment(self, start_time, *args):
+        self.start_time = start_time
+
+    @fmi_entry("fmi2EnterInitializationMode")
+    def enter_initialization_mode(self):
+        pass
+
+    @fmi_entry("fmi2ExitInitializationMode")
+    def exit_initialization_mode(self):
+        problems = []
+        step = self._vars[INTERNAL_STEP].violation(self.internal_step)
+        if step is not None:
+            problems.append(step)
+        for inst, element in self.elements.items():
+            for var in element.checked_variables():
+                if var.causality == PARAMETER:
+                    problem = replace(var, name=f"{inst}.{var.name}").violation(getattr(element, var.name))
+                    if problem is not None:
+                        problems.append(problem)
+            problems += [f"{self._labels[id(element)]}: {text}" for text in element.cross_check()]
+        if problems:
+            raise ParameterError("invalid parameters: " + "; ".join(problems))
+        for inst in self.system["step_mean"]:
+            setattr(self.elements[inst], T_COMM, self.internal_step)
+        for inst, element in self.elements.items():
+            element.start_time = self.start_time
+            try:
+                _unwrapped(type(element), "exit_initialization_mode")(element)
+            except ParameterError as exc:
+                raise ParameterError(f"{self._labels[id(element)]}: {exc}") from None
+            except Exception as exc:
+                raise FmiCallError(f"{self._labels[id(element)]} cannot be initialized: "
+                                   f"{type(exc).__name__}: {exc}") from None
+        # an FMU input is range-checked where its element checks it (a Table's unused points,
+        # a ClutchChain's clamps beyond n_bodies are not), and always refused when not finite
+        self._input_checks = [(var, element, name, any(v.name == name for v in element._checked_inputs))
+                              for var, element, name in self._fmu_inputs]
+        self._initialized = True
+        self._n, self._extra = 0, 0.0
+        self._exchange()
+        self._forward_logs()
+
+    @fmi_entry("fmi2Terminate")
+    def terminate(self):
+        self._terminated = True
+        for element in self._order:
+            element._terminated = True
+
+    def _time(self) -> float:
+        return self.start_time + self._n * self.internal_step + self._extra
+
+    def _refuse(self, message: str) -> bool:
+        self._forward_logs()
+        self.log(message, Fmi2Status.error)
+        return False
+
+    def _forward_logs(self):
+        """The elements' log messages, as this FMU's, prefixed with the component."""
+        for element in self._order:
+            if element.log_queue:
+                for entry in element.log_queue:
+                    self.log(f"{self._labels[id(element)]}: {entry.msg}", entry.status, entry.category)
+                element.log_queue.clear()
+
+    def _sub_steps(self, current_time: float, step_size: float):
+        """(count, h) of internal steps for a host step, or the reason it is refused."""
+        expected, h = self._time(), self.internal_step
+        if abs(current_time - expected) > 1e-9 * max(abs(expected), step_size, h):
+            return (f"communication point t = {current_time!r} does not continue from the last one "
+                    f"(t = {expected!r}): the system FMU counts its internal steps")
+        if step_size <= SLIVER * h:           # a host's final remainder (e.g. OMSimulator's 1e-13 s)
+            return 1, step_size
+        count = round(step_size / h)
+        if count >= 1 and abs(step_size - count * h) <= STEP_ROUNDING * step_size:
+            return count, h
+        return (f"communication step h = {step_size!r} is not a whole multiple of the internal step "
+                f"{h!r} s (nearest: {max(count, 1)} x {h!r} = {max(count, 1) * h!r} s): give the host a step "
+                f"of n x {h:g} s, or set {INTERNAL_STEP} (or build with --internal-step) to a divisor of it")
+
+    def _input_problem(self) -> str | None:
+        for var, element, name, checked in self._input_checks:
+            value = getattr(element, name)
+            if (var.type == REAL and not math.isfinite(value)) or checked:
+                problem = var.violation(value)
+                if problem is not None:
+                    return problem
+        return None
+
+    @fmi_entry("fmi2DoStep")
+    def do_step(self, current_time: float, step_size: float) -> bool:
+        if not self._initialized:
+            return self._refuse("fmi2DoStep called before initialization")
+        if self._terminated:
+            return self._refuse("fmi2DoStep called after fmi2Terminate")
+        if not (0.0 < step_size < math.inf and math.isfinite(current_time)):
+            return self._refuse(f"communication point t = {current_time!r} and step size h = {step_size!r} "
+                                "must be finite, h > 0")
+        plan = self._sub_steps(current_time, step_size)
+        if isinstance(plan, str):
+            return self._refuse(plan)
+        count, h = plan
+        if self._fmu_inputs:
+            problem = self._input_problem()
+            if problem is not None:
+                return self._refuse(f"input {problem}; step from t = {current_time} refused")
+        try:
+            if self._due:
+                self._exchange(None if self._due == 2 else self._stages[1:])
+        except Exception as exc:
+            return self._refuse(f"the connections cannot be evaluated at t = {self._time()!r}: "
+                                f"{type(exc).__name__}: {exc}; step refused")
+        saved = [(el.state, el._read_inputs(el)) for el in self._order]
+        n, extra = self._n, self._extra
+        t = self._time()
+        try:
+            for j in range(count):
+                if j:
+                    self._exchange()
+                for element, step in self._do_steps:
+                    if not step(element, t, h):
+                        raise _Refused(element)
+                if h == self.internal_step:
+                    self._n += 1
+                else:
+                    self._extra += h
+                self._due = 2
+                t = self._time()
+        except Exception as exc:
+            self._restore(saved)
+            self._n, self._extra, self._due = n, extra, 0
+            where = f"the internal step from t = {t!r} with h = {h!r}"
+            if isinstance(exc, _Refused):
+                return self._refuse(f"{self._labels[id(exc.args[0])]} refused {where}; the system keeps the state "
+                                    f"of t = {self._time()!r}")
+            return self._refuse(f"{where} failed ({type(exc).__name__}: {exc}); the system keeps the state of "
+                                f"t = {self._time()!r}")
+        if self._forwarded_pending():
+            self._forward_logs()
+        return True
+
+    def _forwarded_pending(self) -> bool:
+        for element in self._order:
+            if element.log_queue:
+                return True
+        return False
+
+    def _restore(self, saved):
+        for element, (state, inputs) in zip(self._order, saved):
+            element.__dict__.update(zip(self._input_names[id(element)], inputs))
+            element.state = state
+            element._state_token += 1
+            element.refresh_outputs()
+
+    # ------------------------------------------------------------------ get / set
+    def _get(self, vrs, kind: str):
+        table = self._readers[kind]
+        try:
+            readers = [table[vr] for vr in vrs]
+        except KeyError as missing:
+            raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
+        if self._due and self._initialized:
+            self._exchange(None if self._due == 2 else self._stages[1:])
+        convert = _CONVERT[kind]
+        return [convert(read()) for read in readers]
+
+    def _set(self, vrs, values, kind: str):
+        table = self._writers[kind]
+        try:
+            targets = [table[vr] for vr in vrs]
+        except KeyError as missing:
+            raise TypeError(f"variable with valueReference={missing.args[0]} is not a settable {kind} "
+                            "(a parameter or input of this type)") from None
+        if self._initialized:
+            fixed = [self.variables[vr].name for vr, (_, _, causality) in zip(vrs, targets) if causality == PARAMETER]
+            if fixed:
+                raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "
+                                 "fmi2ExitInitializationMode")
+        for (target, name, _), value in zip(targets, values):
+            target.__dict__[name] = value
+        if self._initialized and self._restage and not self._due:
+            self._due = 1
+
+    @fmi_entry("fmi2SetReal")
+    def set_real(self, vrs, values):
+        self._set(vrs, values, REAL)
+
+    @fmi_entry("fmi2SetInteger")
+    def set_integer(self, vrs, values):
+        self._set(vrs, values, INTEGER)
+
+    @fmi_entry("fmi2SetBoolean")
+    def set_boolean(self, vrs, values):
+        self._set(vrs, values, BOOLEAN)
+
+    @fmi_entry("fmi2GetReal")
+    def get_real(self, vrs):
+        return self._get(vrs, REAL)
+
+    @fmi_entry("fmi2GetInteger")
+    def get_integer(self, vrs):
+        return self._get(vrs, INTEGER)
+
+    @fmi_entry("fmi2GetBoolean")
+    def get_boolean(self, vrs):
+        return self._get(vrs, BOOLEAN)
+
+    @fmi_entry("fmi2GetString")
+    def get_string(self, vrs):
+        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
+
+    @fmi_entry("fmi2SetString")
+    def set_string(self, vrs, values):
+        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
+
+    # ------------------------------------------------------------------ FMU state
+    @fmi_entry("fmi2GetFMUstate")
+    def _get_fmu_state(self):
+        return {
+            "system": self.system["name"],
+            "code": code_fingerprint()[:12],
+            "internal_step": self.internal_step,
+            "time": [self._n, self._extra],
+            "due": self._due,
+            "elements": {inst: _unwrapped(type(el), "_get_fmu_state")(el) for inst, el in self.elements.items()},
+        }
+
+    @fmi_entry("fmi2SetFMUstate")
+    def _set_fmu_state(self, saved):
+        if not isinstance(saved, dict):
+            raise StateError(f"not an FMU state: {saved!r}")
+        if "invalid" in saved:
+            raise StateError(saved["invalid"])
+        if saved.get("system") != self.system["name"] or not isinstance(saved.get("elements"), dict) \
+                or set(saved["elements"]) != set(self.elements):
+            raise StateError(f"not a state of the system {self.system['name']!r} (components "
+                             f"{sorted(self.elements)}): it was not written by this FMU's fmi2GetFMUstate")
+        if saved.get("code") != code_fingerprint()[:12]:
+            raise StateError(f"the state was written by system code {saved.get('code')!r}, this FMU runs "
+                             f"{code_fingerprint()[:12]}: set states of the same build only")
+        before = self._get_fmu_state.__wrapped__(self)
+        try:
+            for inst, element in self.elements.items():
+                try:
+                    _unwrapped(type(element), "_set_fmu_state")(element, saved["elements"][inst])
+                except StateError as exc:
+                    raise StateError(f"{self._labels[id(element)]}: {exc}") from None
+            self.internal_step = float(saved["internal_step"])
+            self._n, self._extra = int(saved["time"][0]), float(saved["time"][1])
+            self._due = int(saved["due"])
+        except Exception:
+            for inst, element in self.elements.items():
+                _unwrapped(type(element), "_set_fmu_state")(element, before["elements"][inst])
+            self.internal_step = before["internal_step"]
+            self._n, self._extra = before["time"]
+            self._due = before["due"]
+            raise
