@@ -19,13 +19,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .budget import StepError
 from .dense import matvec
 
 MAX_PIVOTS_FACTOR = 50
 
 
-class LcpError(RuntimeError):
-    """Lemke's method ended on a secondary ray or did not finish."""
+class LcpError(StepError):
+    """Lemke's method ended on a secondary ray or did not finish (a step that cannot be
+    taken: the FMU refuses it, keeping its state)."""
 
 
 @dataclass(frozen=True)

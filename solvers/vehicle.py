@@ -46,7 +46,7 @@ from operator import mul
 from .budget import Budget
 from .dense import dot, identity, matmul, matvec, min_norm_solve, pivoted_cholesky, transpose
 from .friction import BACKWARD, FORWARD, FREE, STUCK, Mode, check_step
-from .lcp import lemke
+from .lcp import LcpError, lemke
 from .ode import IntegrationError, integrate
 
 GRAVITY = 9.81
@@ -360,12 +360,32 @@ class PlanarVehicle:
         # eq. 31: M = [[G, I], [-I, 0]], q = [L - G c, 2 c]
         M = ([row + unit for row, unit in zip(G, identity(n))]
              + [[-v for v in unit] + [0.0] * n for unit in identity(n)])
-        result = lemke(M, [Li - v for Li, v in zip(L, matvec(G, c))] + [2.0 * ci for ci in c])
+        try:
+            result = lemke(M, [Li - v for Li, v in zip(L, matvec(G, c))] + [2.0 * ci for ci in c])
+        except LcpError as error:
+            raise self._unsolved(error, G, candidates) from None
         accel = [a + Li for a, Li in zip(matvec(G, [z - ci for z, ci in zip(result.z[:n], c)]), L)]
         scale = 1e-9 * (1.0 + max(abs(v) for v in L))
         for j, a_j in zip(candidates, accel):
             new[j] = FORWARD if a_j > scale else (BACKWARD if a_j < -scale else STUCK)
         return tuple(new)
+
+    def _unsolved(self, error: LcpError, G, candidates) -> LcpError:
+        """The LCP's failure in words naming the parameters that set its scale.  A friction
+        LCP of eq. 31 always has a solution (G is positive semidefinite, M copositive-plus:
+        lcp.py), so a ray is the method's tolerance (relative to the largest entry of M and q)
+        losing the small entries of a badly scaled G: a light wheel, whose slip and rolling
+        rows R^2 / J_wheel and 1 / J_wheel dwarf the body's, under a large torque."""
+        p = self.p
+        diagonal = [G[i][i] for i in range(len(G))]
+        names = ", ".join(CONTACTS[j] for j in candidates)
+        return LcpError(f"{error}: the stick/slip problem of the contacts {names} (Fan et al. eq. 31) is too badly "
+                        f"scaled for Lemke's method (diagonal of its matrix G from {min(diagonal):.3g} to "
+                        f"{max(diagonal):.3g}; the wheels' R^2 / J_wheel = {p.R * p.R / p.J_wheel_f:.3g} (front), "
+                        f"{p.R * p.R / p.J_wheel_r:.3g} (rear) against 1 / m_wheel_f = {1.0 / p.m_wheel_f:.3g}, "
+                        f"1 / m_wheel_r = {1.0 / p.m_wheel_r:.3g}, 1 / m_body = {1.0 / p.m_body:.3g}): raise the "
+                        f"light wheel's J_wheel_f = {p.J_wheel_f!r} or J_wheel_r = {p.J_wheel_r!r} kg.m2 "
+                        "towards the other inertias, or lower the wheel torques")
 
     def snap(self, qd, contacts):
         """Smallest mass-weighted change of q' that makes the relative speeds of

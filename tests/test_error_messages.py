@@ -269,3 +269,20 @@ def test_a_slip_beyond_the_float_range_gives_the_magic_formula_limit(curvature):
     message = step_message(car, h=1e-3)
     assert "magic-formula tire: more than 520 integration steps" in message and "v_min" in message
     assert "nan" not in message
+
+
+def test_a_contact_problem_too_badly_scaled_for_lemke_names_the_wheel_inertias():
+    """Fuzz case (seed 17, 200 cases): Vehicle J_wheel_r = 1e-12 kg.m2 (the floor), -1e4 N.m on
+    the rear wheel.  The stick/slip LCP's matrix spans 0.03 .. 1e12 and Lemke's method, whose
+    tolerance is relative to its largest entry, ends on a ray although a friction LCP always
+    has a solution.  Before: "LcpError: Lemke's method ended on a ray after 2 pivots (no
+    solution found)" from the get, and the step "refused by an internal error"; now both name
+    the wheel inertias and masses that set the scale (a scaled Lemke would compute it: left
+    open), and the refused step keeps the state."""
+    vehicle = make(Vehicle, J_wheel_r=1e-12, tau_wheel_r=-1e4)
+    got = failure(vehicle.get_real, [vr(vehicle, "ax")])
+    assert "too badly scaled for Lemke's method" in got and "J_wheel_r = 1e-12 kg.m2" in got
+    before = vehicle._get_fmu_state()
+    message = step_message(vehicle)
+    assert "too badly scaled" in message and "internal error" not in message
+    assert vehicle._get_fmu_state() == before
