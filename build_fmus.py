@@ -276,6 +276,35 @@ class _Described:
         self.VARIABLES = tuple(variables)
 
 
+_SYSTEM_RUNTIMES: dict = {}
+
+
+def _system_runtime(package: Path, script_source: str) -> Runtime:
+    """The elements' bundled runtime for a system FMU, after checking that the composite
+    runtime needs no standard-library module beyond it (a process holds one runtime: the
+    first FMU's).  Built once per process and element code (kept in a folder removed at exit)."""
+    import atexit
+    import shutil
+
+    key = (build_fingerprint(False), hashlib.sha256(Path(package / "slave.py").read_bytes()).hexdigest())
+    if key in _SYSTEM_RUNTIMES:
+        return _SYSTEM_RUNTIMES[key]
+    python = host_support.PythonInstallation.current()
+    elements = _element_closure(python)
+    pythonfmu_folder = Path(importlib.util.find_spec("pythonfmu").origin).parent
+    mine = host_support.stdlib_closure(python, [ROOT / "fmus", ROOT / "solvers", pythonfmu_folder, package],
+                                       script_source)
+    extra = sorted((set(mine.pure) - set(elements.pure)) | (set(mine.extensions) - set(elements.extensions)))
+    if extra:
+        raise host_support.HostSupportError(
+            f"systems/composite_slave.py imports standard-library modules the element FMUs do not carry "
+            f"({', '.join(extra)}): a process that loads both would miss them")
+    folder = Path(tempfile.mkdtemp(prefix="system_runtime_"))
+    atexit.register(shutil.rmtree, folder, True)
+    _SYSTEM_RUNTIMES[key] = bundled_runtime(folder, elements)
+    return _SYSTEM_RUNTIMES[key]
+
+
 def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs=(), internal_step=None,
                      python_hosts_only: bool = False) -> Path:
     """Build ``out_dir/<SYSTEM>.fmu``: the whole system ``system`` (a documented system's name,
@@ -326,18 +355,7 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
                 sys.modules.pop(module, None)
         runtime = None
         if not python_hosts_only and sys.platform.startswith("linux"):
-            python = host_support.PythonInstallation.current()
-            elements = _element_closure(python)
-            pythonfmu_folder = Path(importlib.util.find_spec("pythonfmu").origin).parent
-            mine = host_support.stdlib_closure(python, [ROOT / "fmus", ROOT / "solvers", pythonfmu_folder, package],
-                                               script.read_text())
-            extra = sorted((set(mine.pure) - set(elements.pure)) | (set(mine.extensions) - set(elements.extensions)))
-            if extra:      # one runtime per process: the system FMU must carry the elements' one
-                raise host_support.HostSupportError(
-                    f"systems/composite_slave.py imports standard-library modules the element FMUs do not "
-                    f"carry ({', '.join(extra)}): a process that loads both would miss them")
-            (tmp / "runtime").mkdir()
-            runtime = bundled_runtime(tmp / "runtime", elements)
+            runtime = _system_runtime(package, script.read_text())
         _finish_fmu(raw, target, partial, name, _Described(composite_slave.interface(description)), runtime,
                     digest.hexdigest())
     return target

@@ -1,0 +1,341 @@
+"""A whole system as one FMU (build_fmus.build_system_fmu, systems/composite_slave.py).
+
+* its results equal `drivetrain-fmu ssp` (systems.ssp.simulate of the exported .ssp) to
+  1e-12 relative when the internal step is the host step (measured: bit-identical) for Z3,
+  R3 spring case 1 and Fan F1;
+* fmpy's validation and ../shared/tools/check_fmus.py find nothing; fmusim and the FMU
+  Compliance Checker run it with every Python installation hidden;
+* ``--input`` makes element inputs FMU inputs: the host feeding the values of the Tables
+  it replaces gives the same results;
+* an internal step h/k: the run equals the master's at h/k sampled every k-th point and
+  approaches the monolithic reference (measured for Z3 at a 2 ms host step, RMS error /
+  range of clutch.w_2: 0.171 % at 2 ms inside, 0.075 % at 1 ms, 0.035 % at 0.5 ms);
+* bad input and refused steps leave the state of the last communication point.
+"""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import build_fmus
+from systems import composite, ssp, z3
+from systems.master import CoSimulationError, Instance
+from tests.conftest import HOSTS, ROOT
+from tests.test_self_contained import hiding, without_python  # noqa: F401  (fixtures)
+
+REPORT_KEYS = ["clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w", "clutch.tau_fric_a", "clutch.tau_fric_b"]
+#: system -> stop time of the equality run (Fan F1 shortened: 0.3 s at 0.5 ms is 600 steps)
+EQUALITY = {"z3": 10.0, "r3_spring_1": 1.0, "fan_F1": 0.3}
+CHECKER = ROOT.parent / "shared" / "tools" / "check_fmus.py"
+
+
+@pytest.fixture(scope="module")
+def system_dir(fmu_dir, tmp_path_factory):
+    """The system FMUs of EQUALITY (default interface) and two variants of Z3."""
+    out = tmp_path_factory.mktemp("system_fmus")
+    for name in EQUALITY:
+        build_fmus.build_system_fmu(name, out)
+    variants = tmp_path_factory.mktemp("system_variants")
+    (variants / "inputs").mkdir()
+    build_fmus.build_system_fmu("z3", variants / "inputs", inputs=["clutch.tau_2", "clutch.f_n_a"])
+    spring = ssp.load_system("r3_spring_1")        # its spring with T_comm = 0 (sampled torque): exposed
+    sampled = replace(spring, components={**spring.components, "spring": ssp.Component(
+        "NonlinearSpring", {**spring.components["spring"].parameters, "T_comm": 0.0})})
+    (variants / "sampled").mkdir()
+    build_fmus.build_system_fmu(sampled, variants / "sampled")
+    (variants / "half").mkdir()
+    build_fmus.build_system_fmu("z3", variants / "half", outputs=REPORT_KEYS, internal_step=z3.SYSTEM.step / 2)
+    return out, variants
+
+
+def _outputs(fmu: Path) -> list[str]:
+    from fmpy import read_model_description
+
+    return [v.name for v in read_model_description(str(fmu)).modelVariables if v.causality == "output"]
+
+
+def _run_fmpy(fmu: Path, stop: float, step: float, outputs=None):
+    from fmpy import simulate_fmu
+
+    return simulate_fmu(str(fmu), stop_time=stop, step_size=step, output_interval=step,
+                        output=outputs or _outputs(fmu))
+
+
+def _assert_close(got: dict, expected: dict, keys, relative: float, what: str):
+    for key in keys:
+        a, b = np.asarray(got[key], dtype=float), np.asarray(expected[key], dtype=float)
+        assert a.shape == b.shape, (what, key, a.shape, b.shape)
+        scale = float(np.max(np.abs(b))) or 1.0
+        assert np.max(np.abs(a - b)) <= relative * scale, (what, key, float(np.max(np.abs(a - b))) / scale)
+
+
+@pytest.mark.parametrize("name", sorted(EQUALITY))
+def test_system_fmu_equals_drivetrain_fmu_ssp(name, system_dir, fmu_dir, tmp_path):
+    """fmpy running the system FMU at the system's step = systems.ssp.simulate of the
+    exported .ssp (the seven or five element FMUs under systems.master), 1e-12 relative."""
+    system, stop = ssp.load_system(name), EQUALITY[name]
+    fmu = system_dir[0] / f"{name}.fmu"
+    outputs = _outputs(fmu)
+    assert outputs == list(dict.fromkeys(f"{c.source}.{c.output}" for c in system.connections))
+    mine = _run_fmpy(fmu, stop, system.step)
+    path = ssp.export(name, tmp_path / f"{name}.ssp", fmu_dir, system.step, stop)
+    theirs = ssp.simulate(path, system.step, outputs, stop)
+    assert np.array_equal(mine["time"], theirs.time)
+    _assert_close(mine, theirs.signals, outputs, 1e-12, name)
+
+
+def test_validation_and_contract_checker_are_clean(system_dir):
+    from fmpy.validation import validate_fmu
+
+    for fmu in sorted(system_dir[0].glob("*.fmu")):
+        assert validate_fmu(str(fmu)) == [], fmu.name
+    if not CHECKER.is_file():
+        pytest.skip(f"{CHECKER} is absent")
+    done = subprocess.run([sys.executable, str(CHECKER), str(system_dir[0])], capture_output=True, text=True)
+    assert done.returncode == 0 and "3 of 3 FMUs clean" in done.stdout, done.stdout + done.stderr
+
+
+def test_model_description_units_dependencies_and_resources(system_dir):
+    """Units and descriptions from the elements, parameters with the instance's prefix,
+    the inputs' feedthrough in ModelStructure, the system's description in resources/."""
+    import zipfile
+    from fmpy import read_model_description
+
+    model = read_model_description(str(system_dir[1] / "inputs" / "z3.fmu"))
+    variables = {v.name: v for v in model.modelVariables}
+    assert variables["clutch.J_2"].causality == "parameter" and float(variables["clutch.J_2"].start) == 0.25
+    assert variables["clutch.J_2"].unit == "kg.m2" and float(variables["internal_step"].start) == 0.002
+    assert float(variables["shaft_odd.k"].start) == 5000.0 and "shaft_odd.T_comm" not in variables
+    assert variables["clutch.tau_2"].causality == "input" and variables["clutch.tau_2"].unit == "N.m"
+    assert variables["clutch.f_n_a"].unit == "N" and variables["vehicle.w"].unit == "rad/s"
+    assert "engine_torque.y" not in variables and "clamp_a.y" not in variables    # their sources left out
+    assert all(v.description for v in model.modelVariables)
+    for unknown in model.outputs:      # shaft torques follow the bodies' states: no input reaches them
+        assert unknown.dependencies == [], unknown.variable.name
+    with zipfile.ZipFile(system_dir[1] / "inputs" / "z3.fmu") as archive:
+        names = set(archive.namelist())
+    assert {"resources/composite.json", "resources/z3.ssd", "resources/drivetrain_composite/slave.py",
+            "binaries/linux64/libdrivetrain_python.so"} <= names
+    # an output fed through from an input: the clutch's friction torque on its torque inputs
+    description = composite.describe("z3", inputs=["clutch.tau_2"], outputs=["clutch.tau_fric_a", "clutch.w_1"])
+    variables = {v.name: v for v in composite.composite_slave.interface(description)}
+    assert variables["clutch.tau_fric_a"].depends == ("clutch.tau_2",) and variables["clutch.w_1"].depends == ()
+
+
+def _host_run(fmu: Path, stop: float, step: float, keys, inputs=None, parameters=None):
+    """The FMU driven step by step (systems.master.Instance): each point sets
+    ``inputs(n)`` ({name: value}), steps, and reads ``keys`` after the step."""
+    inst = Instance(fmu, "system", parameters or {})
+    try:
+        rows = [[inst.get(k) for k in keys]]
+        for n in range(int(round(stop / step))):
+            for name, value in (inputs(n) if inputs else {}).items():
+                inst.set(name, value)
+            inst.do_step(n * step, step)
+            rows.append([inst.get(k) for k in keys])
+    finally:
+        inst.free()
+    return {k: np.array(column) for k, column in zip(keys, zip(*rows))}
+
+
+def test_inputs_from_the_host_give_the_results_of_the_tables_they_replace(system_dir):
+    """z3 with --input clutch.tau_2 --input clutch.f_n_a: the host sets the engine torque
+    and clamp a's force to the values their Tables take (a Table's time is the previous
+    point plus h, as fmus.table steps it) and gets the default FMU's results exactly."""
+    from solvers.signal import table_points, table_value
+
+    step, stop = z3.SYSTEM.step, 4.6           # clamp a's ramp runs from 4 to 4.5 s
+    tables = {key: (*table_points(z3.SYSTEM.components[inst].with_defaults()),
+                    z3.SYSTEM.components[inst].with_defaults()["hold"])
+              for key, inst in (("clutch.tau_2", "engine_torque"), ("clutch.f_n_a", "clamp_a"))}
+
+    def inputs(n):
+        t = 0.0 if n == 0 else (n - 1) * step + step
+        return {key: table_value(times, values, hold, t) for key, (times, values, hold) in tables.items()}
+
+    keys = [k for k in _outputs(system_dir[1] / "inputs" / "z3.fmu")]
+    assert "clutch.w_1" in keys and "engine_torque.y" not in keys
+    driven = _host_run(system_dir[1] / "inputs" / "z3.fmu", stop, step, keys, inputs)
+    default = _host_run(system_dir[0] / "z3.fmu", stop, step, keys)
+    _assert_close(driven, default, keys, 0.0, "host-driven inputs")
+    assert np.ptp(driven["clutch.w_1"]) > 10.0
+
+
+def test_internal_step_half_equals_master_at_half_and_approaches_the_reference(system_dir, fmu_dir):
+    """Internal step 1 ms under a 2 ms host step: equal to the master at 1 ms sampled every
+    2nd point, and closer to the monolithic reference than at 2 ms (measured: clutch.w_2
+    RMS 0.171 % -> 0.075 % of its range, tau_fric_a 0.52 % -> 0.25 %)."""
+    from systems.reference import error_report, z3_reference
+
+    step, stop = z3.SYSTEM.step, 10.0
+    half = _run_fmpy(system_dir[1] / "half" / "z3.fmu", stop, step, REPORT_KEYS)
+    master = z3.simulate(fmu_dir, step=step / 2, stop=stop)
+    _assert_close(half, {k: master[k][::2] for k in REPORT_KEYS}, REPORT_KEYS, 1e-12, "internal step h/2")
+    full = _run_fmpy(system_dir[0] / "z3.fmu", stop, step, ["clutch.w_1", "clutch.w_3", "vehicle.w"])
+    reference = z3_reference(half["time"])
+    errors_half = error_report(half, reference, REPORT_KEYS)
+    errors_full = error_report(z3.simulate(fmu_dir, step=step, stop=stop), reference, REPORT_KEYS)
+    for key in REPORT_KEYS:
+        assert errors_half[key][1] < 0.6 * errors_full[key][1], (key, errors_half[key], errors_full[key])
+    assert errors_half["clutch.w_2"][1] < 1e-3
+    _assert_close(full, {k: z3.simulate(fmu_dir, step=step, stop=stop)[k] for k in ("clutch.w_1",)},
+                  ["clutch.w_1"], 1e-12, "internal step h")
+
+
+def test_host_step_not_a_whole_multiple_is_refused_and_the_run_continues(system_dir):
+    inst = Instance(system_dir[1] / "half" / "z3.fmu", "system")
+    try:
+        inst.do_step(0.0, 2e-3)
+        w = inst.get("clutch.w_1")
+        with pytest.raises(CoSimulationError) as refused:
+            inst.do_step(2e-3, 1.5e-3)
+        assert "not a whole multiple of the internal step 0.001" in str(refused.value)
+        assert inst.get("clutch.w_1") == w
+        inst.do_step(2e-3, 3e-3)              # 3 internal steps
+        inst.do_step(5e-3, 1e-3)
+        assert inst.get("clutch.w_1") != w
+    finally:
+        inst.free()
+
+
+def test_nan_input_is_refused_naming_it_and_the_state_is_kept(system_dir):
+    fmu = system_dir[1] / "inputs" / "z3.fmu"
+    keys = ["clutch.w_1", "vehicle.w", "shaft_odd.tau_1"]
+    inst = Instance(fmu, "system")
+    try:
+        values = []
+        for n in range(50):
+            inst.set("clutch.tau_2", 400.0)
+            inst.set("clutch.f_n_a", 6000.0)
+            if n == 20:
+                before = [inst.get(k) for k in keys]
+                inst.set("clutch.tau_2", math.nan)
+                with pytest.raises(CoSimulationError) as refused:
+                    inst.do_step(n * 2e-3, 2e-3)
+                assert "clutch.tau_2 = nan is not finite" in str(refused.value)
+                assert [inst.get(k) for k in keys] == before
+                inst.set("clutch.f_n_a", -1.0)
+                inst.set("clutch.tau_2", 400.0)
+                with pytest.raises(CoSimulationError) as refused:
+                    inst.do_step(n * 2e-3, 2e-3)
+                assert "clutch.f_n_a = -1.0 is outside the allowed range" in str(refused.value)
+                inst.set("clutch.f_n_a", 6000.0)
+            inst.do_step(n * 2e-3, 2e-3)
+            values.append([inst.get(k) for k in keys])
+    finally:
+        inst.free()
+    clean = _host_run(fmu, 0.1, 2e-3, keys, lambda n: {"clutch.tau_2": 400.0, "clutch.f_n_a": 6000.0})
+    assert np.array_equal(np.array(values), np.column_stack([clean[k][1:] for k in keys]))
+
+
+def test_an_element_refusing_mid_step_rolls_every_element_back(system_dir):
+    """R3 spring case 1 with T_comm = 0 bound (then exposed as spring.T_comm): set to half the
+    internal step, the spring refuses every step after z (stepped first) has moved; z is set
+    back, the message names the spring, and the parameter is refused after initialization."""
+    inst = Instance(system_dir[1] / "sampled" / "r3_spring_1.fmu", "system", {"spring.T_comm": 5e-4})
+    try:
+        before = [inst.get("z.w"), inst.get("z.phi"), inst.get("wv.w")]
+        with pytest.raises(CoSimulationError) as refused:
+            inst.do_step(0.0, 1e-3)
+        text = str(refused.value)
+        assert "spring (NonlinearSpring)" in text and "differs from T_comm" in text, text
+        assert [inst.get("z.w"), inst.get("z.phi"), inst.get("wv.w")] == before
+        with pytest.raises(CoSimulationError) as fixed:
+            inst.set("spring.T_comm", 0.0)
+        assert "parameter spring.T_comm is fixed" in str(fixed.value)
+    finally:
+        inst.free()
+
+
+def test_bad_parameter_fails_initialization_naming_it(system_dir):
+    with pytest.raises(CoSimulationError) as failed:
+        Instance(system_dir[0] / "z3.fmu", "system", {"vehicle.J": -1.0})
+    assert "vehicle.J = -1.0 is outside the allowed range" in str(failed.value)
+
+
+def test_fmu_state_round_trip(system_dir):
+    """getFMUstate, 25 steps, setFMUstate, the same 25 steps: the same values (and a
+    serialized state restores too)."""
+    from fmpy.fmi2 import FMU2Slave  # noqa: F401  (Instance wraps it)
+
+    inst = Instance(system_dir[0] / "z3.fmu", "system")
+    try:
+        for n in range(10):
+            inst.do_step(n * 2e-3, 2e-3)
+        state = inst.call("getFMUstate")
+        serialized = inst.call("serializeFMUstate", state)
+
+        def run():
+            for n in range(10, 35):
+                inst.do_step(n * 2e-3, 2e-3)
+            return [inst.get(k) for k in ("clutch.w_1", "vehicle.w", "shaft_even.tau_2")]
+
+        first = run()
+        inst.call("setFMUstate", state)
+        assert run() == first
+        inst.call("setFMUstate", inst.call("deSerializeFMUstate", serialized))
+        assert run() == first
+        inst.call("freeFMUstate", state)
+    finally:
+        inst.free()
+
+
+def _read_csv(path: Path):
+    import csv
+
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    header = [h.strip().strip('"') for h in rows[0]]
+    data = np.array([[float(x) for x in row] for row in rows[1:] if row])
+    return {name: data[:, i] for i, name in enumerate(header)}
+
+
+@pytest.mark.parametrize("host", ["fmusim", "fmuCheck"])
+def test_runs_in_c_hosts_without_python(host, system_dir, without_python, tmp_path):  # noqa: F811
+    """fmusim and the FMU Compliance Checker (0 warnings, 0 errors) run the Z3 system FMU
+    with every Python installation hidden; results equal fmpy's in-process run to 1e-9."""
+    step, stop = 2e-3, 1.0
+    fmu = system_dir[0] / "z3.fmu"
+    if host == "fmusim":
+        tool = HOSTS / "fmusim"
+        command = [tool, "--interface-type", "cs", "--stop-time", stop, "--output-interval", step,
+                   "--output-file", tmp_path / "out.csv", fmu]
+    else:
+        tool = HOSTS / "fmuCheck.linux64"
+        command = [tool, "-h", step, "-s", stop, "-l", "6", "-c", ",", "-o", tmp_path / "out.csv", fmu]
+    if not tool.exists():
+        pytest.skip(f"{tool} is absent (the prebuilt third-party hosts of ../shared/tools/hosts)")
+    done = without_python(command, tmp_path)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log[-3000:]
+    if host == "fmuCheck":
+        assert "0 Warning(s)" in log and "0 Error(s)" in log, log[-3000:]
+    table = _read_csv(tmp_path / "out.csv")
+    outputs = _outputs(fmu)
+    mine = _run_fmpy(fmu, stop, step, outputs)
+    rows = np.searchsorted(mine["time"], table["time"] - 0.5 * step)
+    assert len(table["time"]) >= int(stop / step)
+    for key in outputs:
+        expected = mine[key][rows].astype(float)
+        assert np.max(np.abs(table[key] - expected)) <= max(1e-9 * np.max(np.abs(expected)), 1e-12), (host, key)
+
+
+def test_command_line_checks_arguments_before_building(tmp_path, capsys):
+    for argv, text in ((["z3", "--input", "clutch.nope"], "DualClutch clutch has no input 'nope'"),
+                       (["z3", "--input", "clutch"], "give inst.var"),
+                       (["z3", "--output", "gearbox.w"], "no component 'gearbox'"),
+                       (["z3", "--input", "clutch.tau_2", "--output", "clutch.tau_2"], "cannot also be an output"),
+                       (["z3", "--internal-step", "-1"], "must be a finite number > 0"),
+                       (["no_such_system"], "unknown system 'no_such_system'")):
+        with pytest.raises(SystemExit) as stop:
+            composite.main([*argv, "--out", str(tmp_path)])
+        assert stop.value.code == 2, argv
+        assert text in capsys.readouterr().err, argv
+    assert not list(tmp_path.iterdir())
