@@ -38,7 +38,7 @@ from pythonfmu.enums import Fmi2Status
 
 import fmus
 from fmus.base import ElementSlave, FmiCallError, ParameterError, StateError, fmi_entry
-from fmus.compliance import SLIVER, STEP_ROUNDING
+from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
 
@@ -300,10 +300,19 @@ class Composite(Fmi2Slave):
         # a ClutchChain's clamps beyond n_bodies are not), and always refused when not finite
         self._input_checks = [(var, element, name, any(v.name == name for v in element._checked_inputs))
                               for var, element, name in self._fmu_inputs]
+        # a stateless compliance (fmus.compliance: no state, outputs follow the inputs) has
+        # nothing to advance when its T_comm agrees with the internal step: it is not stepped
+        self._do_steps = [(el, _unwrapped(type(el), "do_step")) for el in self._order
+                          if not self._stateless(el)]
         self._initialized = True
         self._n, self._extra = 0, 0.0
         self._exchange()
         self._forward_logs()
+
+    def _stateless(self, element) -> bool:
+        t_comm = getattr(element, T_COMM, 0.0)
+        return (type(element).advance is ComplianceElement.advance
+                and (t_comm == 0.0 or abs(t_comm - self.internal_step) <= STEP_ROUNDING * t_comm))
 
     @fmi_entry("fmi2Terminate")
     def terminate(self):
