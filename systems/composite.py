@@ -119,8 +119,9 @@ def describe(spec, inputs=(), outputs=(), internal_step: float | None = None) ->
     return description
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m systems.composite", description=__doc__.splitlines()[0])
+def main(argv=None, prog: str = "python -m systems.composite") -> int:
+    """The command (``drivetrain-fmu export-fmu`` passes its own ``prog``)."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("system", metavar="SYSTEM", help="a documented system or the path of an .ssd or .ssp file")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for SYSTEM.fmu (default results/)")
     parser.add_argument("--input", action="append", default=[], metavar="INST.VAR",
