@@ -45,6 +45,22 @@ import ctypes
 # execution keeps them alive when a process instantiates the FMU more than once.
 ctypes.pythonapi.Py_IncRef(ctypes.py_object(globals()))
 
+import os  # noqa: E402
+import sys  # noqa: E402
+
+# pythonfmu 0.7.0 also inserts the FMU's resources folder into sys.path at every
+# instantiation and never removes it: keep one entry per resources folder that still
+# exists, so that a parameter sweep (fmpy's simulate_fmu extracts and deletes a copy per
+# run) does not grow sys.path by one entry per run.  A loop at the top level: this file's
+# names live in findClass's locals, which a comprehension could not see.
+_kept, _seen = [], set()
+for _path in sys.path:
+    if os.path.basename(_path) == "resources" and (_path in _seen or not os.path.isdir(_path)):
+        continue
+    _seen.add(_path)
+    _kept.append(_path)
+sys.path[:] = _kept
+
 import fmus  # noqa: E402
 
 # All FMUs in one process share the first loaded copy of the element code.  findClass()
