@@ -338,20 +338,29 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     if progress:
         from tqdm import tqdm
         iterator = tqdm(iterator, desc="co-simulation", unit="step")
-    for n in iterator:
-        t = n * step
-        start_values = exchange(t)
-        row = values[n]
-        for get, positions in recorders:
-            row[positions] = get()
-        for pos, stage, i in copied:
-            row[pos] = start_values[stage][i]
-        if n == n_steps:
-            break
-        saved = [inst.call("getFMUstate") for inst in slaves] if iterations else None
-        for inst in slaves:
-            inst.do_step(t, step, no_rollback=not iterations)
-        if iterations:
-            iterate(t, start_values, saved)
-    time = np.arange(n_steps + 1) * step
-    return Result(time, {r: values[:, i] for i, r in enumerate(record)})
+    recorded = 0
+
+    def result(rows: int) -> Result:
+        return Result(np.arange(rows) * step, {r: values[:rows, i] for i, r in enumerate(record)})
+
+    try:
+        for n in iterator:
+            t = n * step
+            start_values = exchange(t)
+            row = values[n]
+            for get, positions in recorders:
+                row[positions] = get()
+            for pos, stage, i in copied:
+                row[pos] = start_values[stage][i]
+            recorded = n + 1
+            if n == n_steps:
+                break
+            saved = [inst.call("getFMUstate") for inst in slaves] if iterations else None
+            for inst in slaves:
+                inst.do_step(t, step, no_rollback=not iterations)
+            if iterations:
+                iterate(t, start_values, saved)
+    except KeyboardInterrupt as exc:     # Ctrl-C: the rows recorded so far go with it
+        exc.partial = result(recorded)
+        raise
+    return result(n_steps + 1)

@@ -196,8 +196,6 @@ def test_ctrl_c_stops_the_run_says_interrupted_and_exits_130(tmp_path, fmu_dir):
     assert last.startswith("drivetrain-fmu run: interrupted at t = "), last
 
 
-@pytest.mark.xfail(strict=True, reason="needs systems.master.run to attach the rows recorded so far to the "
-                                       "KeyboardInterrupt (exc.partial, a Result): master.py is not the CLI's")
 def test_ctrl_c_writes_the_rows_computed_so_far(tmp_path, fmu_dir):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen([sys.executable, "-m", "drivetrain_cli", "run", "fan_F2", "--fmus", str(fmu_dir)],
