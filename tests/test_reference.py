@@ -73,7 +73,7 @@ def test_r3_spring_cosimulation_against_its_closed_form(fmu_dir, case):
     reference = r3_spring_reference(case, np.arange(1001) * H)
     keys = ["spring.phi_rel", "z.w", "wv.w"]
     mean = error_report(r3.simulate_spring(fmu_dir, case, step=H, step_mean=True), reference, keys)
-    sampled = error_report(r3.simulate_spring(fmu_dir, case, step=H), reference, keys)
+    sampled = error_report(r3.simulate_spring(fmu_dir, case, step=H, step_mean=False), reference, keys)
     for key in keys:
         assert mean[key][1] < 1e-3, key
         assert sampled[key][1] > 10 * mean[key][1], key

@@ -99,10 +99,10 @@ def test_files_hold_the_published_parameter_cases():
 
 
 def test_step_mean_compliances_follow_the_communication_step():
-    """A compliance bound with T_comm > 0 averages over the step it runs at; T_comm = 0
-    (the R3 spring: the torque at the point) stays unless asked for."""
+    """A compliance bound with T_comm > 0 averages over the step it runs at (Z3's shafts,
+    the R3 spring); ``step_mean=False`` gives the torque at the point (T_comm = 0)."""
     assert {c.parameters["T_comm"] for c in z3.components(2e-3).values() if "T_comm" in c.parameters} == {2e-3}
-    assert r3.spring_components(1, 5e-3)["spring"].parameters["T_comm"] == 0.0
-    assert r3.spring_components(1, 5e-3, step_mean=True)["spring"].parameters["T_comm"] == 5e-3
+    assert r3.spring_components(1, 5e-3)["spring"].parameters["T_comm"] == 5e-3
+    assert r3.spring_components(1, 5e-3, step_mean=False)["spring"].parameters["T_comm"] == 0.0
     with pytest.raises(ValueError, match="unknown system 'z4'"):
         load_system("z4")
