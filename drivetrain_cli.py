@@ -5,6 +5,7 @@
     drivetrain-fmu run SYSTEM [--step H] [--stop T] [--record inst.var ...]   (co-simulation: CSV and plot)
     drivetrain-fmu report SYSTEM [--steps ...]   (co-simulation vs monolithic reference)
     drivetrain-fmu export SYSTEM [--step H] [--stop T]   (SSP archive of the system)
+    drivetrain-fmu export-fmu SYSTEM [--input inst.var] [--output inst.var] [--internal-step H]   (one FMU)
     drivetrain-fmu new NAME --from SYSTEM       (NAME.ssd: an editable copy in the working directory)
     drivetrain-fmu ssp FILE.ssp [--step H] [--stop T] [--record inst.var ...]   (run an SSP file: CSV)
     drivetrain-fmu compare r1 [--step 0.1]      (PWA discretisations, no FMU)
@@ -778,6 +779,9 @@ def _parser() -> Parser:
     export.add_argument("--stop", type=seconds, help="stop time [s] (default: the file's)")
     export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
     export.add_argument("--out", type=Path, default=Path("results"), help=results_help)
+    from systems import composite
+
+    composite.add_arguments(command("export-fmu", help="write a whole system as one FMU (docs/composite-fmu.md)"))
     new = command("new", help="write NAME.ssd, an editable copy of a system, into the working directory")
     new.add_argument("name", metavar="NAME")
     new.add_argument("--from", dest="source", required=True, metavar="SYSTEM", help=system_help)
@@ -833,6 +837,13 @@ def _dispatch(args) -> None:
         _report(args)
     elif args.command == "new":
         _new(args)
+    elif args.command == "export-fmu":
+        from systems import composite
+
+        try:
+            composite.export(args)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
     else:
         _compare_r1(args.step, args.duration, _out_folder(args, "compare", args.case))
 

@@ -119,9 +119,8 @@ def describe(spec, inputs=(), outputs=(), internal_step: float | None = None) ->
     return description
 
 
-def main(argv=None, prog: str = "python -m systems.composite") -> int:
-    """The command (``drivetrain-fmu export-fmu`` passes its own ``prog``)."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command's arguments (this module's main and ``drivetrain-fmu export-fmu``)."""
     parser.add_argument("system", metavar="SYSTEM", help="a documented system or the path of an .ssd or .ssp file")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for SYSTEM.fmu (default results/)")
     parser.add_argument("--input", action="append", default=[], metavar="INST.VAR",
@@ -133,18 +132,30 @@ def main(argv=None, prog: str = "python -m systems.composite") -> int:
                              "multiple of it")
     parser.add_argument("--python-hosts-only", action="store_true",
                         help="no bundled Python: the FMU then runs only in a CPython process of the build's version")
-    args = parser.parse_args(argv)
-    try:
-        description = describe(args.system, args.input, args.output, args.internal_step)
-    except ValueError as exc:
-        parser.exit(2, f"{parser.prog}: error: {exc}\n")
+
+
+def export(args) -> Path:
+    """Build the system FMU the parsed arguments ask for; ValueError (a usage error) names
+    what is wrong before anything is built."""
+    description = describe(args.system, args.input, args.output, args.internal_step)
     if args.out.exists() and not args.out.is_dir():
-        parser.exit(2, f"{parser.prog}: error: --out {args.out} is not a folder\n")
+        raise ValueError(f"--out {args.out} is not a folder")
     import build_fmus
 
     path = build_fmus.build_system_fmu(description, args.out, python_hosts_only=args.python_hosts_only)
     print(f"wrote {path} ({len(description['components'])} elements, {len(description['inputs'])} inputs, "
           f"{len(description['outputs'])} outputs, internal step {description['internal_step']:g} s)")
+    return path
+
+
+def main(argv=None, prog: str = "python -m systems.composite") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        export(args)
+    except ValueError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     return 0
 
 

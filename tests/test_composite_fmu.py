@@ -339,3 +339,16 @@ def test_command_line_checks_arguments_before_building(tmp_path, capsys):
         assert stop.value.code == 2, argv
         assert text in capsys.readouterr().err, argv
     assert not list(tmp_path.iterdir())
+
+
+def test_drivetrain_fmu_export_fmu_reports_a_bad_argument_in_one_line(tmp_path, capsys):
+    """`drivetrain-fmu export-fmu` is the same command behind the CLI's one error funnel:
+    a bad --input is a usage error (exit 2) named in one line, before anything is built."""
+    import drivetrain_cli
+
+    with pytest.raises(SystemExit) as stop:
+        drivetrain_cli.main(["export-fmu", "z3", "--input", "clutch.nope", "--out", str(tmp_path)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "drivetrain-fmu export-fmu: error: " + str(stop.value) and "DualClutch clutch has no input 'nope'" in err
+    assert not list(tmp_path.iterdir())
