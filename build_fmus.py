@@ -19,6 +19,7 @@ import argparse
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import sys
 import tempfile
@@ -32,7 +33,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from fmus import ELEMENTS, source_fingerprint  # noqa: E402
-from fmus.variables import OUTPUT, PARAMETER, UNITS  # noqa: E402
+from fmus.variables import INTEGER, OUTPUT, PARAMETER, REAL, UNITS  # noqa: E402
 import host_support  # noqa: E402
 
 DEFAULT_OUT = Path("build") / "fmus"   # relative to the working directory (not site-packages)
@@ -97,6 +98,19 @@ def slave_script(name: str) -> str:
     return SLAVE_SCRIPT.format(name=name, fingerprint=source_fingerprint())
 
 
+def declared_range(var) -> dict:
+    """The ``min``/``max`` attributes of a variable's declared range (FMI bounds are
+    inclusive: an open lower bound such as J > 0 becomes the next value above it)."""
+    if var.type not in (REAL, INTEGER):
+        return {}
+    lo, hi = var.bounds()
+    bounds = {attribute: value for attribute, value in (("min", lo), ("max", hi)) if math.isfinite(value)}
+    if var.type == INTEGER:
+        return {attribute: str(math.ceil(value) if attribute == "min" else math.floor(value))
+                for attribute, value in bounds.items()}
+    return {attribute: repr(value) for attribute, value in bounds.items()}
+
+
 def finish_model_description(xml_text: bytes, element) -> bytes:
     """Add units, UnitDefinitions and a complete ModelStructure to pythonfmu's XML."""
     root = ET.fromstring(xml_text)
@@ -110,6 +124,8 @@ def finish_model_description(xml_text: bytes, element) -> bytes:
             sv.find("Real").set("unit", var.unit)
             if var.unit not in used_units:
                 used_units.append(var.unit)
+        for attribute, bound in declared_range(var).items():
+            sv.find(var.type).set(attribute, bound)
     if used_units:
         unit_defs = ET.Element("UnitDefinitions")
         for name in used_units:

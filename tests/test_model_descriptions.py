@@ -1,5 +1,6 @@
 """Every element of fmus.ELEMENTS builds into an FMU that fmpy validates and that meets the contract."""
 import importlib.util
+import math
 import zipfile
 import xml.etree.ElementTree as ET
 
@@ -27,6 +28,15 @@ def test_validates_with_units_and_dependencies(fmu_dir, element):
         real = sv.find("Real")
         if var.unit:
             assert real.get("unit") == var.unit and var.unit in declared
+        # the declared range, inclusive as FMI reads min/max (J > 0: the next float above 0)
+        typed = sv.find(var.type)
+        lo, hi = var.bounds()
+        assert typed.get("min") == (None if lo == -math.inf else str(int(math.ceil(lo))) if var.type == "Integer"
+                                    else repr(lo)), var.name
+        assert typed.get("max") == (None if hi == math.inf else str(int(hi)) if var.type == "Integer"
+                                    else repr(hi)), var.name
+        if var.start is not None and var.type != "Boolean":
+            assert lo <= var.start <= hi, var.name
     outputs = root.find("ModelStructure/Outputs").findall("Unknown")
     index = {sv.get("name"): str(i) for i, sv in enumerate(scalars, start=1)}
     for unknown in outputs:
