@@ -90,7 +90,19 @@ class FmiCallError(RuntimeError):
     """An FMI call that failed (its message names the call and the cause)."""
 
 
-class ElementSlave(Fmi2Slave):
+class NoStringVariables:
+    """fmi2GetString and fmi2SetString of a slave without String variables: refused by name."""
+
+    @fmi_entry("fmi2GetString")
+    def get_string(self, vrs):
+        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
+
+    @fmi_entry("fmi2SetString")
+    def set_string(self, vrs, values):
+        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
+
+
+class ElementSlave(NoStringVariables, Fmi2Slave):
     """Base of every element FMU (see the module docstring)."""
 
     VARIABLES: tuple[Var, ...] = ()
@@ -384,14 +396,6 @@ class ElementSlave(Fmi2Slave):
     @fmi_entry("fmi2GetBoolean")
     def get_boolean(self, vrs):
         return self._get_values(vrs, BOOLEAN, bool)
-
-    @fmi_entry("fmi2GetString")
-    def get_string(self, vrs):
-        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
-
-    @fmi_entry("fmi2SetString")
-    def set_string(self, vrs, values):
-        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
 
     @fmi_entry("fmi2GetFMUstate")
     def _get_fmu_state(self):

@@ -37,7 +37,7 @@ from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
 import fmus
-from fmus.base import ElementSlave, FmiCallError, ParameterError, StateError, fmi_entry
+from fmus.base import ElementSlave, FmiCallError, NoStringVariables, ParameterError, StateError, fmi_entry
 from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -147,7 +147,7 @@ class _Refused(Exception):
 
 
 # ---------------------------------------------------------------------------- the slave
-class Composite(Fmi2Slave):
+class Composite(NoStringVariables, Fmi2Slave):
     """A whole system as one slave (module docstring).  The slave script binds a subclass
     named after the system (pythonfmu's model identifier); everything else comes from the
     FMU's resources."""
@@ -477,14 +477,6 @@ class Composite(Fmi2Slave):
     @fmi_entry("fmi2GetBoolean")
     def get_boolean(self, vrs):
         return self._get(vrs, BOOLEAN)
-
-    @fmi_entry("fmi2GetString")
-    def get_string(self, vrs):
-        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
-
-    @fmi_entry("fmi2SetString")
-    def set_string(self, vrs, values):
-        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
 
     # ------------------------------------------------------------------ FMU state
     @fmi_entry("fmi2GetFMUstate")
