@@ -37,6 +37,8 @@ from .variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
 
 _FMI_TYPES = {REAL: Real, INTEGER: Integer, BOOLEAN: Boolean}
 _ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
+#: the Python type an FMI get returns, per FMI type
+CONVERT = {REAL: float, INTEGER: int, BOOLEAN: bool}
 
 
 def fmi_entry(call: str):
@@ -90,8 +92,34 @@ class FmiCallError(RuntimeError):
     """An FMI call that failed (its message names the call and the cause)."""
 
 
-class NoStringVariables:
-    """fmi2GetString and fmi2SetString of a slave without String variables: refused by name."""
+class FmiValueFunnel:
+    """fmi2Get/Set<type> of a slave: every call of a type goes to the slave's
+    ``_get_values(vrs, kind)`` / ``_set_values(vrs, values, kind)``; String is refused by
+    name (no slave here has String variables)."""
+
+    @fmi_entry("fmi2SetReal")
+    def set_real(self, vrs, values):
+        self._set_values(vrs, values, REAL)
+
+    @fmi_entry("fmi2SetInteger")
+    def set_integer(self, vrs, values):
+        self._set_values(vrs, values, INTEGER)
+
+    @fmi_entry("fmi2SetBoolean")
+    def set_boolean(self, vrs, values):
+        self._set_values(vrs, values, BOOLEAN)
+
+    @fmi_entry("fmi2GetReal")
+    def get_real(self, vrs):
+        return self._get_values(vrs, REAL)
+
+    @fmi_entry("fmi2GetInteger")
+    def get_integer(self, vrs):
+        return self._get_values(vrs, INTEGER)
+
+    @fmi_entry("fmi2GetBoolean")
+    def get_boolean(self, vrs):
+        return self._get_values(vrs, BOOLEAN)
 
     @fmi_entry("fmi2GetString")
     def get_string(self, vrs):
@@ -102,7 +130,7 @@ class NoStringVariables:
         raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
 
 
-class ElementSlave(NoStringVariables, Fmi2Slave):
+class ElementSlave(FmiValueFunnel, Fmi2Slave):
     """Base of every element FMU (see the module docstring)."""
 
     VARIABLES: tuple[Var, ...] = ()
@@ -338,10 +366,10 @@ class ElementSlave(NoStringVariables, Fmi2Slave):
     def _feedthrough_getter(self, name):
         return lambda: self._feedthrough_values()[name]
 
-    def _get_values(self, vrs, kind: str, convert):
+    def _get_values(self, vrs, kind: str):
         """fmi2Get<kind>: pythonfmu's own loop type-checks every variable and re-evaluates
         the feedthrough key per variable; here the feedthrough outputs are looked up once."""
-        access = self._access[kind]
+        access, convert = self._access[kind], CONVERT[kind]
         try:
             wanted = [access[vr] for vr in vrs]
         except KeyError as missing:
@@ -373,29 +401,6 @@ class ElementSlave(NoStringVariables, Fmi2Slave):
                                  "fmi2ExitInitializationMode (or after fmi2Reset)")
         self.__dict__.update(zip(names, values))
 
-    @fmi_entry("fmi2SetReal")
-    def set_real(self, vrs, values):
-        self._set_values(vrs, values, REAL)
-
-    @fmi_entry("fmi2SetInteger")
-    def set_integer(self, vrs, values):
-        self._set_values(vrs, values, INTEGER)
-
-    @fmi_entry("fmi2SetBoolean")
-    def set_boolean(self, vrs, values):
-        self._set_values(vrs, values, BOOLEAN)
-
-    @fmi_entry("fmi2GetReal")
-    def get_real(self, vrs):
-        return self._get_values(vrs, REAL, float)
-
-    @fmi_entry("fmi2GetInteger")
-    def get_integer(self, vrs):
-        return self._get_values(vrs, INTEGER, int)
-
-    @fmi_entry("fmi2GetBoolean")
-    def get_boolean(self, vrs):
-        return self._get_values(vrs, BOOLEAN, bool)
 
     @fmi_entry("fmi2GetFMUstate")
     def _get_fmu_state(self):

@@ -37,7 +37,7 @@ from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
 import fmus
-from fmus.base import ElementSlave, FmiCallError, NoStringVariables, ParameterError, StateError, fmi_entry
+from fmus.base import CONVERT, ElementSlave, FmiCallError, FmiValueFunnel, ParameterError, StateError, fmi_entry
 from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -49,7 +49,6 @@ INTERNAL_STEP = "internal_step"
 #: the element parameter a step-mean compliance averages over; it follows the internal step
 T_COMM = "T_comm"
 _ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
-_CONVERT = {REAL: float, INTEGER: int, BOOLEAN: bool}
 
 
 def source_fingerprint() -> str:
@@ -147,7 +146,7 @@ class _Refused(Exception):
 
 
 # ---------------------------------------------------------------------------- the slave
-class Composite(NoStringVariables, Fmi2Slave):
+class Composite(FmiValueFunnel, Fmi2Slave):
     """A whole system as one slave (module docstring).  The slave script binds a subclass
     named after the system (pythonfmu's model identifier); everything else comes from the
     FMU's resources."""
@@ -426,7 +425,7 @@ class Composite(NoStringVariables, Fmi2Slave):
             element.refresh_outputs()
 
     # ------------------------------------------------------------------ get / set
-    def _get(self, vrs, kind: str):
+    def _get_values(self, vrs, kind: str):
         table = self._readers[kind]
         try:
             readers = [table[vr] for vr in vrs]
@@ -434,10 +433,10 @@ class Composite(NoStringVariables, Fmi2Slave):
             raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
         if self._due and self._initialized:
             self._exchange(None if self._due == 2 else self._stages[1:])
-        convert = _CONVERT[kind]
+        convert = CONVERT[kind]
         return [convert(read()) for read in readers]
 
-    def _set(self, vrs, values, kind: str):
+    def _set_values(self, vrs, values, kind: str):
         table = self._writers[kind]
         try:
             targets = [table[vr] for vr in vrs]
@@ -454,29 +453,6 @@ class Composite(NoStringVariables, Fmi2Slave):
         if self._initialized and self._restage and not self._due:
             self._due = 1
 
-    @fmi_entry("fmi2SetReal")
-    def set_real(self, vrs, values):
-        self._set(vrs, values, REAL)
-
-    @fmi_entry("fmi2SetInteger")
-    def set_integer(self, vrs, values):
-        self._set(vrs, values, INTEGER)
-
-    @fmi_entry("fmi2SetBoolean")
-    def set_boolean(self, vrs, values):
-        self._set(vrs, values, BOOLEAN)
-
-    @fmi_entry("fmi2GetReal")
-    def get_real(self, vrs):
-        return self._get(vrs, REAL)
-
-    @fmi_entry("fmi2GetInteger")
-    def get_integer(self, vrs):
-        return self._get(vrs, INTEGER)
-
-    @fmi_entry("fmi2GetBoolean")
-    def get_boolean(self, vrs):
-        return self._get(vrs, BOOLEAN)
 
     # ------------------------------------------------------------------ FMU state
     @fmi_entry("fmi2GetFMUstate")
