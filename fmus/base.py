@@ -92,10 +92,20 @@ class FmiCallError(RuntimeError):
     """An FMI call that failed (its message names the call and the cause)."""
 
 
-class FmiValueFunnel:
-    """fmi2Get/Set<type> of a slave: every call of a type goes to the slave's
-    ``_get_values(vrs, kind)`` / ``_set_values(vrs, values, kind)``; String is refused by
-    name (no slave here has String variables)."""
+class FmiCommonCalls:
+    """The FMI calls every slave here answers alike: fmi2SetupExperiment keeps the start
+    time, fmi2Get/Set<type> go to the slave's ``_get_values(vrs, kind)`` /
+    ``_set_values(vrs, values, kind)``, String is refused by name (no slave here has String
+    variables)."""
+
+    @fmi_entry("fmi2SetupExperiment")
+    def setup_experiment(self, start_time, *args):
+        """Remember the start time (elements with time-dependent laws need it)."""
+        self.start_time = start_time
+
+    @fmi_entry("fmi2EnterInitializationMode")
+    def enter_initialization_mode(self):
+        pass
 
     @fmi_entry("fmi2SetReal")
     def set_real(self, vrs, values):
@@ -130,7 +140,7 @@ class FmiValueFunnel:
         raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
 
 
-class ElementSlave(FmiValueFunnel, Fmi2Slave):
+class ElementSlave(FmiCommonCalls, Fmi2Slave):
     """Base of every element FMU (see the module docstring)."""
 
     VARIABLES: tuple[Var, ...] = ()
@@ -230,15 +240,6 @@ class ElementSlave(FmiValueFunnel, Fmi2Slave):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ FMI
-    @fmi_entry("fmi2SetupExperiment")
-    def setup_experiment(self, start_time, *args):
-        """Remember the start time (elements with time-dependent laws need it)."""
-        self.start_time = start_time
-
-    @fmi_entry("fmi2EnterInitializationMode")
-    def enter_initialization_mode(self):
-        pass
-
     @fmi_entry("fmi2ExitInitializationMode")
     def exit_initialization_mode(self):
         self.state = self._build_model()

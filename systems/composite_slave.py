@@ -37,7 +37,7 @@ from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
 import fmus
-from fmus.base import CONVERT, ElementSlave, FmiCallError, FmiValueFunnel, ParameterError, StateError, fmi_entry
+from fmus.base import CONVERT, ElementSlave, FmiCallError, FmiCommonCalls, ParameterError, StateError, fmi_entry
 from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -146,7 +146,7 @@ class _Refused(Exception):
 
 
 # ---------------------------------------------------------------------------- the slave
-class Composite(FmiValueFunnel, Fmi2Slave):
+class Composite(FmiCommonCalls, Fmi2Slave):
     """A whole system as one slave (module docstring).  The slave script binds a subclass
     named after the system (pythonfmu's model identifier); everything else comes from the
     FMU's resources."""
@@ -261,14 +261,6 @@ class Composite(FmiValueFunnel, Fmi2Slave):
         self._due = 0
 
     # ------------------------------------------------------------------ FMI
-    @fmi_entry("fmi2SetupExperiment")
-    def setup_experiment(self, start_time, *args):
-        self.start_time = start_time
-
-    @fmi_entry("fmi2EnterInitializationMode")
-    def enter_initialization_mode(self):
-        pass
-
     @fmi_entry("fmi2ExitInitializationMode")
     def exit_initialization_mode(self):
         problems = []
