@@ -59,12 +59,13 @@ def test_the_master_refuses_a_bad_connection_between_fmus_before_the_first_step(
 
 def test_the_command_line_names_a_bad_connection_in_one_line(tmp_path, capsys):
     """`drivetrain-fmu ssp` of an .ssp whose speed drives a torque input ends with one line
-    naming the connection, exit status 1 (a traceback before: it ran silently)."""
+    naming the connection, a usage error (exit status 2; before: it ran silently)."""
     path = tmp_path / "bad.ssp"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("SystemStructure.ssd", _z3_with(b'startElement="engine_torque" startConnector="y"',
                                                          b'startElement="vehicle" startConnector="w"'))
     with pytest.raises(SystemExit) as info:
         drivetrain_cli.main(["ssp", str(path), "--step", "1e-3"])
+    assert info.value.code == 2
     assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
     assert "connection vehicle.w -> clutch.tau_2: the units differ (rad/s and N.m)" in str(info.value)
