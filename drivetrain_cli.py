@@ -604,7 +604,7 @@ def _print_report(name, system, fmu_dir, steps, csv_path: Path | None = None) ->
 #: system: the largest step at which ecos ran stable with the RMS error of every compared
 #: signal (REPORT_KEYS) at most 1 % of its range against the monolithic reference, and that
 #: error's worst signal (measured with ecospy 0.7.2's ecos command over the whole default
-#: experiment; see README "Documented systems").
+#: experiment; see docs/systems.md).
 JACOBI_STEPS: dict[str, tuple[float, str]] = {
     "z3": (1e-4, "RMS error of w_2 0.36 %, vehicle speed 0.010 %, friction torques 0.58 % at most; "
                  "2e-4 s: torque 1.3 %; 1e-3 s: w_2 9.7 %; at its 2 ms ecos diverges (|w_1| 1e47 at 10 s); "

@@ -8,7 +8,7 @@ matrix-vector product costs about what numpy's does up to n = 3 (numpy's per-cal
 and grows to 6x at n = 12; a linear solve is 1.4x numpy's at n = 2 and 17x at n = 12.  The
 per-step paths therefore avoid solves (the friction chain's inverses and Schur complements
 are computed once per stuck/slip split), and the element steps cost the same or less than
-with numpy (README, benchmarks).
+with numpy (docs/benchmarks.md).
 
 Method: Gaussian elimination with partial (row) pivoting, the LU factorisation LAPACK's
 ``dgesv`` uses (Golub & Van Loan, *Matrix Computations*, algorithm 3.4.1); results agree

@@ -14,7 +14,7 @@ every case:
 
 1. the process survives (checked by the caller: no signal, no hang guard exit);
 2. a doStep that returns fmi2OK leaves every Real output finite (a feedthrough output
-   may instead fail its get, as README's "Errors" allows, with a log naming it);
+   may instead fail its get, as docs/errors.md allows, with a log naming it);
 3. a doStep that returns fmi2Discard or fmi2Error logs a message and leaves every output
    and the serialized FMU state bit-identical to what they were before it;
 4. every FMI call returns within the hang guard (HANG_GUARD_S, a liveness guard and not a
@@ -375,7 +375,7 @@ class Driver:
 
     def feedthrough(self, label):
         """The feedthrough outputs, or None when their get is refused with a log naming an
-        output (README: a feedthrough output that is not finite at the inputs set fails the
+        output (docs/errors.md: a feedthrough output that is not finite at the inputs set fails the
         get; the instance is then only freed)."""
         mark = len(self.messages)
         values = self.outputs(self.feedthrough_outputs, label)

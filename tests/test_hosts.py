@@ -190,7 +190,7 @@ def test_f1_ssp_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_path, ecos_host):
     simulate_ssp, and both give the same results (0.05 s at 0.1 ms).  Both engines move
     values Jacobi-style (a compliance's inputs lag one step behind the bodies), unlike
     systems.master's ordered exchange: with the stiff input shaft (77 kN.m/rad) they need
-    this small step (at 1 ms both diverge alike), which the README states."""
+    this small step (at 1 ms both diverge alike), which docs/hosts.md states."""
     from fmpy.ssp.simulation import simulate_ssp
 
     from systems import fan, ssp as systems_ssp
