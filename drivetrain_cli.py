@@ -72,29 +72,35 @@ class Parser(argparse.ArgumentParser):
         self.exit(USAGE, f"{self.prog}: error: {message}\n  (usage: {self.prog} --help)\n")
 
 
-# per family of systems (the name's prefix): title and plot panels [(y label, [(signal, legend), ...]), ...]
+# per family of systems (the name's prefix): title and plot panels [(y label, [(signal, legend), ...]), ...];
+# a panel whose label starts with FLAGS draws its 0/1 signals stacked, one row each
+FLAGS = "stick flags"
 PLOTS = {
-    "z3": ("Z3 double clutch (Biagiotti & Zanasi Fig. 10-11)", [
-        ("speed [rad/s]", [("clutch.w_1", "w_1 odd-gear shaft"), ("clutch.w_2", "w_2 engine side"),
+    "z3": ("Z3 double clutch (Biagiotti & Zanasi, Fig. 10-11)", [
+        ("speed [rad/s]", [("clutch.w_2", "w_2 engine side"), ("clutch.w_1", "w_1 odd-gear shaft"),
                            ("clutch.w_3", "w_3 even-gear shaft")]),
         ("friction torque [N.m]", [("clutch.tau_fric_a", "tau_fric_a (1 -> 2)"),
                                    ("clutch.tau_fric_b", "tau_fric_b (2 -> 3)")])]),
-    "r3_spring": ("R3 nonlinear spring (Reiter Fig. 51-53)", [
+    "r3_spring": ("R3 nonlinear spring (Reiter, Fig. 51-53)", [
         ("twist [rad]", [("spring.phi_rel", "phi_rel")]),
         ("spring torque [N.m]", [("spring.tau_2", "tau on J_w + J_v")]),
-        ("speed [rad/s]", [("z.w", "J_z"), ("wv.w", "J_w + J_v")])]),
-    "r3_clearance": ("R3 gear clearance (Reiter Fig. 77-79)", [
+        ("speed [rad/s]", [("z.w", "w_z (drive side, J_z)"), ("wv.w", "w_wv (load side, J_w + J_v)")])]),
+    "r3_clearance": ("R3 gear clearance (Reiter, Fig. 77-79)", [
         ("relative angle [rad]", [("mesh.phi_rel", "phi_z - phi_w")]),
         ("impacts", [("mesh.n_impacts", "n_impacts")]),
-        ("speed [rad/s]", [("mesh.w_1", "J_z"), ("mesh.w_2", "J_w"), ("vehicle.w", "J_v")])]),
-    "fan": ("Fan, Walker & Wang drivetrain (seed Fig. 3-19)", [
+        ("speed [rad/s]", [("mesh.w_1", "w_z (drive gear, J_z)"), ("mesh.w_2", "w_w (driven gear, J_w)"),
+                           ("vehicle.w", "w_v (vehicle, J_v)")])]),
+    "fan": ("Fan, Walker & Wang drivetrain (their Fig. 3-19)", [
         ("pitch [rad]", [("vehicle.pitch", "theta_1")]),
         ("normal force [N]", [("vehicle.F_n_f", "F_N1 front"), ("vehicle.F_n_r", "F_N2 rear")]),
         ("clutch slip [rad/s]", [("clutch.w_slip", "theta_r' (flywheel - disc)")]),
         ("clutch torque [N.m]", [("clutch.tau_fric", "T_f")]),
-        ("stick flags", [("vehicle.stick_f", "front tire"), ("vehicle.stick_r", "rear tire"),
-                         ("clutch.locked", "clutch")])]),
+        (FLAGS, [("vehicle.stick_f", "front tire"), ("vehicle.stick_r", "rear tire"),
+                 ("clutch.locked", "clutch")])]),
 }
+#: successive curves of a panel: solid, then dashed and dotted and thinner, so a curve that
+#: coincides with an earlier one (w_1 and w_2 of a locked clutch) stays visible on top of it
+LINE_STYLES = (("-", 2.2), ("--", 1.6), (":", 1.4), ("-.", 1.2))
 
 
 #: per family: what a run records (besides every connected output)
@@ -363,10 +369,18 @@ def _plot(path: Path, system, result, record: list[str], units: dict) -> None:
     fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(8, 2.4 * len(panels) + 1), squeeze=False)
     axes = axes[:, 0]
     for ax, (label, signals) in zip(axes, panels):
-        for key, legend in signals:
-            ax.plot(result.time, result[key], label=legend)
+        stacked = label.startswith(FLAGS)
+        for row, (key, legend) in enumerate(signals):
+            style, width = LINE_STYLES[row % len(LINE_STYLES)]
+            values = result[key] * 0.8 + 1.2 * row if stacked else result[key]
+            ax.plot(result.time, values, style, lw=width, label=legend)
+        if stacked:      # one row per flag: 0 at its base line, 1 at 0.8 above it
+            rows = range(len(signals))
+            ax.set_yticks([1.2 * row + level for row in rows for level in (0.0, 0.8)],
+                          [f"{legend}: {value}" for _, legend in signals for value in (0, 1)], fontsize=7)
+            ax.set_ylim(-0.3, 1.2 * len(signals) - 0.1)
         ax.set_ylabel(label)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="best")
     axes[0].set_title(f"{title}: {_label(system)}")
     axes[-1].set_xlabel("time [s]")
     fig.tight_layout()
