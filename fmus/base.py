@@ -250,12 +250,17 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
     def terminate(self):
         self._terminated = True
 
+    def parameter_problems(self) -> list[str]:
+        """Why the parameters set now cannot describe this element, one message each: a
+        value outside its declared range, then a broken relation (``cross_check``)."""
+        problems = [self.checked_variable_problem(v) for v in self.checked_variables()
+                    if v.causality == PARAMETER]
+        return [p for p in problems if p] + self.cross_check()
+
     def _build_model(self):
         """Check the parameters, build the element's model from them (``initial_state``
         does) and return its initial state; the parameters are fixed from here on."""
-        problems = [self.checked_variable_problem(v) for v in self.checked_variables()
-                    if v.causality == PARAMETER]
-        problems = [p for p in problems if p] + self.cross_check()
+        problems = self.parameter_problems()
         if problems:
             raise ParameterError("invalid parameters: " + "; ".join(problems))
         self._set_checked_inputs([v for v in self.checked_variables() if v.causality == INPUT])

@@ -330,13 +330,13 @@ def parameter_problems(components: dict[str, Component]) -> list[str]:
             var = declared.get(parameter)
             if var is None or var.causality != PARAMETER:
                 found.append(f"{component.element} has no parameter {parameter!r}")
-            elif (isinstance(value, bool) and var.type != "Boolean") or var.violation(value) is not None:
-                found.append(var.violation(value) or f"{parameter} = {value!r} is not a {var.type}")
-        if not found:
+            elif isinstance(value, bool) and var.type != "Boolean":
+                found.append(f"{parameter} = {value!r} is not a {var.type}")
+        if not found:       # the element's own checks, as at fmi2ExitInitializationMode
             slave = element(instance_name=name, resources=None)
             for parameter, value in component.parameters.items():
                 setattr(slave, parameter, value)
-            found = slave.cross_check()
+            found = slave.parameter_problems()
         problems += [f"{name}: {text}" for text in found]
     return problems
 

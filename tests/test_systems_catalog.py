@@ -61,8 +61,7 @@ def test_every_component_initializes_with_its_parameters(name):
         slave = classes[component.element](instance_name=instance, resources=None)
         for parameter, value in component.parameters.items():
             setattr(slave, parameter, value)
-        problems = [slave.checked_variable_problem(v) for v in slave.checked_variables() if v.causality == PARAMETER]
-        assert [p for p in problems if p] + slave.cross_check() == [], instance
+        assert slave.parameter_problems() == [], instance
 
 
 @pytest.mark.parametrize("name", catalog())
