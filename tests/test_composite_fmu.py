@@ -352,3 +352,17 @@ def test_drivetrain_fmu_export_fmu_reports_a_bad_argument_in_one_line(tmp_path, 
     err = capsys.readouterr().err.strip()
     assert err == "drivetrain-fmu export-fmu: error: " + str(stop.value) and "DualClutch clutch has no input 'nope'" in err
     assert not list(tmp_path.iterdir())
+
+
+def test_repeated_runs_keep_sys_path_flat(system_dir):
+    """A sweep of system-FMU runs in one process (fmpy extracts and deletes a copy per run):
+    the entry point keeps one sys.path entry per resources folder that still exists, as the
+    element FMUs' does (pythonfmu inserts one per instantiation; before, the system FMU's
+    entry point lacked the pruning and sys.path grew by one per run)."""
+    script = ("import sys\nfrom fmpy import simulate_fmu\nbefore = len(sys.path)\n"
+              "for _ in range(4):\n    simulate_fmu(sys.argv[1], stop_time=0.01, step_size=0.002)\n"
+              "print('GROWTH', len(sys.path) - before)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(system_dir[0] / "r3_spring_1.fmu")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "GROWTH 1" in done.stdout, done.stdout     # the folder of the last, still extracted run
