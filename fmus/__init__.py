@@ -7,16 +7,19 @@ from pathlib import Path
 
 import solvers
 from .backlash import Backlash
+from .brake import Brake
 from .clutch import Clutch, ClutchChain, DualClutch
 from .elasto_backlash import ElastoBacklash
 from .inertia import Engine, Inertia
 from .nonlinear_spring import NonlinearSpring
+from .one_way_clutch import OneWayClutch
+from .planetary_gear import PlanetaryGear
 from .shaft import Shaft
 from .table import ForceTable, SpeedTable, Table, TorqueTable
 from .vehicle import Vehicle
 from .vehicle_simple import VehicleSimple
 
-ELEMENTS = (Clutch, DualClutch, ClutchChain, Inertia, Engine, Shaft, NonlinearSpring, Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table,
+ELEMENTS = (Clutch, DualClutch, ClutchChain, Brake, OneWayClutch, PlanetaryGear, Inertia, Engine, Shaft, NonlinearSpring, Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table,
             TorqueTable, ForceTable, SpeedTable)
 
 __all__ = ["ELEMENTS"] + [e.__name__ for e in ELEMENTS]

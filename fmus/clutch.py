@@ -9,26 +9,27 @@ T_c = mu_k r_eff n_surfaces f_n (kinetic) and the Stribeck law of eq. 2.
 """
 from __future__ import annotations
 
-from solvers.friction import STUCK, ChainState, FrictionChain, InterfaceLaw
+from solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
 
 from .base import ElementSlave, values_getter
 from .variables import BOOLEAN, INTEGER, inertia, input_, output, parameter
 
 
-def _interface_variables(tag: str, label: str, law: dict, locked_start: bool):
+def interface_variables(tag: str, label: str, law: dict):
+    """The friction parameters of one interface (suffix ``tag``) and its locked start flag."""
     return [
         parameter(f"mu_s{tag}", None, f"static friction coefficient of {label}", law["mu_s"], low=0.0),
         parameter(f"mu_k{tag}", None, f"kinetic friction coefficient of {label} (<= mu_s)", law["mu_k"], low=0.0),
         parameter(f"r_eff{tag}", "m", f"effective friction radius of {label}", law["r_eff"], low=0.0, low_open=True),
         parameter(f"n_surfaces{tag}", None, f"number of friction surfaces of {label}", law["n_surfaces"],
-                  low=0.0, low_open=True),
+                  type=INTEGER, low=1),
         parameter(f"w_stribeck{tag}", "rad/s", f"Stribeck speed of {label} (0: no Stribeck drop)",
                   law["w_stribeck"], low=0.0),
         parameter(f"alpha_stribeck{tag}", None, f"Stribeck exponent of {label}", law["alpha_stribeck"],
                   low=0.0, low_open=True),
         parameter(f"d_visc{tag}", "N.m.s/rad", f"viscous friction coefficient of {label}", law["d_visc"], low=0.0),
-        parameter(f"locked{tag}_start", None, f"{label} starts locked (needs equal start speeds)",
-                  locked_start, type=BOOLEAN),
+        parameter(f"locked{tag}_start", None, f"{label} starts locked (needs zero slip at the start)",
+                  False, type=BOOLEAN),
     ]
 
 
@@ -44,7 +45,7 @@ def chain_variables(n: int, tags: list[str], labels: list[str], inertias, law: d
     for i, j in zip(bodies, inertias):
         variables.append(inertia(f"J_{i}", f"inertia of body {i}", j))
     for tag, label in zip(tags, labels):
-        variables += _interface_variables(tag, label, law, False)
+        variables += interface_variables(tag, label, law)
     for i, w in zip(bodies, w_start):
         variables.append(parameter(f"phi_{i}_start", "rad", f"initial angle of body {i}", 0.0))
         variables.append(parameter(f"w_{i}_start", "rad/s", f"initial speed of body {i}", w))
@@ -70,19 +71,30 @@ def chain_variables(n: int, tags: list[str], labels: list[str], inertias, law: d
     return tuple(variables)
 
 
-class FrictionChainElement(ElementSlave):
-    """Body element holding a chain of bodies joined by friction interfaces."""
+class FrictionElement(ElementSlave):
+    """Body element whose members are joined by dry-friction interfaces (solvers.friction):
+    the partial element of Clutch, DualClutch, ClutchChain, Brake, OneWayClutch and
+    PlanetaryGear.  A subclass names its members (``MEMBERS``: the suffixes of ``phi``,
+    ``w``, ``tau``) and interfaces (``TAGS``: the suffixes of ``tau_fric``, ``locked``,
+    ``f_n``) and builds its :class:`~solvers.friction.FrictionSystem` (``build_system``);
+    by default a chain: member i joined to member i+1 by interface i."""
 
-    N_BODIES = 2
+    MEMBERS: tuple[str, ...] = ("_1", "_2")
     TAGS: tuple[str, ...] = ("",)
+    #: interfaces to the fixed housing: their ``tau_fric`` is the torque the housing applies
+    #: to the member, minus the interface torque of solvers.friction (which acts -tau on the
+    #: member of its row); a clutch's is the torque it transmits from its first member
+    HOUSING_TAGS: frozenset = frozenset()
+    #: whether ``w_slip<tag>`` outputs exist (a brake's slip is the member's speed itself)
+    SLIP_OUTPUTS = True
     description = "Bodies in series joined by dry-friction interfaces (Biagiotti-Zanasi stick/slip)"
 
     # --- sizes (ClutchChain makes them a parameter)
-    def active_bodies(self) -> int:
-        return self.N_BODIES
+    def active_members(self):
+        return self.MEMBERS
 
     def active_tags(self):
-        return self.TAGS[: self.active_bodies() - 1]
+        return self.TAGS
 
     # --- parameters
     def law(self, tag: str) -> InterfaceLaw:
@@ -95,26 +107,36 @@ class FrictionChainElement(ElementSlave):
             mu_s, mu_k = getattr(self, f"mu_s{tag}"), getattr(self, f"mu_k{tag}")
             if mu_k > mu_s:
                 problems.append(f"mu_k{tag} = {mu_k!r} must not exceed mu_s{tag} = {mu_s!r}; allowed range [0, mu_s{tag}]")
-        for j, tag in enumerate(self.active_tags(), start=1):
-            w_a, w_b = getattr(self, f"w_{j}_start"), getattr(self, f"w_{j + 1}_start")
-            if getattr(self, f"locked{tag}_start") and w_a != w_b:
-                problems.append(f"locked{tag}_start = true needs w_{j}_start == w_{j + 1}_start "
-                                f"(got {w_a!r} and {w_b!r})")
         return problems
 
+    def build_system(self) -> FrictionSystem:
+        """The friction system of the parameters set now (default: the chain)."""
+        return FrictionChain([getattr(self, f"J{m}") for m in self.active_members()],
+                             [self.law(tag) for tag in self.active_tags()])
+
+    def start_coordinates(self):
+        """(angles, speeds) of the generalized coordinates at the start (default: every member)."""
+        members = self.active_members()
+        return ([getattr(self, f"phi{m}_start") for m in members], [getattr(self, f"w{m}_start") for m in members])
+
+    def clamp_names(self):
+        return [f"f_n{tag}" for tag in self.active_tags()]
+
+    def capacities(self, clamps):
+        """(T_s, T_c) of every interface at the clamp forces ``clamps``."""
+        return self.chain.capacities(clamps)
+
     def initial_state(self) -> ChainState:
-        n = self.active_bodies()
-        self.chain = FrictionChain([getattr(self, f"J_{i}") for i in range(1, n + 1)],
-                                   [self.law(tag) for tag in self.active_tags()])
-        state = self.chain.state_from_bodies([getattr(self, f"phi_{i}_start") for i in range(1, n + 1)],
-                                             [getattr(self, f"w_{i}_start") for i in range(1, n + 1)])
+        self.chain = self.build_system()
+        state = self.chain.state_from_bodies(*self.start_coordinates())
         # readers and names used at every step, made once (doStep runs millions of times)
-        tags = self.active_tags()
-        self._read_torques = values_getter([f"tau_{i}" for i in range(1, n + 1)])
-        self._read_clamps = values_getter([f"f_n{tag}" for tag in tags])
-        self._state_output_names = ([f"phi_{i}" for i in range(1, n + 1)] + [f"w_{i}" for i in range(1, n + 1)]
-                                    + [f"w_slip{tag}" for tag in tags] + ["e_loss"])
-        self._feedthrough_names = [(f"tau_fric{tag}", f"locked{tag}") for tag in tags]
+        members, tags = self.active_members(), self.active_tags()
+        self._read_torques = values_getter([f"tau{m}" for m in members])
+        self._read_clamps = values_getter(self.clamp_names())
+        self._state_output_names = ([f"phi{m}" for m in members] + [f"w{m}" for m in members]
+                                    + ([f"w_slip{tag}" for tag in tags] if self.SLIP_OUTPUTS else []) + ["e_loss"])
+        self._feedthrough_names = [(f"tau_fric{tag}", f"locked{tag}", -1.0 if tag in self.HOUSING_TAGS else 1.0)
+                                   for tag in tags]
         self._known_resolution = (None, None)
         self._idle_feedthrough = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS},
                                   **{f"locked{tag}": False for tag in self.TAGS}}
@@ -127,7 +149,7 @@ class FrictionChainElement(ElementSlave):
     def _inputs_now(self):
         """(external torques, normal forces, T_s, T_c) at the inputs currently set."""
         torques, clamps = self._read_torques(self), self._read_clamps(self)
-        return (torques, clamps, *self.chain.capacities(clamps))
+        return (torques, clamps, *self.capacities(clamps))
 
     def advance(self, t, h):
         torques, clamps, t_s, t_c = self._inputs_now()
@@ -139,7 +161,10 @@ class FrictionChainElement(ElementSlave):
 
     def refresh_outputs(self):
         state = self.state
-        values = self.chain.body_angles(state) + self.chain.body_speeds(state) + [*state.s, state.e_loss]
+        values = self.chain.body_angles(state) + self.chain.body_speeds(state)
+        if self.SLIP_OUTPUTS:
+            values += state.s
+        values.append(state.e_loss)
         self.__dict__.update(zip(self._state_output_names, values))
 
     def feedthrough_outputs(self):
@@ -148,23 +173,36 @@ class FrictionChainElement(ElementSlave):
         self._known_resolution = ((self.state, torques, clamps), (modes, tau))
         values = dict(self._idle_feedthrough)          # interfaces beyond n_bodies: open
         p_loss = 0.0
-        for (torque_name, locked_name), mode, torque, s in zip(self._feedthrough_names, modes, tau, self.state.s):
-            values[torque_name] = torque
+        for (torque_name, locked_name, sign), mode, torque, s in zip(self._feedthrough_names, modes, tau, self.state.s):
+            values[torque_name] = sign * torque
             values[locked_name] = mode == STUCK
             p_loss += torque * s
         values["p_loss"] = p_loss
         return values
 
 
-_Z1_LAW = dict(mu_s=0.4, mu_k=0.32, r_eff=0.125, n_surfaces=2.0, w_stribeck=0.0, alpha_stribeck=1.0, d_visc=0.0)
-_Z3_LAW = dict(mu_s=0.4, mu_k=0.3, r_eff=0.15, n_surfaces=2.0, w_stribeck=5.0, alpha_stribeck=1.0, d_visc=0.0)
+class FrictionChainElement(FrictionElement):
+    """A chain of clutches: members 1..n, clutch j joins body j and body j+1; the clutch
+    states ``locked<tag>_start`` must agree with the start speeds."""
+
+    def cross_check(self):
+        problems = super().cross_check()
+        for j, tag in enumerate(self.active_tags(), start=1):
+            w_a, w_b = getattr(self, f"w_{j}_start"), getattr(self, f"w_{j + 1}_start")
+            if getattr(self, f"locked{tag}_start") and w_a != w_b:
+                problems.append(f"locked{tag}_start = true needs w_{j}_start == w_{j + 1}_start "
+                                f"(got {w_a!r} and {w_b!r})")
+        return problems
+
+
+_Z1_LAW = dict(mu_s=0.4, mu_k=0.32, r_eff=0.125, n_surfaces=2, w_stribeck=0.0, alpha_stribeck=1.0, d_visc=0.0)
+_Z3_LAW = dict(mu_s=0.4, mu_k=0.3, r_eff=0.15, n_surfaces=2, w_stribeck=5.0, alpha_stribeck=1.0, d_visc=0.0)
 
 
 class Clutch(FrictionChainElement):
     """Dry friction clutch joining body 1 and body 2 (defaults: case Z1, lock at 0.14583 s)."""
 
     description = "Dry friction clutch between two inertias, exact stick/slip (Biagiotti-Zanasi)"
-    N_BODIES = 2
     TAGS = ("",)
     DEFAULT_STOP = 0.5
     VARIABLES = chain_variables(2, [""], ["the clutch"], (0.2, 0.28), _Z1_LAW, (100.0, 0.0), (1000.0,))
@@ -174,7 +212,7 @@ class DualClutch(FrictionChainElement):
     """Double clutch of a DCT: body 2 engine side, clutch a to body 1, clutch b to body 3."""
 
     description = "Double clutch (DCT): three inertias, two friction interfaces (Biagiotti-Zanasi)"
-    N_BODIES = 3
+    MEMBERS = ("_1", "_2", "_3")
     TAGS = ("_a", "_b")
     DEFAULT_STOP = 1.0
     VARIABLES = chain_variables(3, ["_a", "_b"], ["clutch a", "clutch b"], (0.05, 0.25, 0.05), _Z3_LAW,
@@ -185,14 +223,17 @@ class ClutchChain(FrictionChainElement):
     """Up to six bodies in series joined by clutches; ``n_bodies`` chooses how many."""
 
     description = "Chain of up to six inertias joined by friction clutches (Biagiotti-Zanasi, n bodies)"
-    N_BODIES = 6
+    MEMBERS = ("_1", "_2", "_3", "_4", "_5", "_6")
     TAGS = ("_1", "_2", "_3", "_4", "_5")
     DEFAULT_STOP = 1.0
     VARIABLES = chain_variables(6, list(TAGS), [f"clutch {j}" for j in range(1, 6)], (0.1,) * 6, _Z3_LAW,
                                 (0.0,) * 6, (0.0,) * 5, count_parameter=True)
 
-    def active_bodies(self):
-        return int(self.n_bodies)
+    def active_members(self):
+        return self.MEMBERS[: int(self.n_bodies)]
+
+    def active_tags(self):
+        return self.TAGS[: int(self.n_bodies) - 1]
 
     def checked_variables(self):
         n = int(self.n_bodies) if 2 <= int(self.n_bodies) <= 6 else 6

@@ -86,7 +86,7 @@ from functools import lru_cache, partial
 from typing import NamedTuple
 
 from .budget import Budget, StepError
-from .dense import dot, inverse, matmul, matvec, solve, submatrix, transpose, zeros
+from .dense import dot, identity, inverse, matmul, matvec, solve, submatrix, transpose, zeros
 from .ode import IntegrationError, integrate
 
 
@@ -236,57 +236,98 @@ def _candidates(k: int) -> tuple[tuple[Mode, ...], ...]:
     return tuple(sorted(assignments, key=lambda a: -sum(m == STUCK for m in a)))
 
 
-class FrictionChain:
-    """n >= 2 bodies in series with n-1 friction interfaces (module docstring).
+class FrictionSystem:
+    """Bodies with dry-friction interfaces between them or to the fixed housing (module
+    docstring), in generalized coordinates.
 
     Parameters
     ----------
-    inertias : sequence of n positive floats [kg.m2]
-    laws     : sequence of n-1 :class:`InterfaceLaw`
+    inertias : m positive floats [kg.m2], one per member (a rotating part)
+    laws     : k :class:`InterfaceLaw`, one per interface
+    members  : E, m x n: member speeds = E v for the n generalized speeds v (a kinematic
+               constraint such as Willis' equation of a planetary gear leaves n < m);
+               None: the identity (every member is a coordinate)
+    rows     : C, k x m: slip of interface j = C_j . member speeds (+1/-1 for a clutch
+               between two members, +1 alone for a brake to the housing)
+    one_way  : indices of freewheel interfaces: they hold any friction >= -T_s (no upper
+               limit) and never slip forward (s > 0 would be one member overrunning the other
+               the wrong way); while slipping backward their friction is -T_c
 
-    The matrices of the module docstring, as lists of rows: ``d`` (D), ``dj_inv``
-    (D J^-1), ``m`` (M = J_R^-1), ``m_inv`` (M^-1 = J_R) and ``k`` (K).
+    With M_q = E^T J E the mass matrix of the coordinates and D = C E (k x n, full rank k),
+    the motion splits into the slips s = D v and at most one free motion along the null
+    space of D, the direction N (D N = 0); n - k = 1 for a chain (N = 1: every member
+    turns alike), 0 when the interfaces fix every coordinate (a brake; a planetary gear
+    with a clutch and a brake).  With K = M_q^-1 D^T (D M_q^-1 D^T)^-1, v = N w_mean + K s,
+    and N^T M_q K = 0 splits the kinetic energy into the two parts (eq. 7-9, 17,
+    generalized).  The matrices, as lists of rows: ``m`` (M = D M_q^-1 D^T = J_R^-1),
+    ``m_inv``, ``g_of_torques`` (D M_q^-1 E^T: g from the member torques), ``free_members``
+    (E N) and ``k`` (E K: member speeds from the slips).
     """
 
-    def __init__(self, inertias, laws):
+    def __init__(self, inertias, laws, rows, members=None, one_way=()):
         inertias = [float(j) for j in inertias]
-        if len(inertias) < 2:
-            raise ValueError(f"inertias must hold at least two values, got {inertias!r}")
         for i, j in enumerate(inertias, start=1):
             if not (math.isfinite(j) and j > 0.0):
                 raise ValueError(f"inertia J_{i} = {j!r} must be finite and > 0")
-        n = len(inertias)
-        if len(laws) != n - 1:
-            raise ValueError(f"{n} bodies need {n - 1} interface laws, got {len(laws)}")
-        self.n = n
+        n_members = len(inertias)
+        e = identity(n_members) if members is None else [[float(x) for x in row] for row in members]
+        c = [[float(x) for x in row] for row in rows]
+        if len(e) != n_members or any(len(row) != len(e[0]) for row in e):
+            raise ValueError(f"members must be a {n_members} x n matrix, got {e!r}")
+        if not c or any(len(row) != n_members for row in c):
+            raise ValueError(f"rows must be a k x {n_members} matrix with k >= 1, got {c!r}")
+        k_interfaces, n_coordinates = len(c), len(e[0])
+        if len(laws) != k_interfaces:
+            raise ValueError(f"{k_interfaces} interfaces need {k_interfaces} laws, got {len(laws)}")
+        if n_coordinates - k_interfaces not in (0, 1):
+            raise ValueError(f"{k_interfaces} interfaces on {n_coordinates} coordinates leave "
+                             f"{n_coordinates - k_interfaces} free motions; 0 or 1 are supported")
+        self.n = n_members
+        self.n_interfaces = k_interfaces
         self.inertias = inertias
         self.laws = tuple(laws)
-        self.j_total = sum(inertias)
-        self.d = zeros(n - 1, n)
-        for j in range(n - 1):
-            self.d[j][j], self.d[j][j + 1] = 1.0, -1.0
-        self.dj_inv = [[x / j for x, j in zip(row, inertias)] for row in self.d]   # g = D J^-1 F
-        self.m = matmul(self.dj_inv, transpose(self.d))                          # J_R^-1 (eq. 17)
+        self.one_way = frozenset(one_way)
+        e_t = transpose(e)
+        mass = matmul(e_t, [[x * j for x in row] for row, j in zip(e, inertias)])     # M_q = E^T J E
+        mass_inv = inverse(mass)
+        self.d = matmul(c, e)                                                          # D = C E
+        dm_inv = matmul(self.d, mass_inv)
+        self.g_of_torques = matmul(dm_inv, e_t)                                        # g = D M_q^-1 E^T tau
+        self.m = matmul(dm_inv, transpose(self.d))                                     # J_R^-1 (eq. 17)
         self.m_inv = inverse(self.m)
-        self.k = matmul(transpose(self.dj_inv), self.m_inv)                      # W = w_mean + K s (eq. 7)
+        self.k = matmul(e, matmul(matmul(mass_inv, transpose(self.d)), self.m_inv))   # E K (eq. 7)
+        if n_coordinates > k_interfaces:
+            free = _null_direction(self.d, n_coordinates)
+            self.free_members = matvec(e, free)                                        # E N
+            self._mass_free = matvec(mass, free)                                       # M_q N
+            self.j_total = dot(free, self._mass_free)                                  # N^T M_q N
+        else:               # no free motion: theta_mean, w_mean stay 0 (0 / inf below)
+            self.free_members = [0.0] * n_members
+            self._mass_free = [0.0] * n_coordinates
+            self.j_total = math.inf
         self._offsets_of, self._offsets = None, []
         self._partitions = {}
-        self._all_stuck = (STUCK,) * (n - 1)
-        self._slacks = (_STICK_SLACK,) * (n - 1)
+        self._all_stuck = (STUCK,) * k_interfaces
+        self._slacks = (_STICK_SLACK,) * k_interfaces
         self._static_levers, self._kinetic_levers = (list(x) for x in zip(*(law.levers for law in self.laws)))
 
     # ------------------------------------------------------------------ coordinates
     def state_from_bodies(self, phi, w, modes=None, e_loss=0.0) -> ChainState:
-        """Decoupled state from body angles and speeds; modes from the slip signs."""
+        """Decoupled state from the angles and speeds of the generalized coordinates (of the
+        members themselves when ``members`` is the identity); modes from the slip signs."""
         phi = [float(x) for x in phi]
         w = [float(x) for x in w]
         q = matvec(self.d, phi)
         s = matvec(self.d, w)
+        for j in self.one_way:
+            if s[j] > 0.0:
+                raise ValueError(f"freewheel interface {j + 1} cannot start slipping forward "
+                                 f"(slip {s[j]!r} rad/s > 0: it would have locked)")
         if modes is None:
             modes = tuple(STUCK if x == 0.0 else (FORWARD if x > 0.0 else BACKWARD) for x in s)
         return ChainState(
-            theta_mean=dot(self.inertias, phi) / self.j_total,
-            w_mean=dot(self.inertias, w) / self.j_total,
+            theta_mean=dot(self._mass_free, phi) / self.j_total,     # N^T M_q phi / N^T M_q N (eq. 8)
+            w_mean=dot(self._mass_free, w) / self.j_total,
             q=tuple(q),
             s=tuple(s),
             modes=tuple(modes),
@@ -294,22 +335,31 @@ class FrictionChain:
         )
 
     def body_angles(self, state: ChainState) -> list[float]:
-        """phi = theta_mean + K q (K q computed again only when q changes: never while stuck)."""
+        """Member angles E (N theta_mean + K q) (K q computed again only when q changes:
+        never while stuck)."""
         if state.q is not self._offsets_of:
             self._offsets = [sum(map(mul, row, state.q)) for row in self.k]
             self._offsets_of = state.q
-        return list(map(add, repeat(state.theta_mean), self._offsets))
+        theta = state.theta_mean
+        return [x * theta + offset for x, offset in zip(self.free_members, self._offsets)]
 
     def body_speeds(self, state: ChainState) -> list[float]:
-        """W = w_mean + K s (stuck interfaces contribute exactly nothing)."""
+        """Member speeds E (N w_mean + K s) (stuck interfaces contribute exactly nothing)."""
+        w_mean = state.w_mean
         if not any(state.s):
-            return [state.w_mean] * self.n
-        return [state.w_mean + sum(map(mul, row, state.s)) for row in self.k]
+            return [x * w_mean for x in self.free_members]
+        return [x * w_mean + sum(map(mul, row, state.s)) for x, row in zip(self.free_members, self.k)]
 
     def kinetic_energy(self, w_mean: float, s) -> float:
-        """0.5 W^T J W = 0.5 J_tot w_mean^2 + 0.5 s^T M^-1 s (T^T J T is block-diagonal)."""
+        """0.5 v^T M_q v = 0.5 N^T M_q N w_mean^2 + 0.5 s^T M^-1 s (the parts are M_q-orthogonal)."""
         relative = sum(map(mul, s, [sum(map(mul, row, s)) for row in self.m_inv]))
-        return 0.5 * self.j_total * w_mean**2 + 0.5 * relative
+        free = 0.5 * self.j_total * w_mean**2 if w_mean else 0.0
+        return free + 0.5 * relative
+
+    def free_acceleration(self, torques) -> float:
+        """w_mean' = N^T E^T tau / N^T M_q N: friction does no work on the free motion
+        (the mean motion of a chain, eq. 8; 0 without a free motion)."""
+        return sum(map(mul, self.free_members, torques), 0.0) / self.j_total
 
     # ------------------------------------------------------------------ friction
     def capacities(self, normal_forces):
@@ -320,7 +370,7 @@ class FrictionChain:
 
     def relative_free_acceleration(self, torques) -> list[float]:
         """g = D J^-1 F: slip accelerations without friction (a list)."""
-        return [sum(map(mul, row, torques), 0.0) for row in self.dj_inv]
+        return [sum(map(mul, row, torques), 0.0) for row in self.g_of_torques]
 
     def stuck_torques(self, stuck, g, tau):
         """Friction of the stuck interfaces (eq. 19): their slip accelerations vanish,
@@ -348,16 +398,19 @@ class FrictionChain:
         tuples that the integration could not continue for any time at this instant,
         skipped.
         """
-        m = self.n - 1
+        m = self.n_interfaces
         new_modes = list(modes)
         tau = [0.0] * m
         zero = []
         for j in range(m):
             law = self.laws[j]
-            if t_s[j] <= 0.0:
+            if t_s[j] <= 0.0 and j not in self.one_way:
                 new_modes[j] = FREE
                 tau[j] = law.d_visc * s[j]
             elif s[j] != 0.0:
+                if s[j] > 0.0 and j in self.one_way:
+                    raise StepError(f"freewheel interface {j + 1} slips forward (slip {s[j]!r} rad/s): "
+                                    "it cannot, it locks")
                 new_modes[j] = FORWARD if s[j] > 0.0 else BACKWARD
                 tau[j] = law.slipping_torque(s[j], new_modes[j], t_s[j], t_c[j])
             else:
@@ -372,6 +425,8 @@ class FrictionChain:
             return new_modes, tau
         mm = self.m
         for assignment in _candidates(len(zero)):
+            if self.one_way and any(a == FORWARD and j in self.one_way for j, a in zip(zero, assignment)):
+                continue                            # a freewheel never breaks away forward
             stuck = [j for j, a in zip(zero, assignment) if a == STUCK]
             trial = list(tau)
             for j, a in zip(zero, assignment):
@@ -380,7 +435,7 @@ class FrictionChain:
             if stuck:
                 solved = (self._all_stuck_torques(g) if len(stuck) == m
                           else self.stuck_torques(stuck, g, trial))
-                if any(abs(x) > t_s[j] * _STICK_SLACK for x, j in zip(solved, stuck)):
+                if not self._holds(solved, stuck, t_s):
                     continue
                 for j, x in zip(stuck, solved):
                     trial[j] = x
@@ -398,6 +453,15 @@ class FrictionChain:
                     continue
                 return new_modes, trial
         raise StepError(f"no consistent stick/slip assignment for interfaces {zero} (g = {list(g)})")
+
+    def _holds(self, torques, interfaces, t_s) -> bool:
+        """The hold rule (eq. 20) for the frictions ``torques`` of the stuck ``interfaces``:
+        |tau_j| <= T_s,j (1 + _STICK_TOL); a freewheel's only limit is tau_j >= -T_s,j (1 + ...)."""
+        for x, j in zip(torques, interfaces):
+            limit = t_s[j] * _STICK_SLACK
+            if (x < -limit) if j in self.one_way else (abs(x) > limit or limit <= 0.0):
+                return False
+        return True
 
     def friction_torques(self, state: ChainState, torques, t_s, t_c):
         """Modes and friction torques of ``state`` under the given external torques."""
@@ -428,10 +492,12 @@ class FrictionChain:
         that :meth:`friction_torques` gave for this state and these inputs, if known."""
         if not 0.0 < h < math.inf:
             check_step(h)                               # raises, naming h
-        a_mean = sum(torques, 0.0) / self.j_total
+        a_mean = self.free_acceleration(torques)
         g = self.relative_free_acceleration(torques)
-        if (state.modes == self._all_stuck and not any(state.s) and min(t_s) > 0.0
-                and all(map(le, map(abs, self._all_stuck_torques(g)), map(mul, t_s, self._slacks)))):
+        if (state.modes == self._all_stuck and not any(state.s)
+                and (self._holds(self._all_stuck_torques(g), range(self.n_interfaces), t_s) if self.one_way
+                     else min(t_s) > 0.0 and all(map(le, map(abs, self._all_stuck_torques(g)),
+                                                     map(mul, t_s, self._slacks))))):
             # every interface holds for the whole step: the all-stuck candidate that resolve()
             # tries first is consistent (|tau_j| <= T_s,j, eq. 19-21) and torques and capacities
             # are constant, so the chain turns as one rigid body; no slip, e_loss unchanged
@@ -478,7 +544,8 @@ class FrictionChain:
         # Energy balance with constant torques: dissipated = work of F - change of KE.
         dq = [a - b for a, b in zip(q, state.q)]
         d_theta = theta - state.theta_mean
-        work = sum(map(mul, torques, [d_theta + sum(map(mul, row, dq)) for row in self.k]))
+        work = sum(map(mul, torques, [x * d_theta + sum(map(mul, row, dq))
+                                      for x, row in zip(self.free_members, self.k)]))
         e_loss = state.e_loss + work - (self.kinetic_energy(w_mean, s) - ke_start)
         return ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
 
@@ -498,7 +565,7 @@ class FrictionChain:
 
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
-        m = self.n - 1
+        m = self.n_interfaces
         accel = [0.0 if modes[j] == STUCK else self._slip_acceleration(j, tau, g) for j in range(m)]
         dt, event = remaining, None
         for j in range(m):
@@ -535,7 +602,7 @@ class FrictionChain:
         ``tau``: the frictions resolve() found at the start; at most ``max_steps``
         attempted integration steps (IntegrationError beyond).  Returns (dt, interface of
         the event or None, breakaway or None, attempted steps)."""
-        m = self.n - 1
+        m = self.n_interfaces
         slip = [j for j in range(m) if modes[j] != STUCK]
         stuck = [j for j in range(m) if modes[j] == STUCK]
         a_inv, q_stuck, schur, m_ks = self._partition(tuple(stuck), tuple(slip))
@@ -579,8 +646,12 @@ class FrictionChain:
                 # eq. 19 along the phase.  This product form rounds differently from resolve's,
                 # so it is offset to start from resolve's value, on which the phase was decided.
                 p, qr = p_stuck[r], q_stuck[r]
-                limit = t_s[j] * _STICK_SLACK - (abs(tau[j]) - abs(p - dot(qr, torques0)))
-                events.append(lambda _t, y, p=p, qr=qr, limit=limit: limit - abs(p - dot(qr, slip_torques(y))))
+                if j in self.one_way:       # a freewheel holds while tau_j >= -T_s,j (1 + _STICK_TOL)
+                    limit = t_s[j] * _STICK_SLACK + (tau[j] - (p - dot(qr, torques0)))
+                    events.append(lambda _t, y, p=p, qr=qr, limit=limit: limit + (p - dot(qr, slip_torques(y))))
+                else:
+                    limit = t_s[j] * _STICK_SLACK - (abs(tau[j]) - abs(p - dot(qr, torques0)))
+                    events.append(lambda _t, y, p=p, qr=qr, limit=limit: limit - abs(p - dot(qr, slip_torques(y))))
                 event_ids.append(j)
         scale = max(1.0, max(abs(x) for x in s))
         if max_steps < 1:
@@ -602,3 +673,37 @@ class FrictionChain:
         r = stuck.index(j)
         excess = p_stuck[r] - dot(q_stuck[r], slip_torques(result.y))
         return result.t, j, (j, FORWARD if excess > 0.0 else BACKWARD), used
+
+
+def _null_direction(d, n):
+    """N with D N = 0, for D of full rank n - 1 (k x n): the solution of D N = 0 with the
+    component of the unit vector that completes D to a regular matrix set to 1."""
+    for i in range(n):
+        square = [list(row) for row in d] + [[1.0 if col == i else 0.0 for col in range(n)]]
+        try:
+            return solve(square, [0.0] * len(d) + [1.0])
+        except ArithmeticError:
+            continue
+    raise ValueError(f"the interface rows D = {d!r} are not of full rank")
+
+
+class FrictionChain(FrictionSystem):
+    """n >= 2 bodies in series with n-1 friction interfaces (module docstring): interface j
+    joins body j and body j+1, its slip is w_j - w_(j+1).
+
+    Parameters
+    ----------
+    inertias : sequence of n positive floats [kg.m2]
+    laws     : sequence of n-1 :class:`InterfaceLaw`
+    """
+
+    def __init__(self, inertias, laws):
+        n = len(inertias)
+        if n < 2:
+            raise ValueError(f"inertias must hold at least two values, got {list(inertias)!r}")
+        if len(laws) != n - 1:
+            raise ValueError(f"{n} bodies need {n - 1} interface laws, got {len(laws)}")
+        rows = zeros(n - 1, n)
+        for j in range(n - 1):
+            rows[j][j], rows[j][j + 1] = 1.0, -1.0
+        super().__init__(inertias, laws, rows)
