@@ -29,8 +29,7 @@ from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Intege
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Initial, Fmi2Status
 
-from solvers.friction import StepError
-from solvers.ode import IntegrationError
+from solvers.contract import SolverError
 
 from .native_exit import order_native_exit
 from .variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -330,7 +329,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
             return self._refuse(f"input {problem}; step from t = {current_time} refused")
         try:
             new_state = self.advance(current_time, step_size)
-        except (StepError, IntegrationError, ArithmeticError, ValueError) as exc:
+        except (SolverError, ArithmeticError, ValueError) as exc:     # a step the model cannot take
             return self._refuse(f"step from t = {current_time} with h = {step_size} refused: {exc}")
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
             return self._refuse(f"step from t = {current_time} with h = {step_size} refused by an "

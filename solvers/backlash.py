@@ -38,7 +38,7 @@ import math
 from dataclasses import dataclass
 
 from .budget import Budget
-from .friction import check_step
+from .contract import StepResult, check_step
 from .motion import AffineMotion, SearchBudgetExceeded, first_crossing
 
 #: Contact events (impacts, closings, openings) of one step.  Floor 100 (a burst at one
@@ -101,12 +101,6 @@ class PairState:
     @classmethod
     def from_json(cls, data):
         return cls(*data)
-
-
-@dataclass(frozen=True)
-class PairStep:
-    state: PairState
-    events: tuple[tuple[float, str], ...] = ()   # (time in the step, 'impact'|'close'|'open')
 
 
 class BacklashPair:
@@ -179,8 +173,9 @@ class BacklashPair:
         return w_1 - impulse / (self.r * self.b1.J), w_2 + impulse / self.b2.J, impulse
 
     # ---------------------------------------------------------------- stepping
-    def step(self, state: PairState, tau_1: float, tau_2: float, h: float) -> PairStep:
-        """Advance by h with the input torques held (exact events inside the step)."""
+    def step(self, state: PairState, tau_1: float, tau_2: float, h: float) -> StepResult:
+        """Advance by h with the input torques held (exact events inside the step); the
+        events are (time in the step, 'impact' | 'close' | 'open') records."""
         check_step(h, tau_1=tau_1, tau_2=tau_2)
         energy_0 = self.energy(state.phi_1, state.w_1, state.phi_2, state.w_2)
         events = []
@@ -191,8 +186,8 @@ class BacklashPair:
         phi_1, w_1, phi_2, w_2, contact, n_impacts, impulse_last = end
         work = tau_1 * (phi_1 - state.phi_1) + tau_2 * (phi_2 - state.phi_2)
         e_loss = state.e_loss + work - (self.energy(phi_1, w_1, phi_2, w_2) - energy_0)
-        return PairStep(PairState(phi_1, w_1, phi_2, w_2, contact, n_impacts, impulse_last, e_loss),
-                        tuple(events))
+        return StepResult(PairState(phi_1, w_1, phi_2, w_2, contact, n_impacts, impulse_last, e_loss),
+                          tuple(events))
 
     def _events(self, state, tau_1, tau_2, h, events, max_events, search):
         """The event loop of :meth:`step`: (phi_1, w_1, phi_2, w_2, contact, n_impacts,

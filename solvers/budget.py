@@ -32,9 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-
-class StepError(RuntimeError):
-    """A step that cannot be taken; the caller keeps its previous state."""
+from .contract import StepError
 
 
 class BudgetExceeded(StepError):

@@ -24,10 +24,12 @@ import sys
 from itertools import chain
 from operator import mul
 
+from .contract import SolverError
+
 EPSILON = sys.float_info.epsilon
 
 
-class SingularMatrixError(ArithmeticError):
+class SingularMatrixError(SolverError, ArithmeticError):
     """The matrix of a linear system is singular (no pivot above rounding)."""
 
 

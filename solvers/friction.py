@@ -1,7 +1,11 @@
-"""Stick/slip of n bodies in series joined by dry-friction interfaces.
+"""Stick/slip of bodies joined by dry-friction interfaces: a chain in series (the paper's
+case, below), generalized by :class:`FrictionSystem` to interfaces to the fixed housing
+(a brake), one-way interfaces (a freewheel) and members tied by a kinematic constraint
+(a planetary gear set): the same decoupling with D = C E and M_q = E^T J E in place of
+the difference matrix and diag(J) (see the class).
 
 Biagiotti & Zanasi, "Efficient simulation of static and dynamic friction for
-automotive applications" (seed ``biagiotti-zanasi-static-dynamic-friction.txt``).
+automotive applications".
 
 Model (eq. 5, 10, 16)
     J_i w_i' = F_i - tau_(i-1,i)... written as  J W' = F - D^T tau,
@@ -77,15 +81,15 @@ Matrices are lists of rows (:mod:`solvers.dense`): the FMUs ship the standard li
 from __future__ import annotations
 
 import itertools
-from itertools import repeat
 import math
-from operator import add, le, mul, sub
+from operator import le, mul, sub
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache, partial
 from typing import NamedTuple
 
 from .budget import Budget, StepError
+from .contract import StepResult, check_step
 from .dense import dot, identity, inverse, matmul, matvec, solve, submatrix, transpose, zeros
 from .ode import IntegrationError, integrate
 
@@ -102,15 +106,6 @@ class Mode(IntEnum):
 # The modes by plain module names: on CPython 3.11 each ``Mode.X`` attribute lookup costs
 # about as much as a function call, and the stick/slip decision runs at every step.
 STUCK, FORWARD, BACKWARD, FREE = Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.FREE
-
-
-def check_step(h: float, **inputs: float) -> None:
-    """StepError naming the value unless h is finite and > 0 and every input is finite."""
-    if not 0.0 < h < math.inf:
-        raise StepError(f"step h = {h!r} must be finite and > 0")
-    for name, value in inputs.items():
-        if not math.isfinite(value):
-            raise StepError(f"input {name} = {value!r} must be finite")
 
 
 #: Stick/slip events of one step.  Floor 100: ten times the most events found in one step
@@ -218,14 +213,6 @@ class ChainState(NamedTuple):
 
 
 _new_chain_state = partial(tuple.__new__, ChainState)   # ChainState from a tuple, no Python-level __new__
-
-
-class StepResult(NamedTuple):
-    """Outcome of one step: the new state and what happened inside the step."""
-
-    state: ChainState
-    n_events: int
-    event_times: tuple[float, ...] = ()
 
 
 @lru_cache(maxsize=None)
@@ -477,18 +464,19 @@ class FrictionSystem:
 
     def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
         """Advance ``state`` by ``h`` with constant external torques and capacities;
-        the result also lists the instants of the stick/slip events inside the step.
+        the result also lists the stick/slip events inside the step as (time, interface
+        index) records (:class:`solvers.contract.StepResult`).
 
         Raises StepError (the state passed in is never modified: it is immutable).
         """
-        event_times = []
-        new_state = self.advance(state, torques, t_s, t_c, h, event_times)
-        return StepResult(new_state, len(event_times), tuple(event_times))
+        events = []
+        new_state = self.advance(state, torques, t_s, t_c, h, events)
+        return StepResult(new_state, tuple(events))
 
-    def advance(self, state: ChainState, torques, t_s, t_c, h: float, event_times=None,
+    def advance(self, state: ChainState, torques, t_s, t_c, h: float, events=None,
                 start=None) -> ChainState:
-        """The state of :meth:`step` alone (the FMU's per-step call); the event instants
-        are appended to ``event_times`` when a list is given.  ``start``: the (modes, tau)
+        """The state of :meth:`step` alone (the FMU's per-step call); the events' (time,
+        interface) records are appended to ``events`` when a list is given.  ``start``: the (modes, tau)
         that :meth:`friction_torques` gave for this state and these inputs, if known."""
         if not 0.0 < h < math.inf:
             check_step(h)                               # raises, naming h
@@ -534,8 +522,8 @@ class FrictionSystem:
             t += dt
             if event is None:
                 break
-            if event_times is not None:
-                event_times.append(t)
+            if events is not None:
+                events.append((t, event))
             # a phase that ended where it began: its modes cannot be continued from here
             refuted = (*refuted, tuple(modes)) if dt == 0.0 else ()
         else:

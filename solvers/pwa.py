@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .friction import StepError, check_step
+from .contract import StepError, StepResult, check_step
 
 MAX_EVENTS_PER_STEP = 10_000
 _EPS = 2.220446049250313e-16
@@ -167,19 +167,6 @@ class OscillatorState:
     x: float
     v: float
     stuck: bool = False
-
-
-@dataclass(frozen=True)
-class StepResult:
-    """The state after the step and the switches inside it: ``events`` holds
-    (time from the step start, x, v) at each region switch or stop, in order."""
-
-    state: OscillatorState
-    events: tuple[tuple[float, float, float], ...] = ()
-
-    @property
-    def n_events(self) -> int:
-        return len(self.events)
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,10 @@ import math
 from dataclasses import dataclass
 
 from .budget import Budget
-from .friction import ChainState, FrictionChain, InterfaceLaw, Mode, StepError, check_step
+from .contract import GRAVITY, StepError, check_step
+from .friction import ChainState, FrictionChain, InterfaceLaw, Mode
 from .ode import IntegrationError, integrate
 
-GRAVITY = 9.81
 #: Attempted integration steps of one magic-formula step: floor 500, 2 x 10^4 per second of
 #: step: DOPRI5's stability bound (3.3 / step) then admits slip dynamics up to 6.6e4 1/s in
 #: a step of any length (their rate at standstill is B C D g (1 + m R^2 / J_wheel) / v_min,

@@ -40,16 +40,16 @@ mass-weighted velocity correction, and is held at g' = -alpha g (velocity stabil
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from operator import mul
 
 from .budget import Budget
 from .dense import dot, identity, matmul, matvec, min_norm_solve, pivoted_cholesky, transpose
-from .friction import BACKWARD, FORWARD, FREE, STUCK, Mode, check_step
+from .contract import GRAVITY, StepResult, check_step
+from .friction import BACKWARD, FORWARD, FREE, STUCK, Mode
 from .lcp import LcpError, lemke
 from .ode import IntegrationError, integrate
 
-GRAVITY = 9.81
 CONTACTS = ("slip_f", "roll_f", "slip_r", "roll_r")
 #: Stick/slip events of one step (each an LCP, a velocity projection and a restart of the
 #: integration, about 1 ms of CPU here).  Floor 50, 5 x 10^3 per second of step, cap 500
@@ -123,13 +123,6 @@ class VehicleState:
     @classmethod
     def from_json(cls, data):
         return cls(tuple(data[0]), tuple(data[1]), tuple(Mode(m) for m in data[2]))
-
-
-@dataclass(frozen=True)
-class VehicleStep:
-    state: VehicleState
-    n_events: int
-    event_times: tuple = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
@@ -406,7 +399,7 @@ class PlanarVehicle:
                 corrected[k] = self.p.R * corrected[k + 2]
         return corrected
 
-    def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float, t0: float = 0.0) -> VehicleStep:
+    def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float, t0: float = 0.0) -> StepResult:
         """Advance by h from time ``t0`` with the drive torques held (event-driven, section 3)."""
         check_step(h, tau_wheel_f=tau_f, tau_wheel_r=tau_r)
         y = list(state.q) + list(state.qd)
@@ -443,7 +436,7 @@ class PlanarVehicle:
             y, t = list(result.y), result.t
             if result.event is None:
                 break
-            events.append(t)
+            events.append((t, result.event))
             j = result.event
             candidates = sorted({i for i, m in enumerate(modes) if m == STUCK} | {j})
             y[n:] = self.snap(y[n:], candidates)
@@ -460,7 +453,7 @@ class PlanarVehicle:
             if len(events) > max_events:
                 raise EVENT_BUDGET.exceeded("vehicle tires", h, "the tires switch between stick and slip too often: "
                                             "take a smaller communication step, or " + _ADVICE.split(", or ")[1])
-        return VehicleStep(VehicleState(tuple(y[:n]), tuple(y[n:]), modes), len(events), tuple(events))
+        return StepResult(VehicleState(tuple(y[:n]), tuple(y[n:]), modes), tuple(events))
 
     def holds(self, q, qd, tau_f, tau_r, modes, t=0.0):
         """True when every stuck contact's force is within its capacity: then the stuck

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from solvers.backlash import BacklashPair, Body, PairState
-from solvers.friction import StepError
+from solvers.contract import StepError
 from solvers.motion import AffineMotion
 
 

@@ -34,7 +34,8 @@ import random
 import pytest
 
 from fmus.clutch import ClutchChain
-from solvers.friction import ChainState, FrictionChain, InterfaceLaw, Mode, StepError
+from solvers.contract import StepError
+from solvers.friction import ChainState, FrictionChain, InterfaceLaw, Mode
 
 H = 1e-3
 _DEFAULTS = {v.name: v.start for v in ClutchChain.VARIABLES}
@@ -63,7 +64,8 @@ def checked_step(chain, state, torques, f_n, h=H):
     new = chain.advance(state, torques, t_s, t_c, h, events, start=start)
     n = chain.n
     assert len(events) <= max_events(n), f"{len(events)} events in one step: {events}"
-    assert all(0.0 <= a <= b <= h for a, b in zip(events, events[1:] + [h]))
+    times = [t for t, _interface in events]
+    assert all(0.0 <= a <= b <= h for a, b in zip(times, times[1:] + [h]))
     # momentum: friction is internal, the mean speed follows the external torques alone
     expected = state.w_mean + sum(torques) * h / chain.j_total
     assert abs(new.w_mean - expected) <= 1e-13 * max(1.0, abs(expected))

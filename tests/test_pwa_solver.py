@@ -12,7 +12,7 @@ import pytest
 from scipy.integrate import quad
 from scipy.linalg import expm
 
-from solvers.friction import StepError
+from solvers.contract import StepError
 from solvers.pwa import Characteristic, OscillatorState, PwaOscillator, expm2
 from systems.pwa_methods import METHODS, discrete_energy, make_exact_switching, reference, simulate
 
