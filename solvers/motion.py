@@ -2,7 +2,7 @@
 
 AffineMotion: J x'' = F - k x - d x' (J > 0, k >= 0, d >= 0, F constant), i.e. the
 affine 2x2 system x' = v, v' = (F - k x - d v)/J of Reiter eq. 109-111, solved exactly:
-    k > 0:        x = x_eq + Phi(t) (x0 - x_eq),  x_eq = F/k   (Phi from pwa.expm2)
+    k > 0:        x = x_eq + Phi(t) (x0 - x_eq),  x_eq = F/k   (Phi from exponential.expm2)
     k = 0, d > 0: v = v_inf + (v0 - v_inf) e^(-d t/J),  v_inf = F/d
     k = 0, d = 0: v = v0 + (F/J) t
 together with bounds on |v| and |v'| over [0, T] (for k > 0: e^(mu t)|C| <= 1 and
@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from .budget import BudgetExceeded
-from .pwa import expm2
+from .exponential import expm2
 
 _EPS = 2.220446049250313e-16
 MAX_EVALUATIONS = 20_000     # default budget of one search (callers pass their step's)

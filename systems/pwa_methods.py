@@ -20,7 +20,8 @@ from typing import Callable
 
 import numpy as np
 
-from solvers.pwa import OscillatorState, PwaOscillator, expm2
+from solvers.exponential import expm2
+from solvers.pwa import OscillatorState, PwaOscillator
 
 
 def zoh(A: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
