@@ -9,6 +9,7 @@ import solvers
 from .backlash import Backlash
 from .clutch import Clutch, ClutchChain, DualClutch
 from .elasto_backlash import ElastoBacklash
+from .gear import Gear
 from .inertia import Engine, Inertia
 from .nonlinear_spring import NonlinearSpring
 from .shaft import Shaft
@@ -16,7 +17,7 @@ from .table import ForceTable, SpeedTable, Table, TorqueTable
 from .vehicle import Vehicle
 from .vehicle_simple import VehicleSimple
 
-ELEMENTS = (Clutch, DualClutch, ClutchChain, Inertia, Engine, Shaft, NonlinearSpring, Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table,
+ELEMENTS = (Clutch, DualClutch, ClutchChain, Inertia, Engine, Gear, Shaft, NonlinearSpring, Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table,
             TorqueTable, ForceTable, SpeedTable)
 
 __all__ = ["ELEMENTS"] + [e.__name__ for e in ELEMENTS]
