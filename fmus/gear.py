@@ -28,7 +28,7 @@ class Gear(ElementSlave):
         inertia("J_2", "inertia of shaft 2 (the flange_b side)", 1.0),
         parameter("ratio", None, "gear ratio w_1/w_2 = phi_1/phi_2, nonzero (negative: shaft 2 turns "
                   "the other way)", 4.0),
-        parameter("eta", None, "mesh efficiency, fraction of the power passed on whichever shaft drives "
+        parameter("eta", "1", "mesh efficiency, fraction of the power passed on whichever shaft drives "
                   "(1: ideal gear)", 0.95, low=0.0, low_open=True, high=1.0),
         parameter("phi_1_start", "rad", "initial angle of shaft 1 (shaft 2 starts at phi_1_start/ratio)", 0.0),
         parameter("w_1_start", "rad/s", "initial speed of shaft 1 (shaft 2 starts at w_1_start/ratio)", 0.0),
@@ -54,7 +54,7 @@ class Gear(ElementSlave):
         in_range = math.isfinite(self.ratio) and math.isfinite(self.J_2) and self.J_2 >= J_MIN
         # the solver divides by J_1 + J_2/ratio^2 scaled by c: shaft 2 seen at shaft 1 must be an inertia
         reflected = derived_inertia_problem("J_2/ratio^2, the inertia of shaft 2 seen at shaft 1",
-                                            self.J_2 / (self.ratio * self.ratio), {"J_2": self.J_2, "ratio": self.ratio})
+                                            self.J_2 / self.ratio / self.ratio, {"J_2": self.J_2, "ratio": self.ratio})
         return [reflected] if reflected and in_range else []     # (else the range checks name J_2 or ratio)
 
     def initial_state(self):

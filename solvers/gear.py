@@ -125,7 +125,7 @@ class Gear:
         if not 0.0 < eta <= 1.0:
             raise ValueError(f"eta = {eta!r} is outside the allowed range (0, 1]")
         self.j_1, self.j_2, self.ratio, self.eta = float(j_1), float(j_2), float(ratio), float(eta)
-        self.j_reflected = self.j_2 / (self.ratio * self.ratio)      # J_r = J_2 / ratio^2
+        self.j_reflected = self.j_2 / self.ratio / self.ratio      # J_r = J_2 / ratio^2 (ratio^2 could underflow to 0)
         if not (math.isfinite(self.j_reflected) and self.j_reflected > 0.0):
             raise ValueError(f"J_2 / ratio^2 = {self.j_reflected!r} kg.m2 (J_2 = {j_2!r}, ratio = {ratio!r}) "
                              "must be finite and > 0")
