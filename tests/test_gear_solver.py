@@ -174,9 +174,10 @@ def kinetic_energy(gear, w_1):
 def test_e_loss_equals_the_energy_balance(ratio, eta):
     """Random torques, each pair held for 50 steps of 5 ms, 1000 steps: tau_1 in [-10, 10] N.m
     and a load seen at shaft 1 of -tau_1 times a factor in [0.5 eta, 1.5/eta], around the
-    stuck interval, so the run rolls both ways, stops, reverses and locks: e_loss = work of tau_1 and tau_2 minus the change of kinetic energy, to
-    1e-12 of the total work done (sums of 1000 steps of a few roundings each); e_loss
-    never decreases."""
+    stuck interval, so the run rolls both ways, stops, reverses and locks: e_loss = work of
+    tau_1 and tau_2 minus the change of kinetic energy 0.5 (J_1 + J_2/ratio^2) w_1^2, to 1e-12
+    of the total work done (sums of 1000 steps of a few roundings each); e_loss never
+    decreases."""
     rng = random.Random(17)
     gear = Gear(J_1, J_2, ratio, eta)
     state = GearState(0.0, 3.0)
