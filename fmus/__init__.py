@@ -10,6 +10,7 @@ from .backlash import Backlash
 from .brake import Brake
 from .clutch import Clutch, ClutchChain, DualClutch
 from .elasto_backlash import ElastoBacklash
+from .gear import Gear
 from .inertia import Engine, Inertia
 from .nonlinear_spring import NonlinearSpring
 from .one_way_clutch import OneWayClutch
@@ -19,7 +20,8 @@ from .table import ForceTable, SpeedTable, Table, TorqueTable
 from .vehicle import Vehicle
 from .vehicle_simple import VehicleSimple
 
-ELEMENTS = (Clutch, DualClutch, ClutchChain, Brake, OneWayClutch, PlanetaryGear, Inertia, Engine, Shaft, NonlinearSpring, Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table,
+ELEMENTS = (Clutch, DualClutch, ClutchChain, Brake, OneWayClutch, PlanetaryGear, Inertia, Engine, Gear, Shaft,
+            NonlinearSpring, Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table,
             TorqueTable, ForceTable, SpeedTable)
 
 __all__ = ["ELEMENTS"] + [e.__name__ for e in ELEMENTS]

@@ -1,0 +1,79 @@
+"""Gear: two inertias joined by a rigid mesh with constant efficiency (solvers.gear).
+
+    J_1 w_1' = tau_1 - tau_a,   J_2 w_2' = tau_2 + tau_mesh,   w_1 = ratio w_2
+    tau_mesh = ratio eta tau_a  (shaft 1 drives, tau_a w_1 > 0)
+             = ratio tau_a/eta  (shaft 2 drives, tau_a w_1 < 0)
+MSL 4.0 Rotational LossyGear with lossTable [0, eta, eta, 0, 0] (IdealGear at eta = 1),
+including its stuck mode at rest: exact step, an event where w_1 reaches 0.
+"""
+from __future__ import annotations
+
+import math
+
+from solvers.gear import Gear as GearModel, GearState, Mode
+
+from .base import ElementSlave
+from .variables import BOOLEAN, J_MIN, derived_inertia_problem, inertia, input_, output, parameter
+
+_TORQUES = ("tau_1", "tau_2")
+
+
+class Gear(ElementSlave):
+    """Rigid gear pair with mesh efficiency and stuck mode (MSL IdealGear / LossyGear)."""
+
+    description = "Rigid gear pair between two inertias, mesh efficiency with stuck mode (MSL LossyGear)"
+    DEFAULT_STOP = 1.0
+    VARIABLES = (
+        inertia("J_1", "inertia of shaft 1 (the flange_a side)", 0.1),
+        inertia("J_2", "inertia of shaft 2 (the flange_b side)", 1.0),
+        parameter("ratio", None, "gear ratio w_1/w_2 = phi_1/phi_2, nonzero (negative: shaft 2 turns "
+                  "the other way)", 4.0),
+        parameter("eta", "1", "mesh efficiency, fraction of the power passed on whichever shaft drives "
+                  "(1: ideal gear)", 0.95, low=0.0, low_open=True, high=1.0),
+        parameter("phi_1_start", "rad", "initial angle of shaft 1 (shaft 2 starts at phi_1_start/ratio)", 0.0),
+        parameter("w_1_start", "rad/s", "initial speed of shaft 1 (shaft 2 starts at w_1_start/ratio)", 0.0),
+        input_("tau_1", "N.m", "external torque on shaft 1, positive accelerating it"),
+        input_("tau_2", "N.m", "external torque on shaft 2, positive accelerating it"),
+        output("phi_1", "rad", "angle of shaft 1"),
+        output("w_1", "rad/s", "speed of shaft 1"),
+        output("phi_2", "rad", "angle of shaft 2, phi_1/ratio"),
+        output("w_2", "rad/s", "speed of shaft 2, w_1/ratio"),
+        output("a_1", "rad/s2", "angular acceleration of shaft 1", depends=_TORQUES),
+        output("tau_mesh", "N.m", "torque the mesh applies to shaft 2, positive accelerating it",
+               depends=_TORQUES),
+        output("locked", None, "the gear is stuck at rest (efficiency holds the torques)", type=BOOLEAN,
+               depends=_TORQUES),
+        output("p_loss", "W", "power dissipated in the mesh", depends=_TORQUES),
+        output("e_loss", "J", "energy dissipated in the mesh since the start"),
+    )
+
+    def cross_check(self):
+        if self.ratio == 0.0:
+            return [f"ratio = {self.ratio!r} is outside the allowed range (-inf, 0) or (0, inf) "
+                    "(w_1 = ratio w_2 ties no motion)"]
+        in_range = math.isfinite(self.ratio) and math.isfinite(self.J_2) and self.J_2 >= J_MIN
+        # the solver divides by J_1 + J_2/ratio^2 scaled by c: shaft 2 seen at shaft 1 must be an inertia
+        reflected = derived_inertia_problem("J_2/ratio^2, the inertia of shaft 2 seen at shaft 1",
+                                            self.J_2 / self.ratio / self.ratio, {"J_2": self.J_2, "ratio": self.ratio})
+        return [reflected] if reflected and in_range else []     # (else the range checks name J_2 or ratio)
+
+    def initial_state(self):
+        self._gear = GearModel(self.J_1, self.J_2, self.ratio, self.eta)
+        return GearState(self.phi_1_start, self.w_1_start)
+
+    def decode_state(self, data):
+        return GearState.from_json(data)
+
+    def advance(self, t, h):
+        return self._gear.advance(self.state, self.tau_1, self.tau_2, h)
+
+    def refresh_outputs(self):
+        phi_1, w_1, self.e_loss = self.state
+        self.phi_1, self.w_1 = phi_1, w_1
+        self.phi_2, self.w_2 = phi_1 / self.ratio, w_1 / self.ratio
+
+    def feedthrough_outputs(self):
+        w_1 = self.state.w_1
+        motion = self._gear.motion(w_1, self.tau_1, self.tau_2)
+        return {"a_1": motion.a_1, "tau_mesh": motion.tau_mesh, "locked": motion.mode == Mode.STUCK,
+                "p_loss": self._gear.loss_power(motion, w_1)}
