@@ -16,13 +16,14 @@ from .nonlinear_spring import NonlinearSpring
 from .one_way_clutch import OneWayClutch
 from .planetary_gear import PlanetaryGear
 from .shaft import Shaft
+from .sources import SineTorque, SpeedDependentTorque
 from .table import ForceTable, SpeedTable, Table, TorqueTable
 from .vehicle import Vehicle
 from .vehicle_simple import VehicleSimple
 
 ELEMENTS = (Clutch, DualClutch, ClutchChain, Brake, OneWayClutch, PlanetaryGear, Inertia, Engine, Gear, Shaft,
             NonlinearSpring, Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table,
-            TorqueTable, ForceTable, SpeedTable)
+            TorqueTable, ForceTable, SpeedTable, SineTorque, SpeedDependentTorque)
 
 __all__ = ["ELEMENTS"] + [e.__name__ for e in ELEMENTS]
 

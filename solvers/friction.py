@@ -282,7 +282,10 @@ class FrictionSystem:
         self.g_of_torques = matmul(dm_inv, e_t)                                        # g = D M_q^-1 E^T tau
         self.m = matmul(dm_inv, transpose(self.d))                                     # J_R^-1 (eq. 17)
         self.m_inv = inverse(self.m)
-        self.k = matmul(e, matmul(matmul(mass_inv, transpose(self.d)), self.m_inv))   # E K (eq. 7)
+        if n_coordinates == k_interfaces:   # K = D^-1: its zeros stay exact (a held brake's member at 0)
+            self.k = matmul(e, inverse(self.d))
+        else:
+            self.k = matmul(e, matmul(matmul(mass_inv, transpose(self.d)), self.m_inv))   # E K (eq. 7)
         if n_coordinates > k_interfaces:
             free = _null_direction(self.d, n_coordinates)
             self.free_members = matvec(e, free)                                        # E N

@@ -7,6 +7,7 @@ the trapezoidal rule on each linear piece, the rectangle rule on each held one.
 """
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 
 
@@ -45,3 +46,21 @@ def table_points(parameters: dict) -> tuple[list[float], list[float]]:
     """(times, values) of a Table element's parameters (n_points, t_i, y_i)."""
     n = int(parameters["n_points"])
     return ([parameters[f"t_{i}"] for i in range(1, n + 1)], [parameters[f"y_{i}"] for i in range(1, n + 1)])
+
+
+def gated_sine(amplitude: float, frequency: float, phase: float, offset: float, t_start: float,
+               t_stop: float, t: float) -> float:
+    """offset + amplitude sin(2 pi frequency (t - t_start) + phase) for t_start <= t < t_stop,
+    else offset (MSL Blocks.Sources.Sine with its startTime, switched off at t_stop as by
+    MSL's product with a step)."""
+    if t_start <= t < t_stop:
+        return offset + amplitude * math.sin(2.0 * math.pi * frequency * (t - t_start) + phase)
+    return offset
+
+
+def quadratic_speed_torque(tau_nominal: float, w_nominal: float, w: float, opposes_motion: bool) -> float:
+    """tau_nominal (w / w_nominal)^2 (MSL Rotational.Sources.QuadraticSpeedDependentTorque):
+    always of the sign of tau_nominal (``TorqueDirection = true``), or with ``opposes_motion``
+    of the sign of tau_nominal times that of w (false)."""
+    torque = tau_nominal * (w / w_nominal) ** 2
+    return -torque if opposes_motion and w < 0.0 else torque

@@ -1,0 +1,89 @@
+"""Torque sources with a law of their own (the Table elements are piecewise linear):
+
+* SineTorque: y = offset + amplitude sin(2 pi f (t - t_start) + phase) for t_start <= t <
+  t_stop, offset otherwise (MSL Blocks.Sources.Sine driving a Rotational.Sources.Torque;
+  t_stop switches it off, as MSL's Friction example does with a step);
+* SpeedDependentTorque: tau = tau_nominal (w / w_nominal)^2 of the speed input w (MSL
+  Rotational.Sources.QuadraticSpeedDependentTorque: a fan, a pump or aerodynamic drag).
+
+Both output their law at the communication point (SineTorque: at the time of the point,
+like the tables; SpeedDependentTorque: at the speed set now, a feedthrough).
+"""
+from __future__ import annotations
+
+from solvers.signal import gated_sine, quadratic_speed_torque
+
+from .base import ElementSlave
+from .variables import BOOLEAN, input_, output, parameter
+
+
+class SineTorque(ElementSlave):
+    """Sinusoidal torque switched on at t_start and off at t_stop."""
+
+    description = "Torque source: offset + amplitude sin(2 pi f (t - t_start) + phase) between t_start and t_stop"
+    DEFAULT_STOP = 1.0
+    VARIABLES = (
+        parameter("amplitude", "N.m", "amplitude of the sine", 1.0),
+        parameter("f", "1/s", "frequency of the sine [Hz]", 1.0, low=0.0),
+        parameter("phase", "rad", "phase of the sine at t_start", 0.0),
+        parameter("offset", "N.m", "torque added at all times", 0.0),
+        parameter("t_start", "s", "time the sine starts", 0.0),
+        parameter("t_stop", "s", "time the sine stops (the offset remains); default: beyond any run",
+                  1e9),
+        output("y", "N.m", "torque at the communication point"),
+    )
+
+    def cross_check(self):
+        if not self.t_stop > self.t_start:
+            return [f"t_stop = {self.t_stop!r} must be greater than t_start = {self.t_start!r}"]
+        return []
+
+    def initial_state(self):
+        return self.start_time           # the time of the last communication point
+
+    def encode_state(self, state):
+        return state
+
+    def decode_state(self, data):
+        return float(data)
+
+    def advance(self, t, h):
+        return t + h
+
+    def refresh_outputs(self):
+        self.y = gated_sine(self.amplitude, self.f, self.phase, self.offset, self.t_start, self.t_stop,
+                            self.state)
+
+
+class SpeedDependentTorque(ElementSlave):
+    """Load torque growing with the square of the speed (a fan, a pump, air drag)."""
+
+    description = "Torque source: tau_nominal (w / w_nominal)^2 of the speed input (MSL QuadraticSpeedDependentTorque)"
+    DEFAULT_STOP = 1.0
+    VARIABLES = (
+        parameter("tau_nominal", "N.m", "torque at the nominal speed (negative: a load on a body turning "
+                  "forward)", -1.0),
+        parameter("w_nominal", "rad/s", "nominal speed", 1.0, low=0.0, low_open=True),
+        parameter("opposes_motion", None, "the torque changes sign with the speed (false: always the sign "
+                  "of tau_nominal, MSL's TorqueDirection = true)", False, type=BOOLEAN),
+        input_("w", "rad/s", "speed of the body the torque acts on"),
+        output("tau", "N.m", "torque on the body, positive accelerating it", depends=("w",)),
+    )
+
+    def initial_state(self):
+        return ()
+
+    def encode_state(self, state):
+        return []
+
+    def decode_state(self, data):
+        return ()
+
+    def advance(self, t, h):
+        return ()
+
+    def refresh_outputs(self):
+        pass
+
+    def feedthrough_outputs(self):
+        return {"tau": quadratic_speed_torque(self.tau_nominal, self.w_nominal, self.w, self.opposes_motion)}
