@@ -1,0 +1,150 @@
+"""Contact laws of a clearance with a compliant contact (the ElastoBacklash element).
+
+Relative angle and speed as in :mod:`fmus.compliance`; the dead zone is -b <= phi_rel <= +b
+(b is the half clearance).  Beyond it the contact side is s = sign(phi_rel), the penetration
+p = |phi_rel| - b and the penetration speed p' = s w_rel (> 0 while the bodies press into
+each other).  A law gives the contact torque tau = s f with f >= 0: the contact pushes the
+bodies apart and never pulls them together.
+
+Law 1, FLORES: f = k p^n + c p^n p',  c = 8 (1 - e) k / (5 e v_impact)  (Flores et al.'s
+hysteresis damping tuned to the restitution e for the impact speed v_impact), f >= 0.
+
+The laws are evaluated at communication points only: a law keeps a
+:class:`ContactMemory` (contact side at the last point, impact speed of that contact),
+updated by ``remember`` after each point.  Standard library only.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+FLORES = 1
+
+
+def ratio_of_products(numerators, denominators) -> float:
+    """prod(numerators) / prod(denominators) (denominators > 0) without the spurious overflow
+    or underflow of the partial products: mantissas and binary exponents are multiplied
+    apart (math.frexp), the result is rounded once to a float by math.ldexp, +-inf where it
+    lies beyond the float range, 0.0 when a numerator is 0.  Each mantissa product rounds
+    (relative error a few ulp), as the plain product would."""
+    mantissa, exponent = 1.0, 0
+    for x in numerators:
+        if x == 0.0:
+            return 0.0
+        m, e = math.frexp(x)
+        mantissa, shift = math.frexp(mantissa * m)
+        exponent += e + shift
+    for x in denominators:
+        m, e = math.frexp(x)
+        mantissa, shift = math.frexp(mantissa / m)
+        exponent += shift - e
+    try:
+        return math.ldexp(mantissa, exponent)
+    except OverflowError:
+        return math.copysign(math.inf, mantissa)
+
+
+@dataclass(frozen=True)
+class ContactMemory:
+    """What a law keeps from one communication point to the next."""
+
+    side: int            # -1, 0, +1: contact side at the last communication point
+    v_impact: float      # penetration speed when that contact began [rad/s]
+
+    def to_json(self):
+        return [self.side, self.v_impact]
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(*data)
+
+
+INITIAL = ContactMemory(0, 0.0)
+
+
+@dataclass(frozen=True)
+class Contact:
+    """The contact at one communication point."""
+
+    tau: float           # contact torque s f [N.m] (on body 2; -tau/ratio on body 1)
+    side: int            # s: -1, 0 (dead zone), +1
+    penetration: float   # p [rad], 0 in the dead zone
+
+
+NO_CONTACT = Contact(0.0, 0, 0.0)
+
+
+def _side(phi_rel, b):
+    return 1 if phi_rel > b else (-1 if phi_rel < -b else 0)
+
+
+def _check(name, value, low, low_open=False, high=math.inf):
+    if not (math.isfinite(value) and (value > low if low_open else value >= low) and value <= high):
+        left = "(" if low_open else "["
+        right = "]" if high < math.inf else ")"
+        raise ValueError(f"{name} = {value!r} is outside the allowed range {left}{low:g}, {high:g}{right}")
+
+
+class FloresContact:
+    """Law 1: dead zone of +-b, then f = k p^n + c p^n p' with Flores's damping, f >= 0."""
+
+    def __init__(self, b: float, k: float, n_exp: float, e_rest: float, w_impact_min: float):
+        _check("b", b, 0.0)
+        _check("k", k, 0.0, low_open=True)
+        _check("n_exp", n_exp, 1.0)
+        _check("e_rest", e_rest, 0.0, low_open=True, high=1.0)
+        _check("w_impact_min", w_impact_min, 0.0, low_open=True)
+        self.b, self.k, self.n_exp, self.e_rest, self.w_impact_min = b, k, n_exp, e_rest, w_impact_min
+
+    def _contact(self, memory, phi_rel, w_rel):
+        """(side, penetration, penetration speed, impact speed) for the current inputs."""
+        side = _side(phi_rel, self.b)
+        if not side:
+            return 0, 0.0, 0.0, 0.0
+        p, p_dot = abs(phi_rel) - self.b, side * w_rel
+        v_impact = memory.v_impact if memory.side == side else max(p_dot, self.w_impact_min)
+        return side, p, p_dot, v_impact
+
+    def _terms(self, p, p_dot, v_impact):
+        """(k p^n, c p^n p') of the contact law, each the float its formula rounds to, or +-inf
+        where that value itself lies beyond the float range.  p^n is Python's power (+inf
+        where it overflows); the damping term is one product of the factors
+        8 (1 - e) k p^n p' / (5 e v_impact), so that a tiny e_rest or v_impact (c beyond the
+        float range) with a zero or small p^n p' still gives the finite value."""
+        try:
+            spring = p ** self.n_exp
+        except OverflowError:   # beyond the float range: +inf, which the output check refuses, naming it
+            spring = math.inf
+        elastic = self.k * spring
+        damping = ratio_of_products((8.0, 1.0 - self.e_rest, self.k, spring, p_dot),
+                                    (5.0, self.e_rest, v_impact))
+        return elastic, damping
+
+    def contact(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> Contact:
+        side, p, p_dot, v_impact = self._contact(memory, phi_rel, w_rel)
+        if not side:
+            return NO_CONTACT
+        elastic, damping = self._terms(p, p_dot, v_impact)
+        return Contact(side * max(elastic + damping, 0.0), side, p)
+
+    def remember(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> ContactMemory:
+        side, _, _, v_impact = self._contact(memory, phi_rel, w_rel)
+        return ContactMemory(side, v_impact)
+
+    def nonfinite_cause(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> str:
+        """Why the contact torque is not finite at these inputs: the part of the law beyond
+        the float range, with the values and parameters it comes from."""
+        side, p, p_dot, v_impact = self._contact(memory, phi_rel, w_rel)
+        if not side:
+            return ""
+        elastic, damping = self._terms(p, p_dot, v_impact)
+        if math.isfinite(elastic):
+            return (f"the damping term c p^n_exp p' = 8 (1 - e_rest) k p^n_exp p' / (5 e_rest v_impact) of the "
+                    f"contact law with e_rest = {self.e_rest!r}, k = {self.k!r}, v_impact = {v_impact!r} rad/s "
+                    f"(at least w_impact_min = {self.w_impact_min!r}), p = {p!r} rad, n_exp = {self.n_exp!r}, "
+                    f"p' = {p_dot!r} rad/s is {damping!r}, beyond the floating-point range (1.8e308 N.m): "
+                    "raise e_rest or w_impact_min (the Flores damping grows as 1/e_rest), or check the "
+                    "connected speeds w_1, w_2")
+        return (f"the contact law k p^n_exp + c p^n_exp p' with penetration p = {p!r} rad, n_exp = {self.n_exp!r}, "
+                f"k = {self.k!r} exceeds the floating-point range (1.8e308 N.m): the bodies overlap far beyond "
+                "any contact this law describes (check the connected angles phi_1, phi_2 and b), or lower n_exp")
