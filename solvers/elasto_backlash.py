@@ -7,7 +7,18 @@ each other).  A law gives the contact torque tau = s f with f >= 0: the contact 
 bodies apart and never pulls them together.
 
 Law 1, FLORES: f = k p^n + c p^n p',  c = 8 (1 - e) k / (5 e v_impact)  (Flores et al.'s
-hysteresis damping tuned to the restitution e for the impact speed v_impact), f >= 0.
+hysteresis damping tuned to the restitution e for the impact speed v_impact), f >= 0,
+with v_impact the penetration speed at the first communication point of the contact (at
+least ``w_impact_min``).  That speed is the impact speed only when the point before lay
+outside the contact and the bodies approach (p' > 0).  A contact found otherwise (present
+at the first communication point, e.g. a preload, or entered and already rebounding within
+one step) has no measured impact speed; it gets the same restitution e from an energy
+hysteresis instead: f = k p^n while loading or at rest (p' >= 0), f = e^2 k p^n while
+unloading (p' < 0), so that unloading returns e^2 of the energy k p^(n+1) / (n+1) stored,
+and bodies released from rest at p0 part with the relative speed e sqrt(2 E0 / m_eff).
+(Before, such a contact took v_impact = w_impact_min: c became about 1600 k, the damping
+cancelled the spring as soon as the bodies parted faster than 5 e w_impact_min / (8 (1 - e))
+and they drifted out of the penetration at that speed with no torque.)
 
 The laws are evaluated at communication points only: a law keeps a
 :class:`ContactMemory` (contact side at the last point, impact speed of that contact),
@@ -48,8 +59,8 @@ def ratio_of_products(numerators, denominators) -> float:
 class ContactMemory:
     """What a law keeps from one communication point to the next."""
 
-    side: int            # -1, 0, +1: contact side at the last communication point
-    v_impact: float      # penetration speed when that contact began [rad/s]
+    side: int | None     # -1, 0, +1: contact side at the last communication point; None before the first
+    v_impact: float      # impact speed of that contact [rad/s]; UNMEASURED: no impact was seen
 
     def to_json(self):
         return [self.side, self.v_impact]
@@ -59,7 +70,8 @@ class ContactMemory:
         return cls(*data)
 
 
-INITIAL = ContactMemory(0, 0.0)
+UNMEASURED = 0.0
+INITIAL = ContactMemory(None, UNMEASURED)
 
 
 @dataclass(frozen=True)
@@ -102,7 +114,12 @@ class FloresContact:
         if not side:
             return 0, 0.0, 0.0, 0.0
         p, p_dot = abs(phi_rel) - self.b, side * w_rel
-        v_impact = memory.v_impact if memory.side == side else max(p_dot, self.w_impact_min)
+        if memory.side == side:
+            v_impact = memory.v_impact
+        elif memory.side is not None and p_dot > 0.0:      # entered since the last point: an impact
+            v_impact = max(p_dot, self.w_impact_min)
+        else:
+            v_impact = UNMEASURED
         return side, p, p_dot, v_impact
 
     def _terms(self, p, p_dot, v_impact):
@@ -110,12 +127,15 @@ class FloresContact:
         where that value itself lies beyond the float range.  p^n is Python's power (+inf
         where it overflows); the damping term is one product of the factors
         8 (1 - e) k p^n p' / (5 e v_impact), so that a tiny e_rest or v_impact (c beyond the
-        float range) with a zero or small p^n p' still gives the finite value."""
+        float range) with a zero or small p^n p' still gives the finite value (0.0 for a
+        contact without a measured impact speed: it has no damping term)."""
         try:
             spring = p ** self.n_exp
         except OverflowError:   # beyond the float range: +inf, which the output check refuses, naming it
             spring = math.inf
         elastic = self.k * spring
+        if v_impact == UNMEASURED:
+            return elastic, 0.0
         damping = ratio_of_products((8.0, 1.0 - self.e_rest, self.k, spring, p_dot),
                                     (5.0, self.e_rest, v_impact))
         return elastic, damping
@@ -125,6 +145,8 @@ class FloresContact:
         if not side:
             return NO_CONTACT
         elastic, damping = self._terms(p, p_dot, v_impact)
+        if v_impact == UNMEASURED:      # energy hysteresis: e^2 of the stored energy comes back
+            return Contact(side * (elastic if p_dot >= 0.0 else elastic * self.e_rest * self.e_rest), side, p)
         return Contact(side * max(elastic + damping, 0.0), side, p)
 
     def remember(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> ContactMemory:
@@ -138,6 +160,8 @@ class FloresContact:
         if not side:
             return ""
         elastic, damping = self._terms(p, p_dot, v_impact)
+        if math.isfinite(elastic) and math.isfinite(damping):
+            return ""
         if math.isfinite(elastic):
             return (f"the damping term c p^n_exp p' = 8 (1 - e_rest) k p^n_exp p' / (5 e_rest v_impact) of the "
                     f"contact law with e_rest = {self.e_rest!r}, k = {self.k!r}, v_impact = {v_impact!r} rad/s "
