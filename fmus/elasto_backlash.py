@@ -1,10 +1,11 @@
-"""ElastoBacklash: clearance with a compliant contact; the contact law is
-:mod:`solvers.elasto_backlash` (law 1: Flores's k p^n + c p^n p', never pulling).
+"""ElastoBacklash: clearance with a compliant contact that never pulls; the contact laws are
+:mod:`solvers.elasto_backlash` (law 1: Flores's k p^n + c p^n p'; law 2: MSL 4.0's
+ElastoBacklash, a spring c and a damper d limited by the spring).
 Twist, speeds and signs as in :mod:`fmus.compliance` (tau_2 = +tau, tau_1 = -tau/ratio).
 """
 from __future__ import annotations
 
-from solvers.elasto_backlash import INITIAL, ContactMemory, FloresContact
+from solvers.elasto_backlash import FLORES, INITIAL, MSL, ContactMemory, FloresContact, LimitedSpringDamper
 
 from .compliance import ComplianceElement, compliance_variables
 from .variables import INTEGER, output, parameter
@@ -13,15 +14,24 @@ from .variables import INTEGER, output, parameter
 class ElastoBacklash(ComplianceElement):
     """Dead zone of +-b, then a stiff, damped, never-pulling contact."""
 
-    description = "Clearance with compliant contact k p^n + c p^n p' (Flores/Virlez law), never pulling"
+    description = ("Clearance with a compliant contact that never pulls: Flores/Virlez law k p^n with "
+                   "restitution damping, or MSL's ElastoBacklash spring-damper")
     VARIABLES = (
-        parameter("b", "rad", "half clearance (dead zone of phi_rel is [-b, +b])", 1e-4, low=0.0),
-        parameter("k", "N.m/rad", "contact stiffness k (torque k p^n, unit for n = 1)", 1e6, low=0.0, low_open=True),
-        parameter("n_exp", None, "exponent n of the contact law (1 linear, 1.5 Hertz)", 1.5, low=1.0),
-        parameter("e_rest", None, "coefficient of restitution the damping is tuned for", 0.5,
+        parameter("law", None, f"contact law: {FLORES} = Flores/Virlez, stiffness k p^n with damping tuned to e_rest "
+                  f"(k, n_exp, e_rest, w_impact_min); {MSL} = MSL ElastoBacklash, spring c and damper d "
+                  "limited by the spring (c, d)", FLORES,
+                  type=INTEGER, low=FLORES, high=MSL),
+        parameter("b", "rad", "half clearance (dead zone of phi_rel is [-b, +b]; MSL's total backlash is 2 b)",
+                  1e-4, low=0.0),
+        parameter("k", "N.m/rad", "law 1: contact stiffness k (torque k p^n, unit for n = 1)", 1e6, low=0.0, low_open=True),
+        parameter("n_exp", None, "law 1: exponent n of the contact law (1 linear, 1.5 Hertz)", 1.5, low=1.0),
+        parameter("e_rest", None, "law 1: coefficient of restitution the damping is tuned for", 0.5,
                   low=0.0, high=1.0, low_open=True),
-        parameter("w_impact_min", "rad/s", "lower limit of the impact speed in the damping law", 1e-3,
+        parameter("w_impact_min", "rad/s", "law 1: lower limit of the impact speed in the damping law", 1e-3,
                   low=0.0, low_open=True),
+        parameter("c", "N.m/rad", "law 2: stiffness of the spring on the penetration", 1e6, low=0.0),
+        parameter("d", "N.m.s/rad", "law 2: damping of the damper on the penetration speed (limited by the spring)",
+                  0.0, low=0.0),
         *compliance_variables("relative angle phi_1/ratio - phi_2 + phi_rel_start"),
         output("contact", None, "contact side: +1 beyond +b, -1 beyond -b, 0 in the dead zone",
                type=INTEGER, depends=("phi_1", "phi_2")),
@@ -29,7 +39,10 @@ class ElastoBacklash(ComplianceElement):
     )
 
     def initial_state(self):
-        self._law = FloresContact(self.b, self.k, self.n_exp, self.e_rest, self.w_impact_min)
+        if int(self.law) == MSL:
+            self._law = LimitedSpringDamper(self.b, self.c, self.d)
+        else:
+            self._law = FloresContact(self.b, self.k, self.n_exp, self.e_rest, self.w_impact_min)
         return INITIAL
 
     def encode_state(self, state):

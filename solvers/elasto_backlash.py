@@ -20,6 +20,9 @@ and bodies released from rest at p0 part with the relative speed e sqrt(2 E0 / m
 cancelled the spring as soon as the bodies parted faster than 5 e w_impact_min / (8 (1 - e))
 and they drifted out of the penetration at that speed with no torque.)
 
+Law 2, MSL: the spring-damper of Modelica.Mechanics.Rotational.Components.ElastoBacklash
+(MSL 4.0), see :class:`LimitedSpringDamper`.
+
 The laws are evaluated at communication points only: a law keeps a
 :class:`ContactMemory` (contact side at the last point, impact speed of that contact),
 updated by ``remember`` after each point.  Standard library only.
@@ -29,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-FLORES = 1
+FLORES, MSL = 1, 2
 
 
 def ratio_of_products(numerators, denominators) -> float:
@@ -172,3 +175,45 @@ class FloresContact:
         return (f"the contact law k p^n_exp + c p^n_exp p' with penetration p = {p!r} rad, n_exp = {self.n_exp!r}, "
                 f"k = {self.k!r} exceeds the floating-point range (1.8e308 N.m): the bodies overlap far beyond "
                 "any contact this law describes (check the connected angles phi_1, phi_2 and b), or lower n_exp")
+
+
+class LimitedSpringDamper:
+    """Law 2: Modelica.Mechanics.Rotational.Components.ElastoBacklash of MSL 4.0
+    (github.com/modelica/ModelicaStandardLibrary, Modelica/Mechanics/Rotational/Components/
+    ElastoBacklash.mo, its equations and documentation).
+
+    MSL's ``b`` is the total backlash with a dead zone of b/2 either side of phi_rel0; here
+    ``b`` is the half clearance, so MSL's b is 2 b and its phi_rel0 is -phi_rel_start.  In
+    contact a linear spring c and a damper d act on the penetration: spring torque c p,
+    damper torque d p'.  MSL limits the damper torque by the spring torque on both sides:
+    where the damper would push harder than the spring the contact torque is 2 c p (so it
+    starts from zero at the contact instant instead of jumping to d p'), where the damper
+    would make the torque pull (c p + d p' <= 0) it is zero.  So
+        f = c p + min(max(d p', -c p), c p),   0 <= f <= 2 c p.
+    MSL turns the element into an unlimited spring-damper for b below 1e-10 rad (to avoid
+    solver events); here the limits hold for every b, so the contact never pulls."""
+
+    def __init__(self, b: float, c: float, d: float):
+        _check("b", b, 0.0)
+        _check("c", c, 0.0)
+        _check("d", d, 0.0)
+        self.b, self.c, self.d = b, c, d
+
+    def contact(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> Contact:
+        side = _side(phi_rel, self.b)
+        if not side:
+            return NO_CONTACT
+        p = abs(phi_rel) - self.b
+        spring, damper = self.c * p, self.d * side * w_rel
+        return Contact(side * (spring + min(max(damper, -spring), spring)), side, p)
+
+    def remember(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> ContactMemory:
+        return ContactMemory(_side(phi_rel, self.b), UNMEASURED)
+
+    def nonfinite_cause(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> str:
+        side = _side(phi_rel, self.b)
+        if not side or math.isfinite(self.c * (abs(phi_rel) - self.b)):
+            return ""
+        return (f"the spring torque c p with c = {self.c!r} N.m/rad and penetration p = {abs(phi_rel) - self.b!r} rad "
+                "exceeds the floating-point range (1.8e308 N.m): check the connected angles phi_1, phi_2 and b, "
+                "or lower c")
