@@ -6,7 +6,7 @@ p = |phi_rel| - b and the penetration speed p' = s w_rel (> 0 while the bodies p
 each other).  A law gives the contact torque tau = s f with f >= 0: the contact pushes the
 bodies apart and never pulls them together.
 
-Law 1, FLORES: f = k p^n + c p^n p',  c = 8 (1 - e) k / (5 e v_impact)  (Flores et al.'s
+Law 1, FLORES: f = k p^n + c_F p^n p',  c_F = 8 (1 - e) k / (5 e v_impact)  (Flores et al.'s
 hysteresis damping tuned to the restitution e for the impact speed v_impact), f >= 0,
 with v_impact the penetration speed at the first communication point of the contact (at
 least ``w_impact_min``).  That speed is the impact speed only when the point before lay
@@ -16,7 +16,7 @@ one step) has no measured impact speed; it gets the same restitution e from an e
 hysteresis instead: f = k p^n while loading or at rest (p' >= 0), f = e^2 k p^n while
 unloading (p' < 0), so that unloading returns e^2 of the energy k p^(n+1) / (n+1) stored,
 and bodies released from rest at p0 part with the relative speed e sqrt(2 E0 / m_eff).
-(Before, such a contact took v_impact = w_impact_min: c became about 1600 k, the damping
+(Before, such a contact took v_impact = w_impact_min: c_F became about 1600 k, the damping
 cancelled the spring as soon as the bodies parted faster than 5 e w_impact_min / (8 (1 - e))
 and they drifted out of the penetration at that speed with no torque.)
 
@@ -94,6 +94,7 @@ def _side(phi_rel, b):
 
 
 def _check(name, value, low, low_open=False, high=math.inf):
+    """Refuse a parameter outside its range, naming the value and the range."""
     if not (math.isfinite(value) and (value > low if low_open else value >= low) and value <= high):
         left = "(" if low_open else "["
         right = "]" if high < math.inf else ")"
@@ -101,7 +102,8 @@ def _check(name, value, low, low_open=False, high=math.inf):
 
 
 class FloresContact:
-    """Law 1: dead zone of +-b, then f = k p^n + c p^n p' with Flores's damping, f >= 0."""
+    """Law 1: dead zone of +-b, then f = k p^n + c_F p^n p' with Flores's damping, f >= 0, or the
+    energy hysteresis for a contact without a measured impact speed (module docstring)."""
 
     def __init__(self, b: float, k: float, n_exp: float, e_rest: float, w_impact_min: float):
         _check("b", b, 0.0)
