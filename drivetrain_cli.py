@@ -1,6 +1,6 @@
 """Command line: list the elements, build the FMUs, co-simulate a documented drivetrain.
 
-    drivetrain-fmu list
+    drivetrain-fmu list [--markdown]            (--markdown: the README's element table)
     drivetrain-fmu build [--out build/fmus]     (always rebuilds every FMU)
     drivetrain-fmu run SYSTEM [--step H] [--stop T] [--record inst.var ...]   (co-simulation: CSV and plot)
     drivetrain-fmu report SYSTEM [--steps ...]   (co-simulation vs monolithic reference)
@@ -762,7 +762,8 @@ def _parser() -> Parser:
 
     system_help = "a documented system (drivetrain-fmu list) or the path of an .ssd or .ssp file"
     results_help = "results folder: outputs go to OUT/COMMAND/SYSTEM/ (default results)"
-    command("list", help="list elements and documented systems")
+    command("list", help="list elements and documented systems").add_argument(
+        "--markdown", action="store_true", help="print only the README's element table, made from fmus.ELEMENTS")
     build = command("build", help="build every element FMU")
     build.add_argument("--out", type=Path, default=build_fmus.DEFAULT_OUT)
     for name, text in (("run", "co-simulate a system: CSV and plot"),
@@ -821,6 +822,33 @@ def _parser() -> Parser:
     return parser
 
 
+def _ports(names: list[str]) -> str:
+    """Port names in backticks; a numbered family of three or more (tau_1 .. tau_6) as a range."""
+    families: dict[str, list[str]] = {}
+    for name in names:
+        numbered = re.fullmatch(r"(.+)_(\d+)", name)
+        families.setdefault(numbered.group(1) if numbered else name, []).append(name)
+    return ", ".join(f"`{group[0]}`..`{group[-1]}`" if len(group) >= 3 else ", ".join(f"`{n}`" for n in group)
+                     for group in families.values()) or "none"
+
+
+def element_table() -> str:
+    """The README's element table, one row per entry of ``fmus.ELEMENTS``: the element's
+    ``KIND`` if it declares one, else a source has no input, a compliance takes the speeds
+    of its sides (rad/s inputs), a body the others."""
+    rows = ["| element | kind | what it is | module (equations in its docstring) | inputs | outputs |",
+            "|---|---|---|---|---|---|"]
+    for element in ELEMENTS:
+        inputs = [v for v in element.VARIABLES if v.causality == "input"]
+        kind = getattr(element, "KIND", None) or (
+            "compliance" if any(v.unit == "rad/s" for v in inputs) else "body" if inputs else "source")
+        where = element.__module__.replace(".", "/") + ".py"
+        rows.append(f"| {element.__name__} | {kind} | {element.description} | `{where}` | "
+                    f"{_ports([v.name for v in inputs])} | "
+                    f"{_ports([v.name for v in element.VARIABLES if v.causality == 'output'])} |")
+    return "\n".join(rows)
+
+
 def _list() -> None:
     for element in ELEMENTS:
         print(f"{element.__name__:12s} {element.description}")
@@ -836,7 +864,10 @@ def _list() -> None:
 
 def _dispatch(args) -> None:
     if args.command == "list":
-        _list()
+        if args.markdown:
+            print(element_table())
+        else:
+            _list()
     elif args.command == "build":
         _writable(Path(args.out), "--out")
         for path in build_fmus.build_all(args.out):

@@ -397,8 +397,12 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         try:
             names = [settable[vr] for vr in vrs]
         except KeyError as missing:
-            raise TypeError(f"variable with valueReference={missing.args[0]} is not a settable "
-                            f"{kind} (a parameter or input of this type)") from None
+            vr = missing.args[0]
+            var = next((v for v in self.VARIABLES if vr in self.vars and v.name == self.vars[vr].name), None)
+            what = "" if var is None else \
+                f": {var.name} is {'an' if var.type == INTEGER else 'a'} {var.type} {var.causality}"
+            raise TypeError(f"variable with valueReference={vr} is not a settable "
+                            f"{kind} (a parameter or input of this type){what}") from None
         if self.state is not None:
             fixed = [name for name in names if name in self._parameters]
             if fixed:

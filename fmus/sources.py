@@ -59,6 +59,7 @@ class SpeedDependentTorque(ElementSlave):
     """Load torque growing with the square of the speed (a fan, a pump, air drag)."""
 
     description = "Torque source: tau_nominal (w / w_nominal)^2 of the speed input (MSL QuadraticSpeedDependentTorque)"
+    KIND = "source"              # a speed input, yet no compliance: it joins no two bodies
     DEFAULT_STOP = 1.0
     VARIABLES = (
         parameter("tau_nominal", "N.m", "torque at the nominal speed (negative: a load on a body turning "
