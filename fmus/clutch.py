@@ -15,7 +15,7 @@ from .base import ElementSlave, values_getter
 from .variables import BOOLEAN, INTEGER, inertia, input_, output, parameter
 
 
-def interface_variables(tag: str, label: str, law: dict):
+def interface_variables(tag: str, label: str, law: dict, locked_start: bool = False):
     """The friction parameters of one interface (suffix ``tag``) and its locked start flag."""
     return [
         parameter(f"mu_s{tag}", None, f"static friction coefficient of {label}", law["mu_s"], low=0.0),
@@ -29,7 +29,7 @@ def interface_variables(tag: str, label: str, law: dict):
                   low=0.0, low_open=True),
         parameter(f"d_visc{tag}", "N.m.s/rad", f"viscous friction coefficient of {label}", law["d_visc"], low=0.0),
         parameter(f"locked{tag}_start", None, f"{label} starts locked (needs zero slip at the start)",
-                  False, type=BOOLEAN),
+                  locked_start, type=BOOLEAN),
     ]
 
 

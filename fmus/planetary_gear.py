@@ -49,7 +49,7 @@ class PlanetaryGear(FrictionElement):
         parameter("clutch_members", None, "members the clutch joins: 1 sun-carrier, 2 sun-ring, "
                   "3 carrier-ring (slip w_a - w_b, in that order)", 1, type=INTEGER, low=1, high=3),
         *interface_variables("_c", "the clutch", _Z3_LAW),
-        *interface_variables("_b", "the ring brake", _Z3_LAW),
+        *interface_variables("_b", "the ring brake", _Z3_LAW, locked_start=True),
         parameter("phi_carrier_start", "rad", "initial angle of the carrier", 0.0),
         parameter("w_carrier_start", "rad/s", "initial speed of the carrier", 0.0),
         parameter("phi_ring_start", "rad", "initial angle of the ring (the sun's follows from Willis)", 0.0),

@@ -370,9 +370,10 @@ def test_a_fixed_parameter_or_an_output_cannot_be_set(fmu_dir, element):
 # ------------------------------------------------------------------------------ clause e
 def moved_starts(element) -> dict:
     """Every Real ``*_start`` parameter 0.25 away from its default (outputs that merely keep
-    their zero before the first step would pass with the default starts, mostly 0)."""
-    return {v.name: v.start + 0.25 for v in element.VARIABLES
-            if v.causality == PARAMETER and v.type == REAL and v.name.endswith("_start")}
+    their zero before the first step would pass with the default starts, mostly 0), and the
+    Boolean ones (``locked*_start``) false: a locked start needs the speeds it no longer has."""
+    return {v.name: (v.start + 0.25 if v.type == REAL else False) for v in element.VARIABLES
+            if v.causality == PARAMETER and v.type in (REAL, BOOLEAN) and v.name.endswith("_start")}
 
 
 @ELEMENT
