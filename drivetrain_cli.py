@@ -18,8 +18,9 @@ file.  run, report and export build the FMUs that are not up to date first (--fm
 default build/fmus); every command writes into its own folder RESULTS/COMMAND/SYSTEM/
 (RESULTS: --out, default results).  Arguments and files are checked before anything is
 built.  Exit status: 0 done, 1 the simulation failed, 2 a usage error (the message names the
-bad value and what is allowed), 130 interrupted (Ctrl-C: what was computed is written);
---debug shows the Python traceback of an error.
+bad value and what is allowed) or a missing optional package (the message names the extra to
+install: run, ssp, report and compare need [cli], study [study]), 130 interrupted (Ctrl-C: what was
+computed is written); --debug shows the Python traceback of an error.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from pathlib import Path
 
 import build_fmus
 from fmus import ELEMENTS
+from systems.optional import MissingExtra, check, require
 from systems.ssp import catalog, load_system
 
 PROG = "drivetrain-fmu"
@@ -358,10 +360,16 @@ def _write_csv(path: Path, result, record: list[str], units: dict) -> None:
             writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
 
 
-def _plot(path: Path, system, result, record: list[str], units: dict) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
+def _pyplot(extra: str = "cli"):
+    """matplotlib.pyplot drawing into files (Agg), or MissingExtra naming ``extra``."""
+    require("matplotlib", "plots need", extra).use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _plot(path: Path, system, result, record: list[str], units: dict) -> None:
+    plt = _pyplot()
 
     family = _family_of(system)
     title, panels = PLOTS.get(family) or (
@@ -452,9 +460,6 @@ def _run(args, command: str) -> None:
 def _compare_r1(step: float, duration: float, out: Path) -> None:
     """Every PWA method of systems.pwa_methods on the Table 6 oscillator against the reference
     (Reiter Fig. 31-36): error table on stdout, x(t) in r1_methods.csv / .png."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
     from solvers.pwa import Characteristic, PwaOscillator
@@ -474,6 +479,7 @@ def _compare_r1(step: float, duration: float, out: Path) -> None:
         writer.writerow(["time"] + [f"x_{name}" for name in runs])
         for k, t in enumerate(runs["reference"].t):
             writer.writerow([f"{t:.6g}"] + [f"{traj.x[k]:.10g}" for traj in runs.values()])
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for name, traj in runs.items():
         ax.plot(traj.t, traj.x, "k-" if name == "reference" else ".-", lw=2 if name == "reference" else 0.8,
@@ -834,7 +840,21 @@ def _list() -> None:
         print(f"  {name:20s} {description}")
 
 
+#: per command: the optional packages it needs (module, what needs it, the extra that installs it),
+#: checked before anything is built or computed
+NEEDS = {
+    "run": [("matplotlib", "plots need", "cli"), ("tqdm", "progress bars need", "cli")],
+    "ssp": [("tqdm", "progress bars need", "cli")],
+    "report": [("scipy", "the monolithic references need", "cli")],
+    "compare": [("scipy", "the PWA methods need", "cli"), ("matplotlib", "plots need", "cli")],
+    "study": [("distributed", "studies need", "study"), ("matplotlib", "plots need", "study"),
+              ("tqdm", "progress bars need", "study")],
+}
+
+
 def _dispatch(args) -> None:
+    for module, purpose, extra in NEEDS.get(args.command, ()):
+        check(module, purpose, extra)
     if args.command == "list":
         _list()
     elif args.command == "build":
@@ -874,8 +894,8 @@ def main(argv=None) -> int:
     except (KeyboardInterrupt, Exception) as exc:     # the funnel (SystemExit passes through)
         if isinstance(exc, KeyboardInterrupt):
             message, status = "interrupted" + (f" {exc}" if str(exc) else ""), INTERRUPTED
-        elif isinstance(exc, (UsageError, SimulationFailed)):
-            message, status = str(exc), USAGE if isinstance(exc, UsageError) else FAILED
+        elif isinstance(exc, (UsageError, SimulationFailed, MissingExtra)):
+            message, status = str(exc), FAILED if isinstance(exc, SimulationFailed) else USAGE
         else:                                         # a bug or a failure nobody foresaw
             message, status = f"{type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)", FAILED
         if args.debug:
