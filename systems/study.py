@@ -214,27 +214,45 @@ def write_csv(rows: list[dict], path) -> Path:
     return path
 
 
-def plot(rows: list[dict], x: str, value: str, path, y: str | None = None, title: str = "") -> Path:
-    """A heat map of ``value`` over (x, y), or a curve of ``value`` against x."""
+def plot(rows: list[dict], x: str, value: str, path, y: str | None = None, title: str = "",
+         labels: dict | None = None, below: str | None = None) -> Path:
+    """A heat map of ``value`` over (x, y), or a curve of ``value`` against x.  ``labels``:
+    the axis label of a key, words and unit (default: the key); ``below``: the key of the
+    other end of a threshold's bracket (``PARAMETER_below``), drawn as the band the
+    threshold lies in, with ``labels[below]`` and ``labels[value]`` as legends."""
     require("matplotlib", "plots need", "study").use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    labels = labels or {}
+    fig, ax = plt.subplots(figsize=(7, 4.5))
     if y is None:
         ordered = sorted(rows, key=lambda r: r[x])
-        ax.plot([r[x] for r in ordered], [r[value] for r in ordered], "o-")
-        ax.set_ylabel(value)
+        xs = [r[x] for r in ordered]
+        legend = labels.get(value + " legend", labels.get(value, value))
+        ax.plot(xs, [r[value] for r in ordered], "o-", lw=2.0, label=legend)
+        if below is not None:
+            ax.plot(xs, [r[below] for r in ordered], "v--", lw=1.2, label=labels.get(below, below))
+            ax.fill_between(xs, [r[below] for r in ordered], [r[value] for r in ordered], alpha=0.25,
+                            label="the threshold lies in this band")
+            ax.legend(fontsize=8, loc="best")
+        ax.set_ylabel(labels.get(value, value))
+        ax.grid(alpha=0.3)
     else:
         xs, ys = sorted({r[x] for r in rows}), sorted({r[y] for r in rows})
         grid = np.full((len(ys), len(xs)), np.nan)
         for r in rows:
             grid[ys.index(r[y]), xs.index(r[x])] = r[value]
-        image = ax.imshow(grid, origin="lower", aspect="auto",
-                          extent=(xs[0], xs[-1], ys[0], ys[-1]) if len(xs) > 1 and len(ys) > 1 else None)
-        fig.colorbar(image, ax=ax, label=value)
-        ax.set_ylabel(y)
-    ax.set_xlabel(x)
-    ax.set_title(title)
+        image = ax.imshow(grid, origin="lower", aspect="auto")
+        ax.set_xticks(range(len(xs)), [f"{v:g}" for v in xs])
+        ax.set_yticks(range(len(ys)), [f"{v:g}" for v in ys])
+        if grid.size <= 64:                     # a small grid: its values written in
+            for (row, col), v in np.ndenumerate(grid):
+                if np.isfinite(v):
+                    ax.text(col, row, f"{v:.4g}", ha="center", va="center", fontsize=8, color="w")
+        fig.colorbar(image, ax=ax, label=labels.get(value, value))
+        ax.set_ylabel(labels.get(y, y))
+    ax.set_xlabel(labels.get(x, x))
+    ax.set_title(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
