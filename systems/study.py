@@ -248,7 +248,8 @@ def plot(rows: list[dict], x: str, value: str, path, y: str | None = None, title
         if grid.size <= 64:                     # a small grid: its values written in
             for (row, col), v in np.ndenumerate(grid):
                 if np.isfinite(v):
-                    ax.text(col, row, f"{v:.4g}", ha="center", va="center", fontsize=8, color="w")
+                    ax.text(col, row, f"{v:.4g}", ha="center", va="center", fontsize=8,
+                            bbox=dict(facecolor="w", alpha=0.8, lw=0))
         fig.colorbar(image, ax=ax, label=labels.get(value, value))
         ax.set_ylabel(labels.get(y, y))
     ax.set_xlabel(labels.get(x, x))
