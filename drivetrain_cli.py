@@ -18,8 +18,9 @@ file.  run, report and export build the FMUs that are not up to date first (--fm
 default build/fmus); every command writes into its own folder RESULTS/COMMAND/SYSTEM/
 (RESULTS: --out, default results).  Arguments and files are checked before anything is
 built.  Exit status: 0 done, 1 the simulation failed, 2 a usage error (the message names the
-bad value and what is allowed), 130 interrupted (Ctrl-C: what was computed is written);
---debug shows the Python traceback of an error.
+bad value and what is allowed) or a missing optional package (the message names the extra to
+install: run, ssp, report and compare need [cli], study [study]), 130 interrupted (Ctrl-C: what was
+computed is written); --debug shows the Python traceback of an error.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from pathlib import Path
 
 import build_fmus
 from fmus import ELEMENTS
+from systems.optional import MissingExtra, check, require
 from systems.ssp import catalog, load_system
 
 PROG = "drivetrain-fmu"
@@ -76,21 +78,21 @@ class Parser(argparse.ArgumentParser):
 # a panel whose label starts with FLAGS draws its 0/1 signals stacked, one row each
 FLAGS = "stick flags"
 PLOTS = {
-    "z3": ("Z3 double clutch (Biagiotti & Zanasi, Fig. 10-11)", [
+    "z3": ("Double-clutch gear shift (after Biagiotti & Zanasi)", [
         ("speed [rad/s]", [("clutch.w_2", "w_2 engine side"), ("clutch.w_1", "w_1 odd-gear shaft"),
                            ("clutch.w_3", "w_3 even-gear shaft")]),
         ("friction torque [N.m]", [("clutch.tau_fric_a", "tau_fric_a (1 -> 2)"),
                                    ("clutch.tau_fric_b", "tau_fric_b (2 -> 3)")])]),
-    "r3_spring": ("R3 nonlinear spring (Reiter, Fig. 51-53)", [
+    "r3_spring": ("Driveline with a nonlinear spring (after Reiter)", [
         ("twist [rad]", [("spring.phi_rel", "phi_rel")]),
         ("spring torque [N.m]", [("spring.tau_2", "tau on J_w + J_v")]),
         ("speed [rad/s]", [("z.w", "w_z (drive side, J_z)"), ("wv.w", "w_wv (load side, J_w + J_v)")])]),
-    "r3_clearance": ("R3 gear clearance (Reiter, Fig. 77-79)", [
+    "r3_clearance": ("Driveline with gear clearance (after Reiter)", [
         ("relative angle [rad]", [("mesh.phi_rel", "phi_z - phi_w")]),
         ("impacts", [("mesh.n_impacts", "n_impacts")]),
         ("speed [rad/s]", [("mesh.w_1", "w_z (drive gear, J_z)"), ("mesh.w_2", "w_w (driven gear, J_w)"),
                            ("vehicle.w", "w_v (vehicle, J_v)")])]),
-    "fan": ("Fan, Walker & Wang drivetrain (their Fig. 3-19)", [
+    "fan": ("Vehicle launch: clutch judder, pitch and tire stick-slip (after Fan, Walker & Wang)", [
         ("pitch [rad]", [("vehicle.pitch", "theta_1")]),
         ("normal force [N]", [("vehicle.F_n_f", "F_N1 front"), ("vehicle.F_n_r", "F_N2 rear")]),
         ("clutch slip [rad/s]", [("clutch.w_slip", "theta_r' (flywheel - disc)")]),
@@ -98,6 +100,11 @@ PLOTS = {
         (FLAGS, [("vehicle.stick_f", "front tire"), ("vehicle.stick_r", "rear tire"),
                  ("clutch.locked", "clutch")])]),
 }
+#: per family: a row of zoomed panels (the labels of PLOTS' panels to zoom) over one period of
+#: a stick-slip cycle, whose lock events are the 0 -> 1 steps of ``events``: the cycle with the
+#: largest |``size``| (at this time scale the panels are solid bands)
+ZOOMS = {"fan": {"events": "clutch.locked", "size": "clutch.w_slip",
+                 "panels": ("clutch slip [rad/s]", "clutch torque [N.m]")}}
 #: successive curves of a panel: solid, then dashed and dotted and thinner, so a curve that
 #: coincides with an earlier one (w_1 and w_2 of a locked clutch) stays visible on top of it
 LINE_STYLES = (("-", 2.2), ("--", 1.6), (":", 1.4), ("-.", 1.2))
@@ -358,32 +365,77 @@ def _write_csv(path: Path, result, record: list[str], units: dict) -> None:
             writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
 
 
-def _plot(path: Path, system, result, record: list[str], units: dict) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
+def _pyplot(extra: str = "cli"):
+    """matplotlib.pyplot drawing into files (Agg), or MissingExtra naming ``extra``."""
+    require("matplotlib", "plots need", extra).use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _stick_slip_window(time, events, size) -> tuple[float, float] | None:
+    """(start, end) of one stick-slip period and a margin around it: between two successive
+    lock events (0 -> 1 steps of ``events``), the cycle with the largest |``size``|; None
+    with fewer than two lock events."""
+    import numpy as np
+
+    onsets = time[1:][np.diff(np.asarray(events, dtype=int)) == 1]
+    if len(onsets) < 2:
+        return None
+    peaks = [np.max(np.abs(size[(time >= a) & (time <= b)])) for a, b in zip(onsets[:-1], onsets[1:])]
+    k = int(np.argmax(peaks))
+    a, b = onsets[k], onsets[k + 1]
+    margin = 0.15 * (b - a)
+    return max(time[0], a - margin), min(time[-1], b + margin)
+
+
+def _draw_panel(ax, result, label, signals, window=None) -> None:
+    """One panel: its signals in LINE_STYLES (a FLAGS panel stacked, one row per flag)."""
+    stacked = label.startswith(FLAGS)
+    shown = slice(None) if window is None else (result.time >= window[0]) & (result.time <= window[1])
+    for row, (key, legend) in enumerate(signals):
+        style, width = LINE_STYLES[row % len(LINE_STYLES)]
+        values = result[key] * 0.8 + 1.2 * row if stacked else result[key]
+        ax.plot(result.time[shown], values[shown], style, lw=width, label=legend)
+    if stacked:      # one row per flag: 0 at its base line, 1 at 0.8 above it
+        rows = range(len(signals))
+        ax.set_yticks([1.2 * row + level for row in rows for level in (0.0, 0.8)],
+                      [f"{legend}: {value}" for _, legend in signals for value in (0, 1)], fontsize=7)
+        ax.set_ylim(-0.3, 1.2 * len(signals) - 0.1)
+    ax.set_ylabel(label)
+
+
+def _plot(path: Path, system, result, record: list[str], units: dict) -> None:
+    plt = _pyplot()
 
     family = _family_of(system)
     title, panels = PLOTS.get(family) or (
         _label(system), [(f"{k} [{units.get(k) or '1'}]", [(k, k)]) for k in record[:6]])  # a system of its own
-    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(8, 2.4 * len(panels) + 1), squeeze=False)
-    axes = axes[:, 0]
-    for ax, (label, signals) in zip(axes, panels):
-        stacked = label.startswith(FLAGS)
-        for row, (key, legend) in enumerate(signals):
-            style, width = LINE_STYLES[row % len(LINE_STYLES)]
-            values = result[key] * 0.8 + 1.2 * row if stacked else result[key]
-            ax.plot(result.time, values, style, lw=width, label=legend)
-        if stacked:      # one row per flag: 0 at its base line, 1 at 0.8 above it
-            rows = range(len(signals))
-            ax.set_yticks([1.2 * row + level for row in rows for level in (0.0, 0.8)],
-                          [f"{legend}: {value}" for _, legend in signals for value in (0, 1)], fontsize=7)
-            ax.set_ylim(-0.3, 1.2 * len(signals) - 0.1)
-        ax.set_ylabel(label)
+    zoom = ZOOMS.get(family)
+    window = zoom and _stick_slip_window(result.time, result[zoom["events"]], result[zoom["size"]])
+    zoomed = [panel for panel in panels if window and panel[0] in zoom["panels"]]
+    rows = len(panels) + (1 if zoomed else 0)
+    fig = plt.figure(figsize=(8, 2.4 * rows + 1), layout="constrained")
+    grid = fig.add_gridspec(rows, max(1, len(zoomed)))
+    axes = []
+    for n, (label, signals) in enumerate(panels):
+        ax = fig.add_subplot(grid[n, :], sharex=axes[0] if axes else None)
+        _draw_panel(ax, result, label, signals)
         ax.legend(fontsize=8, loc="best")
-    axes[0].set_title(f"{title}: {_label(system)}")
+        if zoomed and (label, signals) in zoomed:
+            ax.axvspan(*window, color="0.5", alpha=0.3, label="zoomed below")
+            ax.legend(fontsize=8, loc="best")
+        if n < len(panels) - 1:
+            ax.tick_params(labelbottom=False)
+        axes.append(ax)
+    axes[0].set_title(f"{title}: {_label(system)}", fontsize=10)
     axes[-1].set_xlabel("time [s]")
-    fig.tight_layout()
+    for column, (label, signals) in enumerate(zoomed):
+        ax = fig.add_subplot(grid[-1, column])
+        _draw_panel(ax, result, label, signals, window)
+        ax.set_xlabel("time [s]")
+        ax.set_title(f"one judder period: t = {window[0]:.4g} to {window[1]:.4g} s", fontsize=9)
+        ax.grid(alpha=0.3)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -449,12 +501,24 @@ def _run(args, command: str) -> None:
     print(f"wrote {' and '.join(str(p) for p in paths)}")
 
 
+#: `compare r1`: the legend of each method (systems.pwa_methods.METHODS) and its marker; the
+#: line styles and widths are LINE_STYLES'
+R1_NAMES = {
+    "reference": "exact solution (fine-step reference)",
+    "euler": "explicit Euler",
+    "constant_nonlinearity": "spring force held over the step",
+    "constant_nonlinearity_internal": "spring force held, linear part exact",
+    "coordinate_shifting": "online coordinate shifting",
+    "matrix_exponential": "matrix-exponential approximation",
+    "switching": "switching affine models",
+    "switching_exact": "switching, exact switch instants (the FMU's)",
+}
+R1_MARKERS = ("o", "s", "^", "D", "v", "x", "+")
+
+
 def _compare_r1(step: float, duration: float, out: Path) -> None:
     """Every PWA method of systems.pwa_methods on the Table 6 oscillator against the reference
     (Reiter Fig. 31-36): error table on stdout, x(t) in r1_methods.csv / .png."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
     from solvers.pwa import Characteristic, PwaOscillator
@@ -474,17 +538,35 @@ def _compare_r1(step: float, duration: float, out: Path) -> None:
         writer.writerow(["time"] + [f"x_{name}" for name in runs])
         for k, t in enumerate(runs["reference"].t):
             writer.writerow([f"{t:.6g}"] + [f"{traj.x[k]:.10g}" for traj in runs.values()])
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for name, traj in runs.items():
-        ax.plot(traj.t, traj.x, "k-" if name == "reference" else ".-", lw=2 if name == "reference" else 0.8,
-                ms=3, label=name)
+    plt = _pyplot()
+    fig, (ax, err) = plt.subplots(2, 1, sharex=True, figsize=(9, 7.5), height_ratios=(3, 2))
+    exact = runs["reference"]
+    ax.plot(exact.t, exact.x, "-", color="0.6", lw=5, alpha=0.6, label=R1_NAMES["reference"])
+    every = max(len(R1_MARKERS), len(exact.t) // 15)         # markers every few points, staggered
+    methods = [(n, r) for n, r in runs.items() if n != "reference"]
+    for k, (name, traj) in enumerate(methods):
+        style, width = LINE_STYLES[k % len(LINE_STYLES)]
+        marks = dict(marker=R1_MARKERS[k % len(R1_MARKERS)], ms=5, markevery=(k % every, every), color=f"C{k}")
+        label = R1_NAMES.get(name, name)
+        same = [other for other, earlier in methods[:k] if np.max(np.abs(earlier.x - traj.x)) <= 1e-9 * np.ptp(exact.x)]
+        if same:                              # a curve on top of another: say so in its legend
+            label += f" (= {R1_NAMES.get(same[0], same[0])})"
+        ax.plot(traj.t, traj.x, style, lw=width, label=label, **marks)
+        deviation = np.abs(traj.x - exact.x)
+        err.semilogy(traj.t, np.where(deviation > 0, deviation, np.nan), style, lw=width, **marks)
     ax.set_ylim(-0.4, 0.4)
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("deflection x [m]")
-    ax.set_title(f"PWA spring (Reiter Table 6), T_d = {step:g} s")
-    ax.legend(fontsize=7, ncol=2)
+    ax.set_ylabel("spring deflection x [m]")
+    ax.set_title(f"Piecewise-affine spring-mass oscillator: discretisation methods at step T_d = {step:g} s",
+                 fontsize=10)
+    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    ax.grid(alpha=0.3)
+    err.set_ylabel("deviation from the exact\nsolution |x - x_exact| [m]")
+    err.set_xlabel("time [s]")
+    err.set_ylim(1e-12, 1.0)
+    err.grid(alpha=0.3, which="major")
     fig.tight_layout()
     fig.savefig(out / "r1_methods.png", dpi=120)
+    plt.close(fig)
     print(f"wrote {out / 'r1_methods.csv'} and {out / 'r1_methods.png'}")
 
 
@@ -696,6 +778,29 @@ def _new(args) -> None:
           f"  {PROG} run {target}")
 
 
+#: per study: plot title and the label (words and unit) of each CSV column; "KEY legend" is
+#: the legend of a threshold's curve.  The bisection brackets each threshold: PARAMETER_threshold
+#: is the smallest value tried at which the effect occurs, PARAMETER_below the largest at
+#: which it did not
+STUDY_PLOTS = {
+    "judder-onset": ("Engine torque at which the clutch starts to judder (stick-slip in steady state)", {
+        "T_S": "clutch static friction capacity T_S [N.m]", "T_C": "clutch kinetic friction capacity T_C [N.m]",
+        "T0_threshold": "engine torque at judder onset [N.m]",
+        "T0_threshold legend": "lowest engine torque tried with judder [N.m]",
+        "T0_below": "highest engine torque tried without judder [N.m]"}),
+    "tire-slip-onset": ("Engine torque on ice beyond which the driven tire no longer settles to rolling", {
+        "mu_k_road": "kinetic tire-road friction coefficient [-]",
+        "T0_threshold": "engine torque at the tire-slip onset [N.m]",
+        "T0_threshold legend": "torque tried nearest the onset at which the tire rolls [N.m]",
+        "T0_below": "torque tried nearest the onset at which the tire slips or spins [N.m]"}),
+    "breakaway": ("Torque on a locked clutch at which it breaks away (starts to slip)", {
+        "mu_s": "static friction coefficient of the clutch mu_s [-]",
+        "tau_threshold": "breakaway torque on body 1 [N.m]",
+        "tau_threshold legend": "lowest torque tried at which the clutch slips [N.m]",
+        "tau_below": "highest torque tried at which the clutch still holds [N.m]"}),
+}
+
+
 def _study(args) -> None:
     """Threshold studies on dask (systems.study): CSV and plot in OUT/study/KIND/."""
     from systems import study
@@ -728,7 +833,9 @@ def _study(args) -> None:
         client.close()
     csv_path = study.write_csv(rows, out / f"{args.kind}.csv")
     value = next(key for key in rows[0] if key.endswith("_threshold"))
-    png = study.plot(rows, x, value, out / f"{args.kind}.png", y=y, title=args.kind)
+    title, labels = STUDY_PLOTS[args.kind]
+    png = study.plot(rows, x, value, out / f"{args.kind}.png", y=y, title=title, labels=labels,
+                     below=value.replace("_threshold", "_below"))
     for row in rows:
         print("  " + ", ".join(f"{k} = {v:.6g}" for k, v in row.items()))
     print(f"wrote {csv_path} and {png}")
@@ -862,7 +969,21 @@ def _list() -> None:
         print(f"  {name:20s} {description}")
 
 
+#: per command: the optional packages it needs (module, what needs it, the extra that installs it),
+#: checked before anything is built or computed
+NEEDS = {
+    "run": [("matplotlib", "plots need", "cli"), ("tqdm", "progress bars need", "cli")],
+    "ssp": [("tqdm", "progress bars need", "cli")],
+    "report": [("scipy", "the monolithic references need", "cli")],
+    "compare": [("scipy", "the PWA methods need", "cli"), ("matplotlib", "plots need", "cli")],
+    "study": [("distributed", "studies need", "study"), ("matplotlib", "plots need", "study"),
+              ("tqdm", "progress bars need", "study")],
+}
+
+
 def _dispatch(args) -> None:
+    for module, purpose, extra in NEEDS.get(args.command, ()):
+        check(module, purpose, extra)
     if args.command == "list":
         if args.markdown:
             print(element_table())
@@ -905,8 +1026,8 @@ def main(argv=None) -> int:
     except (KeyboardInterrupt, Exception) as exc:     # the funnel (SystemExit passes through)
         if isinstance(exc, KeyboardInterrupt):
             message, status = "interrupted" + (f" {exc}" if str(exc) else ""), INTERRUPTED
-        elif isinstance(exc, (UsageError, SimulationFailed)):
-            message, status = str(exc), USAGE if isinstance(exc, UsageError) else FAILED
+        elif isinstance(exc, (UsageError, SimulationFailed, MissingExtra)):
+            message, status = str(exc), FAILED if isinstance(exc, SimulationFailed) else USAGE
         else:                                         # a bug or a failure nobody foresaw
             message, status = f"{type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)", FAILED
         if args.debug:

@@ -336,7 +336,9 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
 
     iterator = range(n_steps + 1)
     if progress:
-        from tqdm import tqdm
+        from .optional import require
+
+        tqdm = require("tqdm", "progress bars need", "cli").tqdm
         iterator = tqdm(iterator, desc="co-simulation", unit="step")
     recorded = 0
 

@@ -23,11 +23,13 @@ import numpy as np
 from solvers.exponential import expm2
 from solvers.pwa import OscillatorState, PwaOscillator
 
+from .optional import require
+
 
 def zoh(A: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
     """Exact zero-order-hold matrices Phi = exp(A h) and L = int_0^h exp(A s) ds (eq. 66),
     from one exponential of the block matrix [[A, I], [0, 0]] (Van Loan 1978)."""
-    from scipy.linalg import expm
+    expm = require("scipy.linalg", "the exact discretisation needs", "cli").expm
 
     n = A.shape[0]
     block = np.zeros((2 * n, 2 * n))
@@ -193,7 +195,7 @@ def reference(osc: PwaOscillator, x0: float, v0: float, h: float, n_steps: int,
     over each step, restarted at every breakpoint crossing (terminal events on the
     spring and damper breakpoints and, with Coulomb friction, on zero speed followed by
     the same stick test)."""
-    from scipy.integrate import solve_ivp
+    solve_ivp = require("scipy.integrate", "the reference solution needs", "cli").solve_ivp
 
     xs, vs = np.empty(n_steps + 1), np.empty(n_steps + 1)
     x, v = float(x0), float(v0)

@@ -18,6 +18,8 @@ import numpy as np
 
 from solvers.friction import FrictionChain, InterfaceLaw, Mode
 
+from .optional import require
+
 from . import z3
 
 
@@ -44,7 +46,7 @@ def _z3_model():
 
 def z3_reference(t_grid) -> Reference:
     """Z3 as one ODE (module docstring), sampled at ``t_grid``."""
-    from scipy.integrate import solve_ivp
+    solve_ivp = require("scipy.integrate", "the monolithic references need", "cli").solve_ivp
 
     chain = _z3_model()
     odd, even, vehicle = z3.SHAFT_ODD, z3.SHAFT_EVEN, z3.VEHICLE
@@ -270,7 +272,7 @@ def r3_clearance_reference(case: int, t_grid, max_step: float = 1e-4) -> Referen
     pointwise w_z and w_w are not reproducible, the motion of the mesh's centre of
     momentum ``mesh.w_mean`` = (J_z w_z + J_w w_w) / (J_z + J_w), which no impact changes,
     and the vehicle speed are."""
-    from scipy.integrate import solve_ivp
+    solve_ivp = require("scipy.integrate", "the monolithic references need", "cli").solve_ivp
 
     from . import r3
 

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .optional import require
+
 
 # ------------------------------------------------------------------ systems and metrics
 def _clutch_hold(fmu_dir, tau=150.0, mu_s=0.4, stop=0.1, step=1e-3):
@@ -121,7 +123,8 @@ class Study:
 
 def default_client(scheduler: str | None = None):
     """A client of the given scheduler, or of a LocalCluster sized to the machine."""
-    from distributed import Client, LocalCluster
+    distributed = require("distributed", "studies need", "study")
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
 
     if scheduler:
         return Client(scheduler)
@@ -130,26 +133,40 @@ def default_client(scheduler: str | None = None):
     return Client(cluster)
 
 
-def _run_tasks(client, fmu_dir, study: Study, parameter_sets, progress, retries=3):
-    """Submit one task per parameter set; results in submission order."""
+def _progress_bar(study: Study, total: int, progress: bool):
+    """One progress bar for a whole study (``total`` co-simulations) on stderr, or None."""
+    if not progress:
+        return None
+    tqdm = require("tqdm", "progress bars need", "study").tqdm
+    return tqdm(total=total, desc=f"{study.system} {study.metric}", unit="run")
+
+
+def _run_tasks(client, fmu_dir, study: Study, parameter_sets, bar=None, retries=3):
+    """Submit one task per parameter set; results in submission order.  ``bar`` (the
+    study's one progress bar) advances by one per finished task."""
     from distributed import as_completed
 
     futures = [client.submit(evaluate, str(fmu_dir), study.system, {**study.fixed, **params}, study.metric,
                              pure=False, retries=retries) for params in parameter_sets]
     index = {f.key: i for i, f in enumerate(futures)}
     results = [None] * len(futures)
-    done = as_completed(futures)
-    if progress:
-        from tqdm import tqdm
-        done = tqdm(done, total=len(futures), desc=f"{study.system} {study.metric}", unit="run")
-    for future in done:
+    for future in as_completed(futures):
         results[index[future.key]] = future.result()
+        if bar is not None:
+            bar.update(1)
     return results
 
 
 def run_grid(study: Study, fmu_dir, client, progress: bool = True) -> list[dict]:
+    """One co-simulation per grid point: rows {parameters..., metric}.  One progress bar
+    (one step per co-simulation) on stderr unless ``progress`` is False."""
     points = study.points()
-    values = _run_tasks(client, fmu_dir, study, points, progress)
+    bar = _progress_bar(study, len(points), progress)
+    try:
+        values = _run_tasks(client, fmu_dir, study, points, bar)
+    finally:
+        if bar is not None:
+            bar.close()
     return [{**p, study.metric: v} for p, v in zip(points, values)]
 
 
@@ -157,25 +174,33 @@ def threshold_search(study: Study, fmu_dir, client, parameter: str, low: float, 
                      level: float, tolerance: float, progress: bool = True) -> list[dict]:
     """For every grid point the smallest value of ``parameter`` in [low, high] (to
     ``tolerance``) at which the metric exceeds ``level`` (it must not at ``low`` and must
-    at ``high``: checked first, with a message naming the point)."""
+    at ``high``: checked first, with a message naming the point).  Rows {grid parameters...,
+    PARAMETER_threshold: the bracket's upper end, where the metric exceeds the level,
+    PARAMETER_below: its lower end, where it does not}.  One progress bar for the whole
+    search (2 + rounds co-simulations per grid point) on stderr unless ``progress`` is False."""
     if not (low < high and tolerance > 0):
         raise ValueError(f"need low < high and tolerance > 0, got low = {low!r}, high = {high!r}, "
                          f"tolerance = {tolerance!r}")
     points = study.points()
-    ends = _run_tasks(client, fmu_dir, study, [{**p, parameter: x} for p in points for x in (low, high)], progress)
-    brackets = []
-    for k, p in enumerate(points):
-        below, above = ends[2 * k], ends[2 * k + 1]
-        if not (below <= level < above):
-            raise ValueError(f"at {p} the metric is {below!r} at {parameter} = {low!r} and {above!r} at "
-                             f"{parameter} = {high!r}: the level {level!r} is not bracketed")
-        brackets.append([low, high])
     rounds = max(0, math.ceil(math.log2((high - low) / tolerance)))
-    for _ in range(rounds):
-        mids = [0.5 * (lo + hi) for lo, hi in brackets]
-        values = _run_tasks(client, fmu_dir, study, [{**p, parameter: m} for p, m in zip(points, mids)], progress)
-        for bracket, mid, value in zip(brackets, mids, values):
-            bracket[value > level] = mid          # above: new high; else new low
+    bar = _progress_bar(study, (2 + rounds) * len(points), progress)
+    try:
+        ends = _run_tasks(client, fmu_dir, study, [{**p, parameter: x} for p in points for x in (low, high)], bar)
+        brackets = []
+        for k, p in enumerate(points):
+            below, above = ends[2 * k], ends[2 * k + 1]
+            if not (below <= level < above):
+                raise ValueError(f"at {p} the metric is {below!r} at {parameter} = {low!r} and {above!r} at "
+                                 f"{parameter} = {high!r}: the level {level!r} is not bracketed")
+            brackets.append([low, high])
+        for _ in range(rounds):
+            mids = [0.5 * (lo + hi) for lo, hi in brackets]
+            values = _run_tasks(client, fmu_dir, study, [{**p, parameter: m} for p, m in zip(points, mids)], bar)
+            for bracket, mid, value in zip(brackets, mids, values):
+                bracket[value > level] = mid          # above: new high; else new low
+    finally:
+        if bar is not None:
+            bar.close()
     return [{**p, f"{parameter}_threshold": hi, f"{parameter}_below": lo}
             for p, (lo, hi) in zip(points, brackets)]
 
@@ -189,28 +214,46 @@ def write_csv(rows: list[dict], path) -> Path:
     return path
 
 
-def plot(rows: list[dict], x: str, value: str, path, y: str | None = None, title: str = "") -> Path:
-    """A heat map of ``value`` over (x, y), or a curve of ``value`` against x."""
-    import matplotlib
-    matplotlib.use("Agg")
+def plot(rows: list[dict], x: str, value: str, path, y: str | None = None, title: str = "",
+         labels: dict | None = None, below: str | None = None) -> Path:
+    """A heat map of ``value`` over (x, y), or a curve of ``value`` against x.  ``labels``:
+    the axis label of a key, words and unit (default: the key); ``below``: the key of the
+    other end of a threshold's bracket (``PARAMETER_below``), drawn as the band the
+    threshold lies in, with ``labels[below]`` and ``labels[value]`` as legends."""
+    require("matplotlib", "plots need", "study").use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    labels = labels or {}
+    fig, ax = plt.subplots(figsize=(7, 4.5))
     if y is None:
         ordered = sorted(rows, key=lambda r: r[x])
-        ax.plot([r[x] for r in ordered], [r[value] for r in ordered], "o-")
-        ax.set_ylabel(value)
+        xs = [r[x] for r in ordered]
+        legend = labels.get(value + " legend", labels.get(value, value))
+        ax.plot(xs, [r[value] for r in ordered], "o-", lw=2.0, label=legend)
+        if below is not None:
+            ax.plot(xs, [r[below] for r in ordered], "v--", lw=1.2, label=labels.get(below, below))
+            ax.fill_between(xs, [r[below] for r in ordered], [r[value] for r in ordered], alpha=0.25,
+                            label="the threshold lies in this band")
+            ax.legend(fontsize=8, loc="best")
+        ax.set_ylabel(labels.get(value, value))
+        ax.grid(alpha=0.3)
     else:
         xs, ys = sorted({r[x] for r in rows}), sorted({r[y] for r in rows})
         grid = np.full((len(ys), len(xs)), np.nan)
         for r in rows:
             grid[ys.index(r[y]), xs.index(r[x])] = r[value]
-        image = ax.imshow(grid, origin="lower", aspect="auto",
-                          extent=(xs[0], xs[-1], ys[0], ys[-1]) if len(xs) > 1 and len(ys) > 1 else None)
-        fig.colorbar(image, ax=ax, label=value)
-        ax.set_ylabel(y)
-    ax.set_xlabel(x)
-    ax.set_title(title)
+        image = ax.imshow(grid, origin="lower", aspect="auto")
+        ax.set_xticks(range(len(xs)), [f"{v:g}" for v in xs])
+        ax.set_yticks(range(len(ys)), [f"{v:g}" for v in ys])
+        if grid.size <= 64:                     # a small grid: its values written in
+            for (row, col), v in np.ndenumerate(grid):
+                if np.isfinite(v):
+                    ax.text(col, row, f"{v:.4g}", ha="center", va="center", fontsize=8,
+                            bbox=dict(facecolor="w", alpha=0.8, lw=0))
+        fig.colorbar(image, ax=ax, label=labels.get(value, value))
+        ax.set_ylabel(labels.get(y, y))
+    ax.set_xlabel(labels.get(x, x))
+    ax.set_title(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

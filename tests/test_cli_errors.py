@@ -212,3 +212,35 @@ def test_ctrl_c_writes_the_rows_computed_so_far(tmp_path, fmu_dir):
     assert process.returncode == 130
     rows = (tmp_path / "results" / "run" / "fan_F2" / "fan_F2.csv").read_text().splitlines()
     assert rows[0].startswith("time [s],") and 10 < len(rows) < 45001
+
+
+def cli_without(hidden, *argv, cwd, timeout=120):
+    """`cli` in a Python where the packages ``hidden`` cannot be imported (as after a plain
+    `pip install drivetrain-fmu`, without extras)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = (f"import runpy, sys\nfor name in {list(hidden)!r}:\n    sys.modules[name] = None\n"
+            f"sys.argv = ['drivetrain-fmu'] + {list(map(str, argv))!r}\n"
+            f"runpy.run_module('drivetrain_cli', run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("hidden, argv, message", [
+    (["matplotlib"], ["run", "z3", "--stop", "0.01"], "plots need matplotlib: pip install 'drivetrain-fmu[cli]'"),
+    (["tqdm"], ["run", "z3", "--stop", "0.01"], "progress bars need tqdm: pip install 'drivetrain-fmu[cli]'"),
+    (["scipy"], ["compare", "r1", "--duration", "0.5"], "need scipy: pip install 'drivetrain-fmu[cli]'"),
+    (["scipy"], ["report", "z3", "--steps", "1e-2"], "need scipy: pip install 'drivetrain-fmu[cli]'"),
+    (["distributed"], ["study", "breakaway", "--mu_s", "0.3"],
+     "studies need dask[distributed]: pip install 'drivetrain-fmu[study]'"),
+])
+def test_a_missing_optional_package_names_the_extra_in_one_line_before_any_work(fmu_dir, tmp_path, hidden, argv,
+                                                                                 message):
+    """Plots, progress bars, references and studies need the [cli] or [study] extra.  Without
+    it a command ran (simulated, built, started a cluster) and then ended in
+    `ImportError: ...` (or `ModuleNotFoundError`) without saying what to install; now it
+    stops first, in one line naming the extra, exit status 2, writing nothing."""
+    result = cli_without(hidden, *argv, "--fmus", fmu_dir, "--out", tmp_path / "results", cwd=tmp_path) \
+        if argv[0] != "compare" else cli_without(hidden, *argv, "--out", tmp_path / "results", cwd=tmp_path)
+    assert_refused(result, 2, f"drivetrain-fmu {argv[0]}: error: ", message, max_lines=1)
+    assert not (tmp_path / "results").exists()

@@ -40,6 +40,24 @@ def test_unbracketed_threshold_is_refused_naming_the_point(fmu_dir):
                                    fmu_dir, client, "tau", 50.0, 100.0, level=0.5, tolerance=1.0, progress=False)
 
 
+def test_a_study_shows_one_progress_bar_counting_every_co_simulation(fmu_dir, capsys):
+    """`study` drew one tqdm bar per bisection round (and one for the bracket ends): 18 for
+    `study breakaway`.  Now one bar on stderr for the whole search, its total the number of
+    co-simulations: 2 grid points x (2 ends + 2 halvings of [50, 400] to 100 N.m) = 8."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        capsys.readouterr()
+        study.threshold_search(study.Study("clutch_hold", "breakaway", grid={"mu_s": [0.3, 0.4]}),
+                               fmu_dir, client, "tau", 50.0, 400.0, level=0.5, tolerance=100.0)
+        err = capsys.readouterr().err
+    bars = [line for line in err.replace("\r", "\n").splitlines() if "clutch_hold breakaway:" in line]
+    assert bars, err
+    assert sum("  0%|" in line for line in bars) == 1, err        # one bar started
+    assert bars[-1].split("|")[-1].lstrip().startswith("8/8 "), bars[-1]   # and it counted 8 runs
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
