@@ -38,6 +38,7 @@ from pathlib import Path
 import build_fmus
 from fmus import ELEMENTS
 from systems.optional import MissingExtra, check, require
+from systems import msl
 from systems.ssp import catalog, load_system
 
 PROG = "drivetrain-fmu"
@@ -99,6 +100,21 @@ PLOTS = {
         ("clutch torque [N.m]", [("clutch.tau_fric", "T_f")]),
         (FLAGS, [("vehicle.stick_f", "front tire"), ("vehicle.stick_r", "rear tire"),
                  ("clutch.locked", "clutch")])]),
+    "msl_friction": ("MSL Friction: motor, clutch, spring and brake", [
+        ("speed [rad/s]", [("clutch.w_1", "w motor side (J = 1)"), ("clutch.w_2", "w clutch output (J = 0.05)"),
+                           ("brake.w", "w braked body (J = 1)")]),
+        ("torque [N.m]", [("clutch.tau_fric", "clutch"), ("brake.tau_fric", "brake on its body"),
+                          ("spring.tau_2", "spring on the braked body")]),
+        (FLAGS, [("clutch.locked", "clutch"), ("brake.locked", "brake")])]),
+    "msl_one_way_clutch": ("MSL OneWayClutch: freewheel with an engaged friction clutch", [
+        ("speed [rad/s]", [("clutch.w_1", "w_1 driving body"), ("clutch.w_2", "w_2 driven body")]),
+        ("clamp force [N]", [("clutch.f_n", "f_n of the clutch")]),
+        (FLAGS, [("clutch.locked", "locked")])]),
+    "msl_simple_gear_shift": ("MSL SimpleGearShift: planetary two-speed shift", [
+        ("speed [rad/s]", [("gear.w_sun", "engine (sun)"), ("gear.w_carrier", "load (carrier)"),
+                           ("gear.w_ring", "ring")]),
+        ("torque [N.m]", [("gear.tau_fric_c", "clutch (sun to ring)"), ("gear.tau_fric_b", "brake on the ring")]),
+        (FLAGS, [("gear.locked_b", "brake"), ("gear.locked_c", "clutch")])]),
 }
 #: per family: a row of zoomed panels (the labels of PLOTS' panels to zoom) over one period of
 #: a stick-slip cycle, whose lock events are the 0 -> 1 steps of ``events``: the cycle with the
@@ -115,7 +131,7 @@ def _family_record(family: str | None) -> list[str]:
     from systems import fan, r3, z3
 
     return {"z3": z3.RECORD, "fan": fan.RECORD, "r3_spring": r3.SPRING_RECORD,
-            "r3_clearance": r3.CLEARANCE_RECORD}.get(family, [])
+            "r3_clearance": r3.CLEARANCE_RECORD, **msl.RECORD}.get(family, [])
 
 
 def _family(system: str) -> tuple[str | None, str]:
@@ -145,7 +161,9 @@ def _family_of(system) -> str | None:
 def _default_record(system) -> list[str]:
     """What a run records: the family's signals that exist, then every connected output."""
     declared = _declared(system)
-    wanted = [key for key in _family_record(_family_of(system))
+    family = _family_of(system)
+    plotted = [key for _, signals in PLOTS[family][1] for key, _ in signals] if family else []
+    wanted = [key for key in _family_record(family) + plotted
               if key.split(".", 1)[1] in declared.get(key.split(".", 1)[0], ())]
     return list(dict.fromkeys(wanted + [f"{c.source}.{c.output}" for c in system.connections]))
 
@@ -615,7 +633,7 @@ def _documented_name(system) -> str:
     for name in catalog():
         if _normalised(load_system(name)) == mine:
             return name
-    documented = [name for name in catalog() if _family(name)[0] in REPORT_KEYS]
+    documented = [name for name in catalog() if _family(name)[0] in REPORT_KEYS or name in msl.EVENTS]
     raise UsageError(f"{_shown(system)}: no monolithic reference: references exist for the documented systems "
                      f"({', '.join(documented)}) and files equal to one of them, not for an edited system")
 
@@ -648,7 +666,29 @@ def _report(args) -> None:
         _check_divides(step, stop, "--steps", system)
     out = _out_folder(args, "report", name)
     fmu_dir = _fmus_for(system, args.fmus)
-    _print_report(name, system, fmu_dir, args.steps, out / f"{name}_errors.csv")
+    if name in msl.EVENTS:
+        _print_msl_report(name, system, fmu_dir, args.steps, out / f"{name}_events.csv")
+    else:
+        _print_report(name, system, fmu_dir, args.steps, out / f"{name}_errors.csv")
+
+
+def _print_msl_report(name, system, fmu_dir, steps, csv_path: Path) -> None:
+    """An MSL example has no monolithic reference here: its lock and unlock instants and
+    speeds beside those of MSL 4.0's results (systems.msl)."""
+    rows = []
+    print(f"{name} co-simulation vs the MSL 4.0 results (Dymola) over {system.stop:g} s")
+    for step in steps:
+        with _interruptible() as (at_point, _state):
+            result = _simulate(system, fmu_dir, step, progress=False, at_point=at_point)
+        print(f"  step {step:g} s:")
+        for key, what, ours, theirs in msl.comparison(name, result):
+            print(f"    {key:18s} {what:22s} {ours:10.5g}   MSL {theirs:10.5g}")
+            rows.append((step, key, what, f"{ours:.6g}", f"{theirs:.6g}"))
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["step [s]", "signal", "what", "this run", "MSL 4.0"])
+        writer.writerows(rows)
+    print(f"wrote {csv_path}")
 
 
 def _print_report(name, system, fmu_dir, steps, csv_path: Path | None = None) -> list[tuple]:
