@@ -909,8 +909,11 @@ def _parser() -> Parser:
 
     system_help = "a documented system (drivetrain-fmu list) or the path of an .ssd or .ssp file"
     results_help = "results folder: outputs go to OUT/COMMAND/SYSTEM/ (default results)"
-    command("list", help="list elements and documented systems").add_argument(
+    listing = command("list", help="list elements and documented systems")
+    listing.add_argument(
         "--markdown", action="store_true", help="print only the README's element table, made from fmus.ELEMENTS")
+    listing.add_argument(
+        "--variables", action="store_true", help="print only the variable tables of docs/contract.md")
     build = command("build", help="build every element FMU")
     build.add_argument("--out", type=Path, default=build_fmus.DEFAULT_OUT)
     for name, text in (("run", "co-simulate a system: CSV and plot"),
@@ -979,6 +982,41 @@ def _ports(names: list[str]) -> str:
                      for group in families.values()) or "none"
 
 
+#: elements whose numbered families docs/contract.md shows by their first member only
+_FIRST_MEMBER_ONLY = ("n_bodies", "n_points")
+
+
+def _contract_cell(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return "" if value is None else f"{value:g}"
+
+
+def variable_tables() -> str:
+    """docs/contract.md's "Variables of every element": one table per entry of
+    ``fmus.ELEMENTS``, from its VARIABLES (an element with a count parameter of
+    _FIRST_MEMBER_ONLY lists the first member of its numbered families)."""
+    from fmus.variables import BOOLEAN, INTEGER, OUTPUT
+
+    parts = []
+    for element in ELEMENTS:
+        compact = any(v.name in _FIRST_MEMBER_ONLY for v in element.VARIABLES)
+        rows = [f"#### {element.__name__}", "",
+                "| variable | causality | unit | default | allowed | feedthrough from | description |",
+                "|---|---|---|---|---|---|---|"]
+        for v in element.VARIABLES:
+            if compact and re.search(r"_[2-9](_|$)", v.name):
+                continue
+            unit = {INTEGER: "Integer", BOOLEAN: "Boolean"}.get(v.type, v.unit or "1")
+            bounded = v.low is not None or v.high is not None
+            allowed = ("" if v.causality == OUTPUT or v.type == BOOLEAN
+                       else v.allowed() if bounded else "any finite")
+            rows.append(f"| `{v.name}` | {v.causality} | {unit} | {_contract_cell(v.start)} | {allowed} | "
+                        f"{', '.join(v.depends)} | {v.description} |")
+        parts.append("\n".join(rows))
+    return "\n\n".join(parts) + "\n"
+
+
 def element_table() -> str:
     """The README's element table, one row per entry of ``fmus.ELEMENTS``: the element's
     ``KIND`` if it declares one, else a source has no input, a compliance takes the speeds
@@ -1025,7 +1063,9 @@ def _dispatch(args) -> None:
     for module, purpose, extra in NEEDS.get(args.command, ()):
         check(module, purpose, extra)
     if args.command == "list":
-        if args.markdown:
+        if args.variables:
+            print(variable_tables(), end="")
+        elif args.markdown:
             print(element_table())
         else:
             _list()

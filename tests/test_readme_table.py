@@ -36,3 +36,11 @@ def test_the_generated_table_has_one_row_per_element_with_its_ports():
         assert (cells[1] == "source") == (not inputs or getattr(element, "KIND", None) == "source")
     assert drivetrain_cli._ports(["tau_1", "tau_2", "tau_3", "f_n_a", "phi_1", "phi_2"]) == \
         "`tau_1`..`tau_3`, `f_n_a`, `phi_1`, `phi_2`"
+
+
+def test_the_contract_variable_tables_are_the_generated_ones():
+    """docs/contract.md's tables of every element's variables are `list --variables`, made
+    from each element's VARIABLES: they cannot drift from the FMUs (they had: n_surfaces
+    shown as a Real after it became an Integer)."""
+    doc = (ROOT / "docs" / "contract.md").read_text()
+    assert doc[doc.index("#### Clutch\n"):] == drivetrain_cli.variable_tables()
