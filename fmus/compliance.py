@@ -9,11 +9,13 @@ a master may evaluate it after the bodies at every communication point.
 """
 from __future__ import annotations
 
+from solvers.compliance import twist
+
 from .base import ElementSlave
+from .variables import input_, output, parameter
 
 STEP_ROUNDING = 1e-9    # relative difference from T_comm accepted as rounding of the time
 SLIVER = 1e-6           # a remainder step accepted at the end of a run, relative to T_comm
-from .variables import input_, output, parameter
 
 FLANGE_INPUTS = ("phi_1", "w_1", "phi_2", "w_2")
 
@@ -71,8 +73,7 @@ class ComplianceElement(ElementSlave):
         pass
 
     def feedthrough_outputs(self):
-        phi_rel = self.phi_1 / self.ratio - self.phi_2 + self.phi_rel_start
-        w_rel = self.w_1 / self.ratio - self.w_2
+        phi_rel, w_rel = twist(self.phi_1, self.w_1, self.phi_2, self.w_2, self.ratio, self.phi_rel_start)
         values = self.transmitted(phi_rel, w_rel)
         tau = values.pop("tau")
         return {"tau_1": -tau / self.ratio, "tau_2": tau, "phi_rel": phi_rel, **values}

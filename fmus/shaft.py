@@ -1,12 +1,14 @@
 """Shaft: linear torsional spring-damper with an ideal gear ratio (compliance element).
 
     tau = k (phi_rel + w_rel T_comm / 2) + d w_rel,   e_spring = k phi_rel^2 / 2
-(twist, speeds and signs as in :mod:`fmus.compliance`).  With T_comm = 0 the spring
+(solvers.compliance; twist, speeds and signs as in :mod:`fmus.compliance`).  With T_comm = 0 the spring
 torque is the one at the communication point; with T_comm = h (the master's step) it is
 its mean over the coming step along the twist advanced with the held relative speed,
 like NonlinearSpring's (a doStep with another step is refused).
 """
 from __future__ import annotations
+
+from solvers.compliance import spring_damper_torque, spring_energy
 
 from .compliance import ComplianceElement, compliance_variables
 from .variables import output, parameter
@@ -26,5 +28,5 @@ class Shaft(ComplianceElement):
     )
 
     def transmitted(self, phi_rel, w_rel):
-        return {"tau": self.k * (phi_rel + 0.5 * w_rel * self.T_comm) + self.d * w_rel,
-                "e_spring": 0.5 * self.k * phi_rel * phi_rel}
+        return {"tau": spring_damper_torque(self.k, self.d, phi_rel, w_rel, self.T_comm),
+                "e_spring": spring_energy(self.k, phi_rel)}
