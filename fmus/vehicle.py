@@ -47,7 +47,7 @@ class Vehicle(ElementSlave):
         parameter("w_wheel_f_start", "rad/s", "initial front wheel speed", 0.0),
         parameter("w_wheel_r_start", "rad/s", "initial rear wheel speed", 0.0),
         parameter("settle_start", None, "start with the tires at their static deflection "
-                  "(false: wheel centres at y = R, the seed's initial state)", True, type=BOOLEAN),
+                  "(false: wheel centres at y = R, Fan, Walker & Wang's initial state)", True, type=BOOLEAN),
         input_("tau_wheel_f", "N.m", "drive (positive) or brake torque on the front wheel"),
         input_("tau_wheel_r", "N.m", "drive (positive) or brake torque on the rear wheel"),
         output("phi_wheel_f", "rad", "front wheel angle (positive rolling forward)"),
