@@ -497,3 +497,41 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
             self.__dict__.update(before)
             raise
         self._state_token += 1
+
+
+class StatelessElement(ElementSlave):
+    """An element without state: its outputs are functions of its parameters and inputs
+    (feedthrough), so a step only moves time (compliances, speed-dependent sources)."""
+
+    def initial_state(self):
+        return ()
+
+    def encode_state(self, state):
+        return []
+
+    def decode_state(self, data):
+        return ()
+
+    def advance(self, t, h):
+        return ()
+
+    def refresh_outputs(self):
+        pass
+
+
+class ClockedSource(ElementSlave):
+    """A source whose outputs are functions of time: its state is the time of the last
+    communication point (from fmi2SetupExperiment's start time on)."""
+
+    def initial_state(self):
+        return self.start_time
+
+    def encode_state(self, state):
+        return state
+
+    def decode_state(self, data):
+        return float(data)
+
+    def advance(self, t, h):
+        return t + h
+

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from solvers.compliance import twist
 
-from .base import ElementSlave
+from .base import StatelessElement
 from .variables import input_, output, parameter
 
 STEP_ROUNDING = 1e-9    # relative difference from T_comm accepted as rounding of the time
@@ -36,21 +36,12 @@ def compliance_variables(relative: str):
     )
 
 
-class ComplianceElement(ElementSlave):
+class ComplianceElement(StatelessElement):
     """Stateless two-flange element; subclasses give ``transmitted(phi_rel, w_rel)``."""
 
     def transmitted(self, phi_rel: float, w_rel: float) -> dict:
         """{'tau': torque transmitted, other outputs...} for the current twist."""
         raise NotImplementedError
-
-    def initial_state(self):
-        return ()
-
-    def encode_state(self, state):
-        return []
-
-    def decode_state(self, data):
-        return ()
 
     def advance(self, t, h):
         """Stateless; an element averaging over T_comm (Shaft, NonlinearSpring) takes the
@@ -68,9 +59,6 @@ class ComplianceElement(ElementSlave):
                              "that the torque outputs were averaged over (allowed: T_comm to "
                              f"{STEP_ROUNDING:g} relative, or a final remainder up to {SLIVER:g} T_comm)")
         return ()
-
-    def refresh_outputs(self):
-        pass
 
     def feedthrough_outputs(self):
         phi_rel, w_rel = twist(self.phi_1, self.w_1, self.phi_2, self.w_2, self.ratio, self.phi_rel_start)

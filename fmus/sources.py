@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from solvers.signal import gated_sine, quadratic_speed_torque
 
-from .base import ElementSlave
+from .base import ClockedSource, StatelessElement
 from .variables import BOOLEAN, input_, output, parameter
 
 
-class SineTorque(ElementSlave):
+class SineTorque(ClockedSource):
     """Sinusoidal torque switched on at t_start and off at t_stop."""
 
     description = "Torque source: offset + amplitude sin(2 pi f (t - t_start) + phase) between t_start and t_stop"
@@ -38,24 +38,12 @@ class SineTorque(ElementSlave):
             return [f"t_stop = {self.t_stop!r} must be greater than t_start = {self.t_start!r}"]
         return []
 
-    def initial_state(self):
-        return self.start_time           # the time of the last communication point
-
-    def encode_state(self, state):
-        return state
-
-    def decode_state(self, data):
-        return float(data)
-
-    def advance(self, t, h):
-        return t + h
-
     def refresh_outputs(self):
         self.y = gated_sine(self.amplitude, self.f, self.phase, self.offset, self.t_start, self.t_stop,
                             self.state)
 
 
-class SpeedDependentTorque(ElementSlave):
+class SpeedDependentTorque(StatelessElement):
     """Load torque growing with the square of the speed (a fan, a pump, air drag)."""
 
     description = "Torque source: tau_nominal (w / w_nominal)^2 of the speed input (MSL QuadraticSpeedDependentTorque)"
@@ -70,21 +58,6 @@ class SpeedDependentTorque(ElementSlave):
         input_("w", "rad/s", "speed of the body the torque acts on"),
         output("tau", "N.m", "torque on the body, positive accelerating it", depends=("w",)),
     )
-
-    def initial_state(self):
-        return ()
-
-    def encode_state(self, state):
-        return []
-
-    def decode_state(self, data):
-        return ()
-
-    def advance(self, t, h):
-        return ()
-
-    def refresh_outputs(self):
-        pass
 
     def feedthrough_outputs(self):
         return {"tau": quadratic_speed_torque(self.tau_nominal, self.w_nominal, self.w, self.opposes_motion)}

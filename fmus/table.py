@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from solvers.signal import table_integral, table_points, table_value
 
-from .base import ElementSlave
+from .base import ClockedSource
 from .variables import BOOLEAN, INTEGER, output, parameter
 
 MAX_POINTS = 6
@@ -37,7 +37,7 @@ def table_variables(unit: str, quantity: str, outputs=None) -> tuple:
     )
 
 
-class Table(ElementSlave):
+class Table(ClockedSource):
     """Piecewise-linear function of time with up to six points: a dimensionless signal."""
 
     description = "Signal source: piecewise-linear table of time (up to six points), dimensionless"
@@ -60,16 +60,7 @@ class Table(ElementSlave):
 
     def initial_state(self):
         self._t, self._y = table_points(vars(self))       # parameters checked: n_points is valid
-        return self.start_time           # the time of the last communication point
-
-    def encode_state(self, state):
-        return state
-
-    def decode_state(self, data):
-        return float(data)
-
-    def advance(self, t, h):
-        return t + h
+        return super().initial_state()
 
     def refresh_outputs(self):
         self.y = table_value(self._t, self._y, self.hold, self.state)
