@@ -100,6 +100,11 @@ PLOTS = {
         ("clutch torque [N.m]", [("clutch.tau_fric", "T_f")]),
         (FLAGS, [("vehicle.stick_f", "front tire"), ("vehicle.stick_r", "rear tire"),
                  ("clutch.locked", "clutch")])]),
+    "planetary_shift": ("Two-speed upshift on a planetary gear set: brake hands over to clutch", [
+        ("speed [rad/s]", [("gear.w_sun", "engine (sun)"), ("gear.w_carrier", "carrier (output)"),
+                           ("gear.w_ring", "ring"), ("vehicle.w", "vehicle (after the final drive)")]),
+        ("torque [N.m]", [("gear.tau_fric_b", "brake on the ring"), ("gear.tau_fric_c", "clutch (sun to carrier)")]),
+        (FLAGS, [("gear.locked_b", "brake"), ("gear.locked_c", "clutch")])]),
     "msl_friction": ("MSL Friction: motor, clutch, spring and brake", [
         ("speed [rad/s]", [("clutch.w_1", "w motor side (J = 1)"), ("clutch.w_2", "w clutch output (J = 0.05)"),
                            ("brake.w", "w braked body (J = 1)")]),
@@ -594,6 +599,8 @@ REPORT_KEYS = {
     "fan": ["vehicle.v", "vehicle.pitch", "vehicle.w_wheel_f", "engine.w", "clutch.w_1"],
     "r3_spring": ["spring.phi_rel", "z.w", "wv.w"],
     "r3_clearance": ["mesh.w_mean", "mesh.w_1", "mesh.w_2", "vehicle.w"],   # w_1, w_2 not pointwise when elastic
+    "planetary_shift": ["gear.w_sun", "gear.w_carrier", "gear.w_ring", "vehicle.w", "gear.tau_fric_c",
+                        "gear.tau_fric_b"],
 }
 #: a co-simulation whose error exceeds this many times a signal's range has diverged
 DIVERGED = 10.0
@@ -610,6 +617,8 @@ def _reference(system: str, t_grid):
         return reference.fan_reference(case, t_grid)
     if family == "r3_spring":
         return reference.r3_spring_reference(int(case), t_grid)
+    if family == "planetary_shift":
+        return reference.planetary_shift_reference(t_grid)
     return reference.r3_clearance_reference(int(case), t_grid)
 
 

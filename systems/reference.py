@@ -163,6 +163,132 @@ def z3_reference(t_grid) -> Reference:
     return Reference(t_grid, signals)
 
 
+def planetary_shift_reference(t_grid) -> Reference:
+    """The planetary upshift (systems/ssd/planetary_shift.ssd) as one ODE, sampled at
+    ``t_grid``: the PlanetaryGear's friction system (its two interfaces fix both
+    coordinates: the state is their relative angles q and slips s, member speeds K s; a
+    stuck slip has zero derivative), the shaft to the vehicle and the vehicle inertia as
+    smooth forces; DOP853 (rtol, atol 1e-10) from event to event as z3_reference: a slip
+    reaching zero, a stuck friction reaching its static capacity, the kinks of the force
+    tables; at each event the stuck set is decided exactly (FrictionSystem.resolve)."""
+    from fmus import PlanetaryGear
+    from solvers.signal import table_points, table_value
+
+    from .ssp import load_system
+
+    solve_ivp = require("scipy.integrate", "the monolithic references need", "cli").solve_ivp
+    system = load_system("planetary_shift")
+    values = {name: c.with_defaults() for name, c in system.components.items()}
+    gear_values, shaft, vehicle = values["gear"], values["shaft"], values["vehicle"]
+    if gear_values["w_carrier_start"] or gear_values["w_ring_start"] or vehicle["w_start"]:
+        raise ValueError("planetary_shift_reference starts at rest")
+    gear = PlanetaryGear(instance_name="reference", resources=None)
+    for name, value in gear_values.items():
+        setattr(gear, name, value)
+    chain = gear.build_system()
+    tables = {name: (*table_points(values[name]), values[name]["hold"])
+              for name in ("engine_torque", "brake_force", "clutch_force")}
+    breakpoints = sorted({t for times, _, _ in tables.values() for t in times})
+
+    def table(name, t):
+        times, ys, hold = tables[name]
+        return table_value(times, ys, hold, t)
+
+    def capacities(t):
+        return chain.capacities([table("clutch_force", t), table("brake_force", t)])
+
+    def unpack(y):
+        q, s, phi_v, w_v = list(y[0:2]), list(y[2:4]), y[4], y[5]
+        phi = [sum(k * x for k, x in zip(row, q)) for row in chain.k]
+        w = [sum(k * x for k, x in zip(row, s)) for row in chain.k]
+        return phi, w, s, phi_v, w_v
+
+    def friction(t, y, modes):
+        phi, w, s, phi_v, w_v = unpack(y)
+        ratio = shaft["ratio"]
+        tau_shaft = shaft["k"] * (phi[1] / ratio - phi_v) + shaft["d"] * (w[1] / ratio - w_v)
+        torques = [table("engine_torque", t), -tau_shaft / ratio, 0.0]
+        g = chain.relative_free_acceleration(torques)
+        t_s, t_c = capacities(t)
+        tau = [0.0, 0.0]
+        for j, mode in enumerate(modes):
+            if mode in (Mode.FORWARD, Mode.BACKWARD):
+                tau[j] = chain.laws[j].slipping_torque(s[j], mode, t_s[j], t_c[j])
+            elif mode == Mode.FREE:
+                tau[j] = chain.laws[j].d_visc * s[j]
+        stuck = [j for j, mode in enumerate(modes) if mode == Mode.STUCK]
+        if stuck:
+            for j, value in zip(stuck, chain.stuck_torques(stuck, g, tau)):
+                tau[j] = value
+        return g, tau, tau_shaft, t_s
+
+    def rhs(t, y, modes):
+        g, tau, tau_shaft, _ = friction(t, y, modes)
+        ds = [0.0 if modes[j] == Mode.STUCK else g[j] - sum(chain.m[j][i] * tau[i] for i in range(2))
+              for j in range(2)]
+        return [y[2], y[3], ds[0], ds[1], y[5], (tau_shaft - vehicle["d_ground"] * y[5]) / vehicle["J"]]
+
+    def events_for(modes):
+        events = []
+        for j, mode in enumerate(modes):
+            if mode in (Mode.FORWARD, Mode.BACKWARD):
+                def event(t, y, *_, j=j, sign=int(mode)):
+                    return sign * y[2 + j]
+            elif mode == Mode.STUCK:
+                def event(t, y, *_, j=j):
+                    _, tau, _, t_s = friction(t, y, modes)
+                    return t_s[j] - abs(tau[j])
+            else:
+                continue
+            event.terminal, event.direction = True, -1
+            events.append((j, event))
+        return events
+
+    def decide(t, y, modes, event_j=None):
+        """Modes after an event at t, with the capacities just after t (right-hand limit)."""
+        g, _, _, _ = friction(t, y, modes)
+        t_s, t_c = capacities(t + 1e-9)
+        s = list(y[2:4])
+        for j, mode in enumerate(modes):
+            if mode == Mode.STUCK or j == event_j:
+                s[j] = 0.0
+        new_modes, _ = chain.resolve(s, modes, g, t_s, t_c)
+        return tuple(new_modes), s
+
+    t_grid = np.asarray(t_grid, dtype=float)
+    y = np.zeros(6)
+    modes, _ = decide(0.0, y, (Mode.FREE, Mode.STUCK))
+    t, t_end = 0.0, float(t_grid[-1])
+    samples = np.full((t_grid.size, 6), np.nan)
+    modes_at = [None] * t_grid.size
+    while t < t_end:
+        stop = min([b for b in breakpoints if b > t + 1e-12] + [t_end])
+        events = events_for(modes)
+        sol = solve_ivp(rhs, (t, stop), y, method="DOP853", rtol=1e-10, atol=1e-10, dense_output=True,
+                        events=[e for _, e in events] or None, args=(modes,))
+        t_new = float(sol.t[-1])
+        for k in np.flatnonzero((t_grid >= t) & (t_grid <= t_new)):
+            samples[k] = sol.sol(t_grid[k])
+            modes_at[k] = modes
+        y = sol.y[:, -1].copy()
+        fired = None
+        if sol.status == 1:
+            fired = next(j for (j, _), times in zip(events, sol.t_events) if times.size)
+        modes, s = decide(t_new, y, modes, fired)
+        y[2:4] = s
+        t = t_new
+    keys = ("gear.w_sun", "gear.w_carrier", "gear.w_ring", "vehicle.w", "gear.tau_fric_c", "gear.tau_fric_b")
+    signals = {key: np.empty(t_grid.size) for key in keys}
+    for k, (row, modes_k) in enumerate(zip(samples, modes_at)):
+        _, w, _, _, w_v = unpack(row)
+        _, tau, _, _ = friction(t_grid[k], row, modes_k)
+        signals["gear.w_sun"][k], signals["gear.w_carrier"][k], signals["gear.w_ring"][k] = w
+        signals["vehicle.w"][k] = w_v
+        # the element's outputs: the clutch's torque as transmitted, the brake's as the housing's on the ring
+        signals["gear.tau_fric_c"][k], signals["gear.tau_fric_b"][k] = tau[0], -tau[1]
+    return Reference(t_grid, signals)
+
+
 def error_report(result, reference, keys) -> dict:
     """{key: (max error, RMS error)}, each divided by the reference signal's range."""
     report = {}
