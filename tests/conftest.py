@@ -13,6 +13,26 @@ sys.path.insert(0, str(ROOT))
 HOSTS = Path(os.environ.get("DRIVETRAIN_FMU_HOSTS", ROOT.parent / "shared" / "tools" / "hosts"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def temporary_folder_of_the_run(tmp_path_factory):
+    """What the tests and the processes they start put in the temporary folder (the FMU
+    copies fmpy extracts for the tests' own FMU2Slave instances and the fuzz campaign's
+    processes, ecos's SSP extractions) goes under pytest's base folder, which pytest prunes
+    to the last three runs: before, every run left gigabytes in /tmp (79 GB on this machine
+    after some sessions)."""
+    import tempfile
+
+    folder = tmp_path_factory.mktemp("temp")
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"], tempfile.tempdir = str(folder), str(folder)
+    yield folder
+    if saved[0] is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = saved[0]
+    tempfile.tempdir = saved[1]
+
+
 @pytest.fixture(scope="session")
 def fmu_dir(tmp_path_factory):
     import build_fmus
