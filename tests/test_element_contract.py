@@ -539,7 +539,8 @@ BY_HAND = {
     "Table": ({"n_points": 2}, {"n_points", "t_1", "t_2", "y_1", "y_2", "hold"}),
     "TorqueTable": ({"n_points": 1}, {"n_points", "t_1", "y_1", "hold"}),
     "ForceTable": ({"n_points": 6}, {"n_points", "hold"} | {f"{s}_{i}" for s in "ty" for i in range(1, 7)}),
-    "SpeedTable": ({"n_points": 4}, {"n_points", "hold", "phi_start"} | {f"{s}_{i}" for s in "ty" for i in range(1, 5)}),
+    "SpeedTable": ({"n_points": 4}, {"n_points", "hold", "phi_start", "t_1", "t_2", "t_3", "t_4", "y_1", "y_2",
+                                     "y_3", "y_4"}),
 }
 
 
