@@ -982,16 +982,25 @@ def _parser() -> Parser:
 
 
 def _ports(names: list[str]) -> str:
-    """Port names in backticks; a numbered family of three or more (tau_1 .. tau_6) as a range."""
+    """Port names in backticks; the members of an indexed family (``fmus.variables.Family``,
+    as the elements declare them: tau_1 .. tau_6 of ClutchChain) together, three or more
+    as a range.  A name is grouped as any element declares it (phi_1, phi_2 of a Gear
+    with those of a Clutch, which declares them members of "phi")."""
+    stems = _declared_stems()
     families: dict[str, list[str]] = {}
     for name in names:
-        numbered = re.fullmatch(r"(.+)_(\d+)", name)
-        families.setdefault(numbered.group(1) if numbered else name, []).append(name)
+        families.setdefault(stems.get(name, name), []).append(name)
     return ", ".join(f"`{group[0]}`..`{group[-1]}`" if len(group) >= 3 else ", ".join(f"`{n}`" for n in group)
                      for group in families.values()) or "none"
 
 
-#: elements whose numbered families docs/contract.md shows by their first member only
+def _declared_stems() -> dict[str, str]:
+    """name -> stem of the family that name is declared a member of, over ``fmus.ELEMENTS``
+    (a name is the same member wherever it is declared: tests/test_element_contract.py)."""
+    return {v.name: v.family.stem for element in ELEMENTS for v in element.VARIABLES if v.family is not None}
+
+
+#: count parameters whose families docs/contract.md shows by their first member only
 _FIRST_MEMBER_ONLY = ("n_bodies", "n_points")
 
 
@@ -1003,18 +1012,17 @@ def _contract_cell(value) -> str:
 
 def variable_tables() -> str:
     """docs/contract.md's "Variables of every element": one table per entry of
-    ``fmus.ELEMENTS``, from its VARIABLES (an element with a count parameter of
-    _FIRST_MEMBER_ONLY lists the first member of its numbered families)."""
+    ``fmus.ELEMENTS``, from its VARIABLES (of a family counted by a parameter of
+    _FIRST_MEMBER_ONLY only the first member is listed)."""
     from fmus.variables import BOOLEAN, INTEGER, OUTPUT
 
     parts = []
     for element in ELEMENTS:
-        compact = any(v.name in _FIRST_MEMBER_ONLY for v in element.VARIABLES)
         rows = [f"#### {element.__name__}", "",
                 "| variable | causality | unit | default | allowed | feedthrough from | description |",
                 "|---|---|---|---|---|---|---|"]
         for v in element.VARIABLES:
-            if compact and re.search(r"_[2-9](_|$)", v.name):
+            if v.family is not None and v.family.count in _FIRST_MEMBER_ONLY and v.family.index > 1:
                 continue
             unit = {INTEGER: "Integer", BOOLEAN: "Boolean"}.get(v.type, v.unit or "1")
             bounded = v.low is not None or v.high is not None

@@ -8,7 +8,8 @@ An element declares ``VARIABLES`` (records of :mod:`fmus.variables`) and impleme
 * ``refresh_outputs()``       sets the state outputs (those without feedthrough)
 * ``feedthrough_outputs()``   dict of the outputs that depend on the current inputs
 * ``encode_state`` / ``decode_state`` for FMU state get/set (JSON-friendly)
-* optionally ``cross_check()`` (parameter relations) and ``checked_variables()``.
+* optionally ``cross_check()`` (parameter relations) and ``family_counts()`` (which
+  members of its declared families are in use, hence checked: fmus.variables.in_use).
 
 Errors are funnelled through two places: a bad parameter makes
 ``fmi2ExitInitializationMode`` fail (pythonfmu turns the raised exception into
@@ -32,7 +33,7 @@ from pythonfmu.enums import Fmi2Initial, Fmi2Status
 from solvers.contract import SolverError
 
 from .native_exit import order_native_exit
-from .variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
+from .variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var, count_parameters, in_use
 
 _FMI_TYPES = {REAL: Real, INTEGER: Integer, BOOLEAN: Boolean}
 _ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
@@ -207,9 +208,18 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         return _FMI_TYPES[var.type](var.name, description=var.description, getter=getter, **kw)
 
     # ------------------------------------------------------------------ element API
+    def family_counts(self) -> dict:
+        """The value of each count parameter of the declared families (fmus.variables.Family)
+        that decides which of their members are checked: the value set.  An element whose
+        count may be outside its range (reported by its own check) says which value stands
+        in for it then."""
+        return {name: getattr(self, name) for name in count_parameters(self.VARIABLES)}
+
     def checked_variables(self):
-        """Parameters and inputs whose range is checked (all by default)."""
-        return [v for v in self.VARIABLES if v.causality != OUTPUT]
+        """Parameters and inputs whose range is checked: those in use at the counts of
+        ``family_counts()`` (fmus.variables.in_use; all of an element without families)."""
+        counts = self.family_counts()
+        return [v for v in self.VARIABLES if v.causality != OUTPUT and in_use(counts, v)]
 
     def cross_check(self) -> list[str]:
         """Messages for parameter relations that single ranges cannot express."""

@@ -12,57 +12,83 @@ from __future__ import annotations
 from solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
 
 from .base import ElementSlave, values_getter
-from .variables import BOOLEAN, INTEGER, inertia, input_, output, parameter
+from .variables import BOOLEAN, INTEGER, Family, inertia, input_, output, parameter
 
 
-def interface_variables(tag: str, label: str, law: dict, locked_start: bool = False):
-    """The friction parameters of one interface (suffix ``tag``) and its locked start flag."""
+def interface_variables(tag: str, label: str, law: dict, locked_start: bool = False, family=None):
+    """The friction parameters of one interface (suffix ``tag``) and its locked start flag;
+    ``family(stem)``, if given, is the :class:`~fmus.variables.Family` each one is a member of."""
+    member = family or (lambda stem: None)
     return [
-        parameter(f"mu_s{tag}", None, f"static friction coefficient of {label}", law["mu_s"], low=0.0),
-        parameter(f"mu_k{tag}", None, f"kinetic friction coefficient of {label} (<= mu_s)", law["mu_k"], low=0.0),
-        parameter(f"r_eff{tag}", "m", f"effective friction radius of {label}", law["r_eff"], low=0.0, low_open=True),
+        parameter(f"mu_s{tag}", None, f"static friction coefficient of {label}", law["mu_s"], low=0.0,
+                  family=member("mu_s")),
+        parameter(f"mu_k{tag}", None, f"kinetic friction coefficient of {label} (<= mu_s)", law["mu_k"], low=0.0,
+                  family=member("mu_k")),
+        parameter(f"r_eff{tag}", "m", f"effective friction radius of {label}", law["r_eff"], low=0.0, low_open=True,
+                  family=member("r_eff")),
         parameter(f"n_surfaces{tag}", None, f"number of friction surfaces of {label}", law["n_surfaces"],
-                  type=INTEGER, low=1),
+                  type=INTEGER, low=1, family=member("n_surfaces")),
         parameter(f"w_stribeck{tag}", "rad/s", f"Stribeck speed of {label} (0: no Stribeck drop)",
-                  law["w_stribeck"], low=0.0),
+                  law["w_stribeck"], low=0.0, family=member("w_stribeck")),
         parameter(f"alpha_stribeck{tag}", None, f"Stribeck exponent of {label}", law["alpha_stribeck"],
-                  low=0.0, low_open=True),
-        parameter(f"d_visc{tag}", "N.m.s/rad", f"viscous friction coefficient of {label}", law["d_visc"], low=0.0),
+                  low=0.0, low_open=True, family=member("alpha_stribeck")),
+        parameter(f"d_visc{tag}", "N.m.s/rad", f"viscous friction coefficient of {label}", law["d_visc"], low=0.0,
+                  family=member("d_visc")),
         parameter(f"locked{tag}_start", None, f"{label} starts locked (needs zero slip at the start)",
-                  locked_start, type=BOOLEAN),
+                  locked_start, type=BOOLEAN, family=member("locked_start")),
     ]
 
 
 def chain_variables(n: int, tags: list[str], labels: list[str], inertias, law: dict,
                     w_start, normal_forces, count_parameter: bool = False):
-    """The variable table of an n-body chain whose interfaces carry the suffixes ``tags``."""
+    """The variable table of an n-body chain whose interfaces carry the suffixes ``tags``.
+
+    The variables of body i are member i of their family (J_i: stem "J", index i).  With
+    ``count_parameter`` the parameter ``n_bodies`` (2..n) chooses how many bodies are in
+    use, and the interfaces, numbered by their tags "_1" .. "_(n-1)", are families too:
+    interface j (between body j and body j+1) is in use when j <= n_bodies - 1.  Without
+    it every body is in use, and the interfaces (one, or named by letters) are no family."""
     bodies = range(1, n + 1)
+    count = "n_bodies" if count_parameter else None
+
+    def body(stem: str, i: int) -> Family:
+        return Family(stem, i, count)
+
+    def interface(j: int):
+        return (lambda stem: Family(stem, j, count, offset=1)) if count else (lambda stem: None)
+
+    interfaces = list(zip(range(1, len(tags) + 1), tags, labels))
     torque_inputs = [f"tau_{i}" for i in bodies] + [f"f_n{t}" for t in tags]
     variables = []
     if count_parameter:
         variables.append(parameter("n_bodies", None, f"number of bodies in the chain (2..{n})", 3,
                                    type=INTEGER, low=2, high=n))
     for i, j in zip(bodies, inertias):
-        variables.append(inertia(f"J_{i}", f"inertia of body {i}", j))
-    for tag, label in zip(tags, labels):
-        variables += interface_variables(tag, label, law)
+        variables.append(inertia(f"J_{i}", f"inertia of body {i}", j, family=body("J", i)))
+    for j, tag, label in interfaces:
+        variables += interface_variables(tag, label, law, family=interface(j))
     for i, w in zip(bodies, w_start):
-        variables.append(parameter(f"phi_{i}_start", "rad", f"initial angle of body {i}", 0.0))
-        variables.append(parameter(f"w_{i}_start", "rad/s", f"initial speed of body {i}", w))
+        variables.append(parameter(f"phi_{i}_start", "rad", f"initial angle of body {i}", 0.0,
+                                   family=body("phi_start", i)))
+        variables.append(parameter(f"w_{i}_start", "rad/s", f"initial speed of body {i}", w,
+                                   family=body("w_start", i)))
     for i in bodies:
-        variables.append(input_(f"tau_{i}", "N.m", f"external torque on body {i}, positive accelerating it"))
-    for tag, label, f_n in zip(tags, labels, normal_forces):
-        variables.append(input_(f"f_n{tag}", "N", f"normal (clamp) force of {label}; 0 opens it", f_n, low=0.0))
+        variables.append(input_(f"tau_{i}", "N.m", f"external torque on body {i}, positive accelerating it",
+                                family=body("tau", i)))
+    for (j, tag, label), f_n in zip(interfaces, normal_forces):
+        variables.append(input_(f"f_n{tag}", "N", f"normal (clamp) force of {label}; 0 opens it", f_n, low=0.0,
+                                family=interface(j)("f_n")))
     for i in bodies:
-        variables.append(output(f"phi_{i}", "rad", f"angle of body {i}"))
-        variables.append(output(f"w_{i}", "rad/s", f"speed of body {i}"))
-    for j, (tag, label) in enumerate(zip(tags, labels), start=1):
+        variables.append(output(f"phi_{i}", "rad", f"angle of body {i}", family=body("phi", i)))
+        variables.append(output(f"w_{i}", "rad/s", f"speed of body {i}", family=body("w", i)))
+    for j, tag, label in interfaces:
+        member = interface(j)
         variables += [
             output(f"tau_fric{tag}", "N.m", f"torque {label} transmits from body {j} to body {j + 1}",
-                   depends=torque_inputs),
-            output(f"w_slip{tag}", "rad/s", f"slip speed of {label}, w_{j} - w_{j + 1}"),
+                   depends=torque_inputs, family=member("tau_fric")),
+            output(f"w_slip{tag}", "rad/s", f"slip speed of {label}, w_{j} - w_{j + 1}", family=member("w_slip")),
             output(f"locked{tag}", None, f"{label} is stuck (static friction holds it)", type=BOOLEAN,
-                   depends=torque_inputs),
+                   depends=torque_inputs, family=member("locked")),
         ]
     variables += [
         output("p_loss", "W", "power dissipated by friction", depends=[f"f_n{t}" for t in tags]),
@@ -235,15 +261,11 @@ class ClutchChain(FrictionChainElement):
     def active_tags(self):
         return self.TAGS[: int(self.n_bodies) - 1]
 
-    def checked_variables(self):
-        n = int(self.n_bodies) if 2 <= int(self.n_bodies) <= 6 else 6
-
-        def active(name):
-            core = name[:-len("_start")] if name.endswith("_start") else name
-            base, _, index = core.rpartition("_")
-            return int(index) <= (n if base in ("J", "phi", "w", "tau") else n - 1)
-
-        return [v for v in super().checked_variables() if v.name == "n_bodies" or active(v.name)]
+    def family_counts(self):
+        # an n_bodies outside 2..6 is reported by its range check, with every body and
+        # clutch checked (their families are declared in chain_variables)
+        n = int(self.n_bodies)
+        return {"n_bodies": n if 2 <= n <= 6 else 6}
 
     def cross_check(self):
         if not 2 <= int(self.n_bodies) <= 6:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from solvers.pwa import Characteristic
 
 from .compliance import ComplianceElement, compliance_variables
-from .variables import INTEGER, output, parameter
+from .variables import INTEGER, Family, output, parameter
 
 MAX_REGIONS = 4
 
@@ -35,15 +35,20 @@ class NonlinearSpring(ComplianceElement):
     VARIABLES = (
         parameter("n_regions", None, f"number of spring regions (1..{MAX_REGIONS})", 2,
                   type=INTEGER, low=1, high=MAX_REGIONS),
+        # n regions: stiffnesses k_1 .. k_n and the n - 1 breakpoints between them
         *(parameter(f"phi_s_{i}", "rad", f"breakpoint on |twist| between spring regions {i} and {i + 1}",
-                    value, low=0.0, low_open=True) for i, value in enumerate((6e-3, 0.01, 0.02), start=1)),
-        *(parameter(f"k_{i}", "N.m/rad", f"stiffness in spring region {i}", value, low=0.0, low_open=True)
+                    value, low=0.0, low_open=True, family=Family("phi_s", i, "n_regions", offset=1))
+          for i, value in enumerate((6e-3, 0.01, 0.02), start=1)),
+        *(parameter(f"k_{i}", "N.m/rad", f"stiffness in spring region {i}", value, low=0.0, low_open=True,
+                    family=Family("k", i, "n_regions"))
           for i, value in enumerate((800.0, 20000.0, 20000.0, 20000.0), start=1)),
         parameter("n_damper_regions", None, f"number of damper regions (1..{MAX_REGIONS})", 1,
                   type=INTEGER, low=1, high=MAX_REGIONS),
         *(parameter(f"w_s_{i}", "rad/s", f"breakpoint on |twist rate| between damper regions {i} and {i + 1}",
-                    value, low=0.0, low_open=True) for i, value in enumerate((1.0, 2.0, 3.0), start=1)),
-        *(parameter(f"d_{i}", "N.m.s/rad", f"damping in damper region {i}", 0.0, low=0.0)
+                    value, low=0.0, low_open=True, family=Family("w_s", i, "n_damper_regions", offset=1))
+          for i, value in enumerate((1.0, 2.0, 3.0), start=1)),
+        *(parameter(f"d_{i}", "N.m.s/rad", f"damping in damper region {i}", 0.0, low=0.0,
+                    family=Family("d", i, "n_damper_regions"))
           for i in range(1, MAX_REGIONS + 1)),
         parameter("T_comm", "s", "communication step the spring torque is averaged over "
                   "(0: torque at the communication point)", 0.0, low=0.0),
@@ -57,14 +62,10 @@ class NonlinearSpring(ComplianceElement):
         n = int(getattr(self, name))
         return n if 1 <= n <= MAX_REGIONS else 1
 
-    def checked_variables(self):
-        active = {"phi_s": self._count("n_regions") - 1, "k": self._count("n_regions"),
-                  "w_s": self._count("n_damper_regions") - 1, "d": self._count("n_damper_regions")}
-
-        def used(var):
-            base, _, index = var.name.rpartition("_")
-            return base not in active or int(index) <= active[base]
-        return [v for v in super().checked_variables() if used(v)]
+    def family_counts(self):
+        # the members in use are declared in VARIABLES; a count outside its range (reported
+        # by its check) stands for one region
+        return {name: self._count(name) for name in ("n_regions", "n_damper_regions")}
 
     def cross_check(self):
         problems = []

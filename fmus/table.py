@@ -18,19 +18,22 @@ from __future__ import annotations
 from solvers.signal import table_integral, table_points, table_value
 
 from .base import ClockedSource
-from .variables import BOOLEAN, INTEGER, output, parameter
+from .variables import BOOLEAN, INTEGER, Family, output, parameter
 
 MAX_POINTS = 6
 
 
 def table_variables(unit: str, quantity: str, outputs=None) -> tuple:
     """The parameters of a table of ``quantity`` in ``unit`` and its outputs (default: one
-    output ``y``, the table value)."""
+    output ``y``, the table value); the points t_i, y_i are members i of the families "t"
+    and "y" counted by ``n_points``."""
     return (
         parameter("n_points", None, f"number of table points (1..{MAX_POINTS})", 2, type=INTEGER,
                   low=1, high=MAX_POINTS),
-        *(parameter(f"t_{i}", "s", f"time of table point {i}", float(i - 1)) for i in range(1, MAX_POINTS + 1)),
-        *(parameter(f"y_{i}", unit, f"{quantity} at table point {i}", 0.0) for i in range(1, MAX_POINTS + 1)),
+        *(parameter(f"t_{i}", "s", f"time of table point {i}", float(i - 1), family=Family("t", i, "n_points"))
+          for i in range(1, MAX_POINTS + 1)),
+        *(parameter(f"y_{i}", unit, f"{quantity} at table point {i}", 0.0, family=Family("y", i, "n_points"))
+          for i in range(1, MAX_POINTS + 1)),
         parameter("hold", None, "staircase (each value held until the next point) instead of linear",
                   False, type=BOOLEAN),
         *(outputs or (output("y", unit, f"{quantity} at the communication point"),)),
@@ -47,10 +50,10 @@ class Table(ClockedSource):
         n = int(self.n_points)
         return n if 1 <= n <= MAX_POINTS else 1
 
-    def checked_variables(self):
-        n = self._count()
-        return [v for v in super().checked_variables()
-                if not v.name.startswith(("t_", "y_")) or int(v.name.rpartition("_")[2]) <= n]
+    def family_counts(self):
+        # points t_i, y_i in use: i <= n_points (declared in table_variables); an n_points
+        # outside its range (reported by its check) stands for one point
+        return {"n_points": self._count()}
 
     def cross_check(self):
         n = self._count()

@@ -6,6 +6,7 @@ both to modelDescription.xml from these records.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 PARAMETER, INPUT, OUTPUT = "parameter", "input", "output"
@@ -40,6 +41,30 @@ UNITS: dict[str, dict[str, int]] = {
 
 
 @dataclass(frozen=True)
+class Family:
+    """Membership of a variable in an indexed family: member ``index`` (1, 2, ...) of the
+    family ``stem`` (J_3 of a chain: stem "J", index 3).
+
+    count   the Integer parameter that chooses how many members are in use, or None when
+            every member always is (Clutch's two bodies)
+    offset  members 1 .. (count - offset) are in use: 0 for the n bodies of a chain or the n
+            points of a table, 1 for the n - 1 clutches between those bodies or the n - 1
+            breakpoints between n regions
+
+    Which variables an element uses is decided from these records by :func:`in_use` only,
+    never from the shape of the names."""
+
+    stem: str
+    index: int
+    count: str | None = None
+    offset: int = 0
+
+    def in_use(self, count: int) -> bool:
+        """Whether this member is in use when the count parameter is ``count``."""
+        return self.index <= int(count) - self.offset
+
+
+@dataclass(frozen=True)
 class Var:
     """An FMU variable.
 
@@ -53,6 +78,7 @@ class Var:
     low_open    True when ``low`` itself is not allowed (e.g. an inertia > 0)
     depends     outputs only: names of the inputs that act on it without delay
                 (direct feedthrough); () means none
+    family      the indexed family the variable is a member of (:class:`Family`), or None
     """
 
     name: str
@@ -65,6 +91,7 @@ class Var:
     high: float | None = None
     low_open: bool = False
     depends: tuple[str, ...] = ()
+    family: Family | None = None
 
     def __post_init__(self):
         if self.unit is not None and self.unit not in UNITS:
@@ -96,6 +123,33 @@ class Var:
         if bad_low or bad_high:
             return f"{self.name} = {value!r} is outside the allowed range {self.allowed()}"
         return None
+
+
+def in_use(values, var: Var) -> bool:
+    """Whether ``var`` is in use with the count parameters in ``values`` (an element
+    instance, or a mapping name -> value): a variable outside a counted family always is;
+    member i of a family counted by ``c`` when i <= c - offset (:class:`Family`).  The one
+    place that decides it: the range checks, the documentation and the tests call it."""
+    family = var.family
+    if family is None or family.count is None:
+        return True
+    count = values[family.count] if isinstance(values, Mapping) else getattr(values, family.count)
+    return family.in_use(count)
+
+
+def count_parameters(variables) -> tuple[str, ...]:
+    """The names of the count parameters the families among ``variables`` declare, in order."""
+    return tuple(dict.fromkeys(v.family.count for v in variables if v.family and v.family.count))
+
+
+def full_counts(variables) -> dict[str, int]:
+    """Each count parameter of ``variables`` at the least value that puts every member of
+    its families in use (e.g. {"n_bodies": 6} for ClutchChain)."""
+    counts: dict[str, int] = {}
+    for v in variables:
+        if v.family and v.family.count:
+            counts[v.family.count] = max(counts.get(v.family.count, 0), v.family.index + v.family.offset)
+    return counts
 
 
 def parameter(name, unit, description, start, **kw) -> Var:

@@ -32,8 +32,12 @@ Parts already checked for every element elsewhere are not repeated here:
 "Every parameter in use": several elements check only the parameters and inputs of the
 parts their count parameter selects (ClutchChain's ``n_bodies``, NonlinearSpring's
 ``n_regions``, a table's ``n_points``: J_6 of a 3-body chain is not used, hence not
-checked).  Clauses a, b and c therefore run with every Integer parameter that has an upper
-bound set to that bound (:data:`all_in_use`), so that no parameter or input is idle.
+checked).  These members are declared as families (``Var.family``, decided by
+``fmus.variables.in_use`` alone); clauses a, b and c run with every count parameter at the
+value that puts each member in use (:func:`all_in_use`), so that no parameter or input is
+idle.  Clause f checks those declarations: for every allowed count the members in use are
+exactly the parameters and inputs the element's physics reads, and one count per element
+by hand.
 """
 from __future__ import annotations
 
@@ -47,7 +51,7 @@ from fmpy.fmi2 import (FMU2Slave, calloc, fmi2CallbackAllocateMemoryTYPE, fmi2Ca
                        fmi2CallbackFunctions, fmi2CallbackLoggerTYPE, free)
 
 import fmus
-from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL
+from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, count_parameters, full_counts, in_use
 
 pytestmark = pytest.mark.fmu
 
@@ -149,15 +153,21 @@ def outputs_of(element) -> list[str]:
 
 
 def all_in_use(element) -> dict:
-    """Every Integer parameter with an upper bound at that bound: every part in use."""
-    return {v.name: v.high for v in element.VARIABLES
-            if v.causality == PARAMETER and v.type == INTEGER and v.high is not None}
+    """Every part in use: each count parameter of the declared families at the value that
+    puts every member in use (fmus.variables.full_counts), and every other Integer parameter
+    with an upper bound (a variant: PlanetaryGear's clutch_members, ElastoBacklash's law,
+    VehicleSimple's tire_model) at that bound."""
+    counts = full_counts(element.VARIABLES)
+    variants = {v.name: v.high for v in element.VARIABLES if v.causality == PARAMETER and v.type == INTEGER
+                and v.high is not None and v.name not in counts}
+    return {**variants, **counts}
 
 
 def excitation_parameters(element) -> dict:
-    """A source has no input: its table points y_i get nonzero values (alternating signs)."""
-    names = {v.name for v in element.VARIABLES if v.causality == PARAMETER}
-    return {f"y_{i}": (-1.0) ** i * i for i in range(1, 7) if f"y_{i}" in names}
+    """A source has no input: its table points y_i (the family "y") get nonzero values
+    (alternating signs)."""
+    return {v.name: (-1.0) ** v.family.index * v.family.index for v in element.VARIABLES
+            if v.causality == PARAMETER and v.family is not None and v.family.stem == "y"}
 
 
 def excited_inputs(element, n: int) -> dict:
@@ -407,3 +417,145 @@ def test_outputs_are_valid_right_after_initialization(fmu_dir, element, config):
         assert not failures, f"{name} ({config}):\n" + "\n".join(failures)
     finally:
         fmu.free()
+
+
+# ------------------------------------------------------------------------------ clause f
+#: the elements whose families a count parameter selects, by their declarations
+COUNTED = [e for e in fmus.ELEMENTS if count_parameters(e.VARIABLES)]
+
+
+class _Recording(dict):
+    """An instance ``__dict__`` that records the names read through it (``vars(self)[name]``,
+    as Table.initial_state hands its parameters to solvers.signal.table_points)."""
+
+    def __getitem__(self, name):
+        self.read.add(name)
+        return super().__getitem__(name)
+
+    def get(self, name, default=None):
+        self.read.add(name)
+        return super().get(name, default)
+
+
+def physics_reads(element, counts: dict) -> set[str]:
+    """The parameters and inputs ``element`` reads, with its count parameters at ``counts``
+    (the others at their start values), to relate its parameters (``cross_check``), build
+    its model (``initial_state``), compute its outputs and take a step: not the range checks,
+    which follow the declarations."""
+    names = {v.name for v in element.VARIABLES if v.causality != OUTPUT}
+    read: set[str] = set()
+
+    class Traced(element):
+        tracing = False
+
+        def __getattribute__(self, name):
+            if name in names and object.__getattribute__(self, "tracing"):
+                read.add(name)
+            return super().__getattribute__(name)
+
+    slave = Traced(instance_name="traced", resources=None)
+    for name, value in counts.items():
+        setattr(slave, name, value)
+    assert not slave.parameter_problems(), (element.__name__, counts, slave.parameter_problems())
+    recording = _Recording(vars(slave))
+    recording.read = read
+    slave.__dict__ = recording
+    slave.tracing = True
+    slave.cross_check()
+    slave.state = slave.initial_state()
+    slave.refresh_outputs()
+    slave.feedthrough_outputs()
+    slave.state = slave.advance(0.0, element.DEFAULT_STEP)
+    slave.refresh_outputs()
+    slave.feedthrough_outputs()
+    slave.tracing = False
+    return read & names
+
+
+def declared_in_use(element, counts: dict) -> set[str]:
+    return {v.name for v in element.VARIABLES if v.causality != OUTPUT and in_use(counts, v)}
+
+
+def allowed_counts(element):
+    """Every combination of allowed values of the element's count parameters."""
+    table = {v.name: v for v in element.VARIABLES}
+    combos = [{}]
+    for name in count_parameters(element.VARIABLES):
+        var = table[name]
+        combos = [{**c, name: n} for c in combos for n in range(int(var.low), int(var.high) + 1)]
+    return combos
+
+
+def test_the_counted_families_are_declared_where_expected():
+    assert [e.__name__ for e in COUNTED] == ["ClutchChain", "NonlinearSpring", "Table", "TorqueTable",
+                                             "ForceTable", "SpeedTable"]
+
+
+@pytest.mark.parametrize("element", COUNTED, ids=lambda e: e.__name__)
+def test_f_each_count_parameter_is_declared_with_the_range_its_members_need(element):
+    """A count parameter is an Integer parameter whose upper bound is the count that puts
+    every member of its families in use; the members of a family are numbered 1, 2, ...
+    and share one offset."""
+    table = {v.name: v for v in element.VARIABLES}
+    full = full_counts(element.VARIABLES)
+    for name in count_parameters(element.VARIABLES):
+        count = table[name]
+        assert (count.causality, count.type, count.family) == (PARAMETER, INTEGER, None), name
+        assert count.high == full[name], (name, count.high, full[name])
+        members = [v.family for v in element.VARIABLES if v.family and v.family.count == name]
+        for stem in {f.stem for f in members}:
+            indices = sorted(f.index for f in members if f.stem == stem)
+            assert indices == list(range(1, len(indices) + 1)), (name, stem, indices)
+            offset = {f.offset for f in members if f.stem == stem}
+            assert len(offset) == 1, (name, stem, offset)
+
+
+@pytest.mark.parametrize("element", COUNTED, ids=lambda e: e.__name__)
+def test_f_the_members_in_use_are_those_the_physics_reads(element):
+    """For every allowed count, the parameters and inputs in use by the declaration
+    (fmus.variables.in_use) are exactly those the element reads to compute."""
+    failures = []
+    for counts in allowed_counts(element):
+        declared, read = declared_in_use(element, counts), physics_reads(element, counts)
+        if declared != read:
+            failures.append(f"{counts}: declared in use but not read {sorted(declared - read)}, "
+                            f"read but not declared in use {sorted(read - declared)}")
+    assert not failures, f"{element.__name__}:\n" + "\n".join(failures)
+
+
+def _clutch(j):
+    return {f"{stem}_{j}" for stem in ("mu_s", "mu_k", "r_eff", "n_surfaces", "w_stribeck", "alpha_stribeck",
+                                       "d_visc", "f_n")} | {f"locked_{j}_start"}
+
+
+#: one count per element, written out by hand
+BY_HAND = {
+    "ClutchChain": ({"n_bodies": 3}, {"n_bodies", "J_1", "J_2", "J_3", "phi_1_start", "w_1_start", "phi_2_start",
+                                      "w_2_start", "phi_3_start", "w_3_start", "tau_1", "tau_2", "tau_3"}
+                    | _clutch(1) | _clutch(2)),
+    "NonlinearSpring": ({"n_regions": 3, "n_damper_regions": 1},
+                        {"n_regions", "phi_s_1", "phi_s_2", "k_1", "k_2", "k_3", "n_damper_regions", "d_1",
+                         "T_comm", "ratio", "phi_rel_start", "phi_1", "w_1", "phi_2", "w_2"}),
+    "Table": ({"n_points": 2}, {"n_points", "t_1", "t_2", "y_1", "y_2", "hold"}),
+    "TorqueTable": ({"n_points": 1}, {"n_points", "t_1", "y_1", "hold"}),
+    "ForceTable": ({"n_points": 6}, {"n_points", "hold"} | {f"{s}_{i}" for s in "ty" for i in range(1, 7)}),
+    "SpeedTable": ({"n_points": 4}, {"n_points", "hold", "phi_start", "t_1", "t_2", "t_3", "t_4", "y_1", "y_2",
+                                     "y_3", "y_4"}),
+}
+
+
+@pytest.mark.parametrize("element", COUNTED, ids=lambda e: e.__name__)
+def test_f_one_count_by_hand(element):
+    counts, expected = BY_HAND[element.__name__]
+    assert declared_in_use(element, counts) == expected
+    assert physics_reads(element, counts) == expected
+
+
+def test_f_a_name_is_the_same_member_wherever_it_is_declared():
+    """drivetrain_cli._ports groups a name by the family any element declares it in."""
+    seen: dict[str, tuple] = {}
+    for element in fmus.ELEMENTS:
+        for v in element.VARIABLES:
+            if v.family is not None:
+                member = (v.family.stem, v.family.index)
+                assert seen.setdefault(v.name, member) == member, (element.__name__, v.name, seen[v.name], member)
