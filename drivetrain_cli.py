@@ -19,8 +19,9 @@ default build/fmus); every command writes into its own folder RESULTS/COMMAND/SY
 (RESULTS: --out, default results).  Arguments and files are checked before anything is
 built.  Exit status: 0 done, 1 the simulation failed, 2 a usage error (the message names the
 bad value and what is allowed) or a missing optional package (the message names the extra to
-install: run, ssp, report and compare need [cli], study [study]), 130 interrupted (Ctrl-C: what was
-computed is written); --debug shows the Python traceback of an error.
+install: run, report and compare need [cli], study [study]; ssp runs without [cli], with no progress
+bar), 130 interrupted (Ctrl-C: what was computed is written), 141 stdout closed by its reader
+(`drivetrain-fmu list | head -3`: nothing said); --debug shows the Python traceback of an error.
 """
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ from systems.ssp import catalog, load_system
 
 PROG = "drivetrain-fmu"
 FAILED, USAGE, INTERRUPTED = 1, 2, 130
+#: the reader of stdout went away (`drivetrain-fmu list | head -3`): ended quietly with the
+#: status of a command killed by SIGPIPE (128 + 13), as shells report it
+CLOSED_PIPE = 128 + 13
 
 
 class UsageError(Exception):
@@ -1051,7 +1055,6 @@ def _list() -> None:
 #: checked before anything is built or computed
 NEEDS = {
     "run": [("matplotlib", "plots need", "cli"), ("tqdm", "progress bars need", "cli")],
-    "ssp": [("tqdm", "progress bars need", "cli")],
     "report": [("scipy", "the monolithic references need", "cli")],
     "compare": [("scipy", "the PWA methods need", "cli"), ("matplotlib", "plots need", "cli")],
     "study": [("distributed", "studies need", "study"), ("matplotlib", "plots need", "study"),
@@ -1094,6 +1097,19 @@ def _dispatch(args) -> None:
         _compare_r1(args.step, args.duration, _out_folder(args, "compare", args.case))
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's final flush of what is still buffered
+    for a closed pipe does not print 'Exception ignored ... BrokenPipeError' at exit."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):                     # stdout is no file (captured in a test)
+        pass
+
+
 def main(argv=None) -> int:
     """The drivetrain-fmu command.  Every error ends here: one or two lines on stderr
     naming the bad value and what is allowed, exit status 2 (usage), 1 (the simulation
@@ -1102,7 +1118,11 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
         _dispatch(args)
+        sys.stdout.flush()                            # a closed pipe shows here, not at exit
         return 0
+    except BrokenPipeError:                           # `drivetrain-fmu list | head -3`: the reader left
+        _quiet_stdout()
+        raise Exit("stdout closed", CLOSED_PIPE) from None
     except (KeyboardInterrupt, Exception) as exc:     # the funnel (SystemExit passes through)
         if isinstance(exc, KeyboardInterrupt):
             message, status = "interrupted" + (f" {exc}" if str(exc) else ""), INTERRUPTED
