@@ -343,10 +343,11 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
 
     iterator = range(n_steps + 1)
     if progress:
-        from .optional import require
+        from .optional import optional
 
-        tqdm = require("tqdm", "progress bars need", "cli").tqdm
-        iterator = tqdm(iterator, desc="co-simulation", unit="step")
+        tqdm = optional("tqdm")          # the [cli] extra's; without it (a plain install) no bar
+        if tqdm is not None:
+            iterator = tqdm.tqdm(iterator, desc="co-simulation", unit="step")
     recorded = 0
 
     def result(rows: int) -> Result:

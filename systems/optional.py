@@ -34,6 +34,17 @@ def require(module: str, purpose: str, extra: str):
         raise MissingExtra(_message(module, purpose, extra)) from None
 
 
+def optional(module: str):
+    """``import module``, or None when it is not installed (a plain install: what needs it,
+    a progress bar, is left out); a package that is there but fails to import still raises."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        if exc.name and exc.name.split(".")[0] != module.split(".")[0]:
+            raise
+        return None
+
+
 def check(module: str, purpose: str, extra: str) -> None:
     """MissingExtra unless ``module`` can be imported (found, not imported: cheap), so a
     command stops before it computes anything."""

@@ -244,3 +244,32 @@ def test_a_missing_optional_package_names_the_extra_in_one_line_before_any_work(
         if argv[0] != "compare" else cli_without(hidden, *argv, "--out", tmp_path / "results", cwd=tmp_path)
     assert_refused(result, 2, f"drivetrain-fmu {argv[0]}: error: ", message, max_lines=1)
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("argv", [["list"], ["list", "--markdown"]])
+def test_output_to_a_closed_pipe_ends_quietly(tmp_path, argv):
+    """`drivetrain-fmu list | head -3`: the reader goes away before the command has written
+    everything.  It ended in `drivetrain-fmu list: error: BrokenPipeError: [Errno 32] Broken
+    pipe`, exit status 1; now it ends quietly with the status of a command SIGPIPE stopped,
+    141.  Here the reader's end is closed before the command writes a byte."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    read_end, write_end = os.pipe()
+    process = subprocess.Popen([sys.executable, "-m", "drivetrain_cli", *argv], cwd=tmp_path, env=env,
+                               stdout=write_end, stderr=subprocess.PIPE, text=True)
+    os.close(write_end)
+    os.close(read_end)
+    _, err = process.communicate(timeout=120)
+    assert err == "" and process.returncode == 141, (process.returncode, err)
+
+
+def test_ssp_runs_without_tqdm_with_no_progress_bar(fmu_dir, tmp_path):
+    """`ssp` needs tqdm only for its progress bar: on a plain install (no [cli] extra) it
+    refused to run (`progress bars need tqdm`, exit status 2); now it runs, without a bar."""
+    archive = _write_ssp(tmp_path / "z3.ssp", Z3, fmu_dir, ["DualClutch", "Shaft", "Inertia", "TorqueTable",
+                                                             "ForceTable"])
+    code, out, err = cli_without(["tqdm"], "ssp", archive, "--stop", "0.02", "--out", tmp_path / "results",
+                                 cwd=tmp_path)
+    assert code == 0, err
+    assert "co-simulation:" not in err and "Traceback" not in err, err
+    rows = (tmp_path / "results" / "ssp" / "z3" / "z3.csv").read_text().splitlines()
+    assert rows[0].startswith("time [s],") and len(rows) == 1 + 11
