@@ -44,37 +44,38 @@ def _z3_model():
     return FrictionChain([c["J_1"], c["J_2"], c["J_3"]], laws)
 
 
-def z3_reference(t_grid) -> Reference:
-    """Z3 as one ODE (module docstring), sampled at ``t_grid``."""
-    solve_ivp = require("scipy.integrate", "the monolithic references need", "cli").solve_ivp
+class _FrictionReference:
+    """A friction system (solvers.friction) with smooth parts around it (shafts, inertias)
+    as one ODE, integrated from event to event (module docstring).
 
-    chain = _z3_model()
-    odd, even, vehicle = z3.SHAFT_ODD, z3.SHAFT_EVEN, z3.VEHICLE
-    t_grid = np.asarray(t_grid, dtype=float)
+    State y = [theta_mean, w_mean, q_1..q_k, s_1..s_k, extra...]: the decoupled coordinates
+    of the friction system (a stuck slip has zero derivative, so it stays exactly zero;
+    theta_mean and w_mean stay 0 without a free motion) and the smooth parts' states.
+    ``external(t, phi, w, extra)`` gives the torques on the members and the derivative of
+    ``extra`` at member angles ``phi`` and speeds ``w``; ``capacities(t)`` the interfaces'
+    (T_s, T_c) lists; ``breakpoints`` the instants where they have kinks or steps."""
 
-    def capacities(t):
-        forces = z3.clamp_forces(t)
-        caps = [law.capacities(f) for law, f in zip(chain.laws, forces)]
-        return [c[0] for c in caps], [c[1] for c in caps]
+    def __init__(self, chain, external, capacities, breakpoints):
+        self.chain, self.external, self.capacities = chain, external, capacities
+        self.breakpoints = sorted(breakpoints)
+        self.k = chain.n_interfaces
 
-    def unpack(y):
-        theta, w_mean, q, s, phi_v, w_v = y[0], y[1], y[2:4], y[4:6], y[6], y[7]
-        phi = [theta + sum(k * x for k, x in zip(row, q)) for row in chain.k]
-        w = [w_mean + sum(k * x for k, x in zip(row, s)) for row in chain.k]
-        return phi, w, list(s), phi_v, w_v
+    def members(self, y):
+        """(member angles, member speeds, slips, extra) of state y."""
+        chain, k = self.chain, self.k
+        q, s = y[2:2 + k], y[2 + k:2 + 2 * k]
+        phi = [x * y[0] + sum(c * v for c, v in zip(row, q)) for x, row in zip(chain.free_members, chain.k)]
+        w = [x * y[1] + sum(c * v for c, v in zip(row, s)) for x, row in zip(chain.free_members, chain.k)]
+        return phi, w, list(s), y[2 + 2 * k:]
 
-    def shaft_torques(phi, w, phi_v, w_v):
-        tau_odd = odd["k"] * (phi[0] / odd["ratio"] - phi_v) + odd["d"] * (w[0] / odd["ratio"] - w_v)
-        tau_even = even["k"] * (phi[2] / even["ratio"] - phi_v) + even["d"] * (w[2] / even["ratio"] - w_v)
-        return tau_odd, tau_even
-
-    def friction(t, y, modes):
-        phi, w, s, phi_v, w_v = unpack(y)
-        tau_odd, tau_even = shaft_torques(phi, w, phi_v, w_v)
-        torques = [-tau_odd / odd["ratio"], z3.engine_torque(t), -tau_even / even["ratio"]]
+    def friction(self, t, y, modes):
+        """(member torques, g, friction torques, derivative of extra, T_s) at t, y in ``modes``."""
+        chain = self.chain
+        phi, w, s, extra = self.members(y)
+        torques, d_extra = self.external(t, phi, w, extra)
         g = chain.relative_free_acceleration(torques)
-        t_s, t_c = capacities(t)
-        tau = [0.0, 0.0]
+        t_s, t_c = self.capacities(t)
+        tau = [0.0] * self.k
         for j, mode in enumerate(modes):
             if mode in (Mode.FORWARD, Mode.BACKWARD):
                 tau[j] = chain.laws[j].slipping_torque(s[j], mode, t_s[j], t_c[j])
@@ -84,99 +85,113 @@ def z3_reference(t_grid) -> Reference:
         if stuck:
             for j, value in zip(stuck, chain.stuck_torques(stuck, g, tau)):
                 tau[j] = value
-        return torques, g, tau, (tau_odd, tau_even), (t_s, t_c)
+        return torques, g, tau, d_extra, t_s
 
-    def rhs(t, y, modes):
-        torques, g, tau, (tau_odd, tau_even), _ = friction(t, y, modes)
-        mm = chain.m
-        ds = [0.0 if modes[j] == Mode.STUCK else g[j] - sum(mm[j][i] * tau[i] for i in range(2))
-              for j in range(2)]
-        w_v = y[7]
-        return [y[1], sum(torques) / chain.j_total, y[4], y[5], ds[0], ds[1], w_v,
-                (tau_odd + tau_even - vehicle["d_ground"] * w_v) / vehicle["J"]]
+    def rhs(self, t, y, modes):
+        torques, g, tau, d_extra, _ = self.friction(t, y, modes)
+        mm, k = self.chain.m, self.k
+        ds = [0.0 if modes[j] == Mode.STUCK else g[j] - sum(mm[j][i] * tau[i] for i in range(k)) for j in range(k)]
+        return [y[1], self.chain.free_acceleration(torques), *y[2 + k:2 + 2 * k], *ds, *d_extra]
 
-    def events_for(modes):
+    def events_for(self, modes):
+        """Terminal events: a slip reaching zero, a stuck friction reaching its capacity."""
         events = []
         for j, mode in enumerate(modes):
             if mode in (Mode.FORWARD, Mode.BACKWARD):
-                def slip_zero(t, y, *_, j=j, sign=int(mode)):
-                    return sign * y[4 + j]
+                def event(t, y, *_, j=j, sign=int(mode)):
+                    return sign * y[2 + self.k + j]
             elif mode == Mode.STUCK:
-                def slip_zero(t, y, *_, j=j):
-                    _, _, tau, _, (t_s, _) = friction(t, y, modes)
+                def event(t, y, *_, j=j):
+                    _, _, tau, _, t_s = self.friction(t, y, modes)
                     return t_s[j] - abs(tau[j])
             else:
                 continue
-            slip_zero.terminal, slip_zero.direction = True, -1
-            events.append((j, slip_zero))
+            event.terminal, event.direction = True, -1
+            events.append((j, event))
         return events
 
-    def decide(t, y, modes, event_j=None):
-        """Modes after an event at t; the capacities are taken just after t (right-hand
-        limit), so a clutch whose clamp-force ramp starts at t is no longer open."""
-        torques, g, _, _, _ = friction(t, y, modes)
-        t_s, t_c = capacities(t + 1e-9)
-        s = list(y[4:6])
-        if event_j is not None:
-            s[event_j] = 0.0
+    def decide(self, t, y, modes, event_j=None):
+        """Modes after an event at t, with the capacities just after t (right-hand limit:
+        a clutch whose clamp-force ramp starts at t is no longer open)."""
+        _, g, _, _, _ = self.friction(t, y, modes)
+        t_s, t_c = self.capacities(t + 1e-9)
+        s = list(y[2 + self.k:2 + 2 * self.k])
         for j, mode in enumerate(modes):
-            if mode == Mode.STUCK:
+            if mode == Mode.STUCK or j == event_j:
                 s[j] = 0.0
-        new_modes, _ = chain.resolve(s, modes, g, t_s, t_c)
+        new_modes, _ = self.chain.resolve(s, modes, g, t_s, t_c)
         return tuple(new_modes), s
 
+    def solve(self, y0, start_modes, t_grid):
+        """(samples of the state at t_grid, the modes at each sample)."""
+        solve_ivp = require("scipy.integrate", "the monolithic references need", "cli").solve_ivp
+        k = self.k
+        y = np.asarray(y0, dtype=float)
+        modes, _ = self.decide(0.0, y, start_modes)
+        t, t_end = 0.0, float(t_grid[-1])
+        samples = np.full((t_grid.size, y.size), np.nan)
+        modes_at = [None] * t_grid.size
+        while t < t_end:
+            stop = min([b for b in self.breakpoints if b > t + 1e-12] + [t_end])
+            events = self.events_for(modes)
+            sol = solve_ivp(self.rhs, (t, stop), y, method="DOP853", rtol=1e-10, atol=1e-10, dense_output=True,
+                            events=[e for _, e in events] or None, args=(modes,))
+            t_new = float(sol.t[-1])
+            for i in np.flatnonzero((t_grid >= t) & (t_grid <= t_new)):
+                samples[i] = sol.sol(t_grid[i])
+                modes_at[i] = modes
+            y = sol.y[:, -1].copy()
+            fired = None
+            if sol.status == 1:
+                fired = next(j for (j, _), times in zip(events, sol.t_events) if times.size)
+            modes, s = self.decide(t_new, y, modes, fired)
+            y[2 + k:2 + 2 * k] = s
+            t = t_new
+        return samples, modes_at
+
+
+def z3_reference(t_grid) -> Reference:
+    """Z3 as one ODE (module docstring), sampled at ``t_grid``."""
+    chain = _z3_model()
+    odd, even, vehicle = z3.SHAFT_ODD, z3.SHAFT_EVEN, z3.VEHICLE
+    t_grid = np.asarray(t_grid, dtype=float)
+
+    def capacities(t):
+        caps = [law.capacities(f) for law, f in zip(chain.laws, z3.clamp_forces(t))]
+        return [c[0] for c in caps], [c[1] for c in caps]
+
+    def external(t, phi, w, extra):
+        """Engine on body 2, the shafts from bodies 1 and 3 to the vehicle inertia."""
+        phi_v, w_v = extra
+        tau_odd = odd["k"] * (phi[0] / odd["ratio"] - phi_v) + odd["d"] * (w[0] / odd["ratio"] - w_v)
+        tau_even = even["k"] * (phi[2] / even["ratio"] - phi_v) + even["d"] * (w[2] / even["ratio"] - w_v)
+        torques = [-tau_odd / odd["ratio"], z3.engine_torque(t), -tau_even / even["ratio"]]
+        return torques, [w_v, (tau_odd + tau_even - vehicle["d_ground"] * w_v) / vehicle["J"]]
+
+    model = _FrictionReference(chain, external, capacities, z3.TABLE_TIMES)
     # start: everything at rest (clutch a clamped: stuck, b open)
-    y = np.zeros(8)
-    modes, _ = decide(0.0, y, (Mode.STUCK, Mode.FREE))
-    breakpoints = z3.TABLE_TIMES
-    t, t_end = 0.0, float(t_grid[-1])
-    samples = np.full((t_grid.size, 8), np.nan)
-    modes_at = [None] * t_grid.size
-    while t < t_end:
-        stop = min([b for b in breakpoints if b > t + 1e-12] + [t_end])
-        events = events_for(modes)
-        sol = solve_ivp(rhs, (t, stop), y, method="DOP853", rtol=1e-10, atol=1e-10, dense_output=True,
-                        events=[e for _, e in events] or None, args=(modes,))
-        t_new = float(sol.t[-1])
-        inside = (t_grid >= t) & (t_grid <= t_new)
-        for k in np.flatnonzero(inside):
-            samples[k] = sol.sol(t_grid[k])
-            modes_at[k] = modes
-        y = sol.y[:, -1].copy()
-        fired = None
-        if sol.status == 1:
-            fired = next(j for (j, _), times in zip(events, sol.t_events) if times.size)
-        for j, mode in enumerate(modes):
-            if mode == Mode.STUCK:
-                y[4 + j] = 0.0
-        modes, s = decide(t_new, y, modes, fired)
-        y[4:6] = s
-        t = t_new
+    samples, modes_at = model.solve(np.zeros(8), (Mode.STUCK, Mode.FREE), t_grid)
     signals = {k: np.empty(t_grid.size) for k in ("clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w",
                                                    "clutch.tau_fric_a", "clutch.tau_fric_b")}
-    for k, (row, modes_k) in enumerate(zip(samples, modes_at)):
-        _, w, _, _, w_v = unpack(row)
-        _, _, tau, _, _ = friction(t_grid[k], row, modes_k)
-        signals["clutch.w_1"][k], signals["clutch.w_2"][k], signals["clutch.w_3"][k] = w
-        signals["vehicle.w"][k] = w_v
-        signals["clutch.tau_fric_a"][k], signals["clutch.tau_fric_b"][k] = tau
+    for i, (row, modes_i) in enumerate(zip(samples, modes_at)):
+        _, w, _, extra = model.members(row)
+        _, _, tau, _, _ = model.friction(t_grid[i], row, modes_i)
+        signals["clutch.w_1"][i], signals["clutch.w_2"][i], signals["clutch.w_3"][i] = w
+        signals["vehicle.w"][i] = extra[1]
+        signals["clutch.tau_fric_a"][i], signals["clutch.tau_fric_b"][i] = tau
     return Reference(t_grid, signals)
 
 
 def planetary_shift_reference(t_grid) -> Reference:
     """The planetary upshift (systems/ssd/planetary_shift.ssd) as one ODE, sampled at
     ``t_grid``: the PlanetaryGear's friction system (its two interfaces fix both
-    coordinates: the state is their relative angles q and slips s, member speeds K s; a
-    stuck slip has zero derivative), the shaft to the vehicle and the vehicle inertia as
-    smooth forces; DOP853 (rtol, atol 1e-10) from event to event as z3_reference: a slip
-    reaching zero, a stuck friction reaching its static capacity, the kinks of the force
-    tables; at each event the stuck set is decided exactly (FrictionSystem.resolve)."""
+    coordinates: no free motion), the shaft to the vehicle and the vehicle inertia as
+    smooth forces, integrated from event to event as Z3 (_FrictionReference)."""
     from fmus import PlanetaryGear
     from solvers.signal import table_points, table_value
 
     from .ssp import load_system
 
-    solve_ivp = require("scipy.integrate", "the monolithic references need", "cli").solve_ivp
     system = load_system("planetary_shift")
     values = {name: c.with_defaults() for name, c in system.components.items()}
     gear_values, shaft, vehicle = values["gear"], values["shaft"], values["vehicle"]
@@ -188,7 +203,6 @@ def planetary_shift_reference(t_grid) -> Reference:
     chain = gear.build_system()
     tables = {name: (*table_points(values[name]), values[name]["hold"])
               for name in ("engine_torque", "brake_force", "clutch_force")}
-    breakpoints = sorted({t for times, _, _ in tables.values() for t in times})
 
     def table(name, t):
         times, ys, hold = tables[name]
@@ -197,95 +211,26 @@ def planetary_shift_reference(t_grid) -> Reference:
     def capacities(t):
         return chain.capacities([table("clutch_force", t), table("brake_force", t)])
 
-    def unpack(y):
-        q, s, phi_v, w_v = list(y[0:2]), list(y[2:4]), y[4], y[5]
-        phi = [sum(k * x for k, x in zip(row, q)) for row in chain.k]
-        w = [sum(k * x for k, x in zip(row, s)) for row in chain.k]
-        return phi, w, s, phi_v, w_v
-
-    def friction(t, y, modes):
-        phi, w, s, phi_v, w_v = unpack(y)
+    def external(t, phi, w, extra):
+        """Engine torque on the sun, the shaft from the carrier to the vehicle inertia."""
+        phi_v, w_v = extra
         ratio = shaft["ratio"]
         tau_shaft = shaft["k"] * (phi[1] / ratio - phi_v) + shaft["d"] * (w[1] / ratio - w_v)
         torques = [table("engine_torque", t), -tau_shaft / ratio, 0.0]
-        g = chain.relative_free_acceleration(torques)
-        t_s, t_c = capacities(t)
-        tau = [0.0, 0.0]
-        for j, mode in enumerate(modes):
-            if mode in (Mode.FORWARD, Mode.BACKWARD):
-                tau[j] = chain.laws[j].slipping_torque(s[j], mode, t_s[j], t_c[j])
-            elif mode == Mode.FREE:
-                tau[j] = chain.laws[j].d_visc * s[j]
-        stuck = [j for j, mode in enumerate(modes) if mode == Mode.STUCK]
-        if stuck:
-            for j, value in zip(stuck, chain.stuck_torques(stuck, g, tau)):
-                tau[j] = value
-        return g, tau, tau_shaft, t_s
+        return torques, [w_v, (tau_shaft - vehicle["d_ground"] * w_v) / vehicle["J"]]
 
-    def rhs(t, y, modes):
-        g, tau, tau_shaft, _ = friction(t, y, modes)
-        ds = [0.0 if modes[j] == Mode.STUCK else g[j] - sum(chain.m[j][i] * tau[i] for i in range(2))
-              for j in range(2)]
-        return [y[2], y[3], ds[0], ds[1], y[5], (tau_shaft - vehicle["d_ground"] * y[5]) / vehicle["J"]]
-
-    def events_for(modes):
-        events = []
-        for j, mode in enumerate(modes):
-            if mode in (Mode.FORWARD, Mode.BACKWARD):
-                def event(t, y, *_, j=j, sign=int(mode)):
-                    return sign * y[2 + j]
-            elif mode == Mode.STUCK:
-                def event(t, y, *_, j=j):
-                    _, tau, _, t_s = friction(t, y, modes)
-                    return t_s[j] - abs(tau[j])
-            else:
-                continue
-            event.terminal, event.direction = True, -1
-            events.append((j, event))
-        return events
-
-    def decide(t, y, modes, event_j=None):
-        """Modes after an event at t, with the capacities just after t (right-hand limit)."""
-        g, _, _, _ = friction(t, y, modes)
-        t_s, t_c = capacities(t + 1e-9)
-        s = list(y[2:4])
-        for j, mode in enumerate(modes):
-            if mode == Mode.STUCK or j == event_j:
-                s[j] = 0.0
-        new_modes, _ = chain.resolve(s, modes, g, t_s, t_c)
-        return tuple(new_modes), s
-
+    model = _FrictionReference(chain, external, capacities, {t for times, _, _ in tables.values() for t in times})
     t_grid = np.asarray(t_grid, dtype=float)
-    y = np.zeros(6)
-    modes, _ = decide(0.0, y, (Mode.FREE, Mode.STUCK))
-    t, t_end = 0.0, float(t_grid[-1])
-    samples = np.full((t_grid.size, 6), np.nan)
-    modes_at = [None] * t_grid.size
-    while t < t_end:
-        stop = min([b for b in breakpoints if b > t + 1e-12] + [t_end])
-        events = events_for(modes)
-        sol = solve_ivp(rhs, (t, stop), y, method="DOP853", rtol=1e-10, atol=1e-10, dense_output=True,
-                        events=[e for _, e in events] or None, args=(modes,))
-        t_new = float(sol.t[-1])
-        for k in np.flatnonzero((t_grid >= t) & (t_grid <= t_new)):
-            samples[k] = sol.sol(t_grid[k])
-            modes_at[k] = modes
-        y = sol.y[:, -1].copy()
-        fired = None
-        if sol.status == 1:
-            fired = next(j for (j, _), times in zip(events, sol.t_events) if times.size)
-        modes, s = decide(t_new, y, modes, fired)
-        y[2:4] = s
-        t = t_new
+    samples, modes_at = model.solve(np.zeros(8), (Mode.FREE, Mode.STUCK), t_grid)
     keys = ("gear.w_sun", "gear.w_carrier", "gear.w_ring", "vehicle.w", "gear.tau_fric_c", "gear.tau_fric_b")
     signals = {key: np.empty(t_grid.size) for key in keys}
-    for k, (row, modes_k) in enumerate(zip(samples, modes_at)):
-        _, w, _, _, w_v = unpack(row)
-        _, tau, _, _ = friction(t_grid[k], row, modes_k)
-        signals["gear.w_sun"][k], signals["gear.w_carrier"][k], signals["gear.w_ring"][k] = w
-        signals["vehicle.w"][k] = w_v
+    for i, (row, modes_i) in enumerate(zip(samples, modes_at)):
+        _, w, _, extra = model.members(row)
+        _, _, tau, _, _ = model.friction(t_grid[i], row, modes_i)
+        signals["gear.w_sun"][i], signals["gear.w_carrier"][i], signals["gear.w_ring"][i] = w
+        signals["vehicle.w"][i] = extra[1]
         # the element's outputs: the clutch's torque as transmitted, the brake's as the housing's on the ring
-        signals["gear.tau_fric_c"][k], signals["gear.tau_fric_b"][k] = tau[0], -tau[1]
+        signals["gear.tau_fric_c"][i], signals["gear.tau_fric_b"][i] = tau[0], -tau[1]
     return Reference(t_grid, signals)
 
 
