@@ -40,7 +40,8 @@ mass-weighted velocity correction, and is held at g' = -alpha g (velocity stabil
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from typing import NamedTuple
 from operator import mul
 
 from .budget import Budget
@@ -48,7 +49,7 @@ from .dense import dot, identity, matmul, matvec, min_norm_solve, pivoted_choles
 from .contract import GRAVITY, StepResult, check_step
 from .friction import BACKWARD, FORWARD, FREE, STUCK, Mode
 from .lcp import LcpError, lemke
-from .ode import _A, _C, _E, IntegrationError, OdeResult, _earliest
+from .ode import _A, _C, _E, IntegrationError, _earliest
 
 CONTACTS = ("slip_f", "roll_f", "slip_r", "roll_r")
 #: Stick/slip events of one step (each an LCP, a velocity projection and a restart of the
@@ -67,47 +68,70 @@ _ADVICE = ("take a smaller communication step, or make the vehicle less stiff (t
            "sqrt(k_tire / m_wheel), the suspension's c_susp / m_wheel, the Baumgarte gains alpha_bg, beta_bg)")
 
 
+def _parameter(default: float, unit: str | None, description: str, kind: str = "nonnegative"):
+    """A field of :class:`VehicleParams` with its declaration: unit, one-line description and
+    ``kind``, its range: 'mass', 'inertia', 'positive' (> 0) or 'nonnegative' (>= 0).  The
+    Vehicle FMU declares its parameters from these (fmus.vehicle, with the FMU-wide floors
+    of fmus.variables for masses and inertias); :meth:`VehicleParams.problems` checks them."""
+    return field(default=default, metadata={"unit": unit, "description": description, "kind": kind})
+
+
 @dataclass(frozen=True)
 class VehicleParams:
-    """Seed values (Fan et al. section 4) as defaults."""
+    """Seed values (Fan et al. section 4) as defaults; each field declares its unit,
+    description and range (:func:`_parameter`), the relations between fields are
+    :meth:`relation_problems`: the one statement of every rule, for the solver and the FMU."""
 
-    m_body: float = 1400.0
-    J_body: float = 1200.0
-    m_wheel_f: float = 30.0
-    J_wheel_f: float = 2.0
-    m_wheel_r: float = 30.0
-    J_wheel_r: float = 2.0
-    a: float = 1.0
-    b: float = 1.0
-    h: float = 0.6
-    R: float = 0.25
-    k_susp: float = 25e3
-    c_susp: float = 3.5e3
-    k_tire: float = 150e3
-    zeta_tire: float = 0.05
-    mu_s_road: float = 0.8
-    mu_k_road: float = 0.75
-    delta_roll: float = 0.005
-    alpha_bg: float = 30.0
-    beta_bg: float = 30.0
+    m_body: float = _parameter(1400.0, "kg", "mass of the body", "mass")
+    J_body: float = _parameter(1200.0, "kg.m2", "pitch inertia of the body", "inertia")
+    m_wheel_f: float = _parameter(30.0, "kg", "mass of the front wheel", "mass")
+    J_wheel_f: float = _parameter(2.0, "kg.m2", "inertia of the front wheel", "inertia")
+    m_wheel_r: float = _parameter(30.0, "kg", "mass of the rear wheel", "mass")
+    J_wheel_r: float = _parameter(2.0, "kg.m2", "inertia of the rear wheel", "inertia")
+    a: float = _parameter(1.0, "m", "front axle ahead of the body centre of mass", "positive")
+    b: float = _parameter(1.0, "m", "rear axle behind the body centre of mass", "positive")
+    h: float = _parameter(0.6, "m", "design height of the body centre of mass (wheel centres at R)")
+    R: float = _parameter(0.25, "m", "wheel radius", "positive")
+    k_susp: float = _parameter(25e3, "N/m", "suspension stiffness per axle", "positive")
+    c_susp: float = _parameter(3.5e3, "N.s/m", "suspension damping per axle")
+    k_tire: float = _parameter(150e3, "N/m", "radial tire stiffness", "positive")
+    zeta_tire: float = _parameter(0.05, None, "radial tire damping ratio")
+    mu_s_road: float = _parameter(0.8, None, "static tire-road friction coefficient mu_0")
+    mu_k_road: float = _parameter(0.75, None, "sliding tire-road friction coefficient mu (<= mu_0)")
+    delta_roll: float = _parameter(0.005, "m", "rolling resistance arm delta (torque delta F_N)")
+    alpha_bg: float = _parameter(30.0, "1/s", "Baumgarte velocity gain alpha")
+    beta_bg: float = _parameter(30.0, "1/s2", "Baumgarte position gain beta")
 
     def problems(self) -> list[str]:
-        """Messages naming every non-physical value (empty if all are fine)."""
+        """Messages naming every non-physical value (empty if all are fine): each field in
+        its declared range, then the relations."""
         out = []
-        positive = ("m_body", "J_body", "m_wheel_f", "J_wheel_f", "m_wheel_r", "J_wheel_r", "a", "b", "R",
-                    "k_susp", "k_tire")
         for f in fields(self):
             value = getattr(self, f.name)
             if not math.isfinite(value):
                 out.append(f"{f.name} = {value!r} is not finite")
-            elif f.name in positive and not value > 0.0:
+            elif f.metadata["kind"] != "nonnegative" and not value > 0.0:
                 out.append(f"{f.name} = {value!r} must be > 0")
-            elif f.name not in positive and value < 0.0:
+            elif value < 0.0:
                 out.append(f"{f.name} = {value!r} must be >= 0")
+        return out + self.relation_problems()
+
+    def relation_problems(self) -> list[str]:
+        """Messages for the rules that relate fields (the FMU's cross-check: its variable
+        ranges cover each field alone)."""
+        out = []
         if self.mu_k_road > self.mu_s_road:
-            out.append(f"mu_k_road = {self.mu_k_road!r} must not exceed mu_s_road = {self.mu_s_road!r}")
+            out.append(f"mu_k_road = {self.mu_k_road!r} must not exceed mu_s_road = {self.mu_s_road!r}; "
+                       "allowed range [0, mu_s_road]")
         if self.h <= self.R:
-            out.append(f"h = {self.h!r} must exceed R = {self.R!r} (body above the wheel centres)")
+            out.append(f"h = {self.h!r} must exceed R = {self.R!r}; allowed range (R, inf) m")
+        if all(0.0 < getattr(self, name) < math.inf for name in ("m_body", "a", "b", "k_susp")):
+            # the suspension springs' free length is the design length plus the static sag
+            sag = self.m_body * GRAVITY * max(self.a, self.b) / (self.a + self.b) / self.k_susp
+            if not sag < math.inf:
+                out.append(f"k_susp = {self.k_susp!r} N/m is too soft for m_body = {self.m_body!r} kg: the "
+                           f"static suspension sag m_body g max(a, b) / ((a + b) k_susp) = {sag!r} m, and with "
+                           "it the springs' free length, is beyond the floating-point range")
         return out
 
 
@@ -185,6 +209,7 @@ class PlanarVehicle:
         cls = type(self)
         self._fast = all(getattr(cls, name) is getattr(PlanarVehicle, name)
                          for name in ("N_COORDINATES", "applied", "capacities", "snap", "forces"))
+        self._fast_cache, self._phase_cache = {}, {}
         self._k = (p.m_body * GRAVITY, p.m_wheel_f * GRAVITY, p.m_wheel_r * GRAVITY,
                    1.0 / p.m_body, 1.0 / p.J_body, 1.0 / p.m_wheel_f, 1.0 / p.J_wheel_f,
                    1.0 / p.m_wheel_r, 1.0 / p.J_wheel_r)
@@ -302,11 +327,22 @@ class PlanarVehicle:
         return (mu * normal[0], self.p.delta_roll * normal[0], mu * normal[1], self.p.delta_roll * normal[1])
 
     # ----------------------------------------------------------------- closed-form path
-    def _fast_dynamics(self, modes, tau_f, tau_r):
-        """``evaluate(yy) -> (q'', tangential, static capacities, F_N)`` for fixed contact
-        modes and torques: :meth:`forces` of this class in scalar closed form, or None when
-        all four contacts stick (redundant constraints: the minimum-norm multipliers of the
-        generic path).
+    def _fast_for(self, modes):
+        """(evaluate, torque, last) of :meth:`_fast_dynamics` for ``modes``, built once per
+        combination of contact modes (None when all four stick)."""
+        entry = self._fast_cache.get(modes)
+        if entry is None:
+            torque, last = [0.0, 0.0], [None, None, None, None]
+            evaluate = self._fast_dynamics(modes, torque, last)
+            entry = self._fast_cache[modes] = (evaluate, torque, last) if evaluate else None
+        return entry
+
+    def _fast_dynamics(self, modes, torque, last):
+        """``evaluate(t, yy) -> y'`` (y = q, q') for fixed contact modes with the wheel
+        torques ``torque`` = [tau_f, tau_r] (read at every call), which leaves
+        ``last`` = [yy, tangential, static capacities, F_N]: :meth:`forces` of this class in
+        scalar closed form, or None when all four contacts stick (redundant constraints: the
+        minimum-norm multipliers of the generic path).
 
         The same equations as :meth:`forces`: with a = M^-1 Q the unconstrained
         accelerations, the multipliers solve (C M^-1 C^T) mu = b - C a.  The contact rows
@@ -335,9 +371,10 @@ class PlanarVehicle:
         Dsf, Dsr = imf + R * R * iJf, imr + R * R * iJr      # slip rows' diagonal
         cos, sin = math.cos, math.sin
 
-        def evaluate(yy):
+        def evaluate(_t, yy):
             (x1, y1, th, xf, yf, thf, xr, yr, thr,
              x1d, y1d, thd, xfd, yfd, thfd, xrd, yrd, thrd) = yy
+            tau_f, tau_r = torque
             c, s = cos(th), sin(th)
             nx = -s
             # suspension (applied()): L = -(p_i - p_1) . n, push k (L0 - L) - c L'
@@ -446,11 +483,12 @@ class PlanarVehicle:
             ts_r = t_sr if st_sr else 0.0
             tr_r = t_rr if st_rr else 0.0
             joints = mu0 + mu1
-            qdd = [(Q0 - c * joints) * im1, (Q1 - s * joints) * im1, (Q2 + rho_f * mu0 + rho_r * mu1) * iJ1,
-                   (Q3 + c * mu0 + ts_f) * imf, (Q4 + s * mu0) * imf, (Q5 - R * ts_f + tr_f) * iJf,
-                   (Q6 + c * mu1 + ts_r) * imr, (Q7 + s * mu1) * imr, (Q8 - R * ts_r + tr_r) * iJr]
-            return (qdd, (t_sf, t_rf, t_sr, t_rr),
-                    (mu_s * fn_f, delta * fn_f, mu_s * fn_r, delta * fn_r), (fn_f, fn_r))
+            last[0], last[1] = yy, (t_sf, t_rf, t_sr, t_rr)
+            last[2], last[3] = (mu_s * fn_f, delta * fn_f, mu_s * fn_r, delta * fn_r), (fn_f, fn_r)
+            return [x1d, y1d, thd, xfd, yfd, thfd, xrd, yrd, thrd,
+                    (Q0 - c * joints) * im1, (Q1 - s * joints) * im1, (Q2 + rho_f * mu0 + rho_r * mu1) * iJ1,
+                    (Q3 + c * mu0 + ts_f) * imf, (Q4 + s * mu0) * imf, (Q5 - R * ts_f + tr_f) * iJf,
+                    (Q6 + c * mu1 + ts_r) * imr, (Q7 + s * mu1) * imr, (Q8 - R * ts_r + tr_r) * iJr]
 
         return evaluate
 
@@ -460,10 +498,12 @@ class PlanarVehicle:
         key = (tuple(q), tuple(qd), tau_f, tau_r, modes, t)
         if key == self._cache_key:
             return self._cache_value
-        evaluate = self._fast_dynamics(modes, tau_f, tau_r) if self._fast else None
-        if evaluate is not None:
-            qdd, tangential, capacity, normal = evaluate(key[0] + key[1])
-            result = Forces(qdd, normal, tangential, capacity)
+        fast = self._fast_for(modes) if self._fast else None
+        if fast is not None:
+            evaluate, torque, last = fast
+            torque[0], torque[1] = tau_f, tau_r
+            qdd = evaluate(t, [float(v) for v in key[0] + key[1]])[9:]
+            result = Forces(qdd, last[3], last[1], last[2])
             self._cache_key, self._cache_value = key, result
             return result
         Q, normal = self.applied(q, qd, tau_f, tau_r, t)
@@ -606,7 +646,7 @@ class PlanarVehicle:
         y[n:] = self.snap(y[n:], held)
         rhs, event_functions, last = self._phase(modes, tau_f, tau_r, t0)
         f0 = rhs(0.0, y)
-        if FREE in modes or not all(abs(last[2][j]) <= last[3][j] for j in held):   # new inputs: re-decide
+        if FREE in modes or not all(abs(last[1][j]) <= last[2][j] for j in held):   # new inputs: re-decide
             modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, held, t0)
             rhs, event_functions, last = self._phase(modes, tau_f, tau_r, t0)
             f0 = None
@@ -644,43 +684,55 @@ class PlanarVehicle:
 
     def _phase(self, modes, tau_f, tau_r, t0):
         """The right-hand side and event functions of one smooth phase (contact modes
-        fixed), and ``last`` = [y, t, tangential, capacities] of the latest evaluation: the
-        event functions of the stuck contacts read the forces the integrator's last stage
-        computed at the same point instead of evaluating them again."""
+        fixed), and ``last`` = [y, tangential, capacities, ...] of the latest evaluation:
+        the event functions of the stuck contacts read the forces the integrator's last
+        stage computed at the same point instead of evaluating them again.  The plain
+        vehicle's are built once per combination of modes (its torques are set here)."""
+        fast = self._fast_for(modes) if self._fast else None
+        if fast is not None:
+            entry = self._phase_cache.get(modes)
+            if entry is None:
+                evaluate, torque, last = fast
+                entry = self._phase_cache[modes] = (evaluate, self._event_functions(modes, evaluate, last, True),
+                                                    last, torque)
+            entry[3][0], entry[3][1] = tau_f, tau_r
+            return entry[:3]
         n = self.N_COORDINATES
-        last = [None, None, None, None]
-        evaluate = self._fast_dynamics(modes, tau_f, tau_r) if self._fast else None
-        if evaluate is not None:
-            def rhs(_t, yy):
-                qdd, last[2], last[3], _ = evaluate(yy)
-                last[0], last[1] = yy, _t
-                return yy[n:] + qdd
-        else:
-            def rhs(_t, yy):
-                f = self.forces(yy[:n], yy[n:], tau_f, tau_r, modes, t0 + _t)
-                last[0], last[1], last[2], last[3] = yy, _t, f.tangential, f.capacity
-                return yy[n:] + f.qdd
+        last = [None, None, None, None, None]
+
+        def rhs(_t, yy):
+            f = self.forces(yy[:n], yy[n:], tau_f, tau_r, modes, t0 + _t)
+            last[0], last[1], last[2], last[4] = yy, f.tangential, f.capacity, _t
+            return yy[n:] + f.qdd
+
+        return rhs, self._event_functions(modes, rhs, last, False), last
+
+    def _event_functions(self, modes, rhs, last, fast):
+        """Per contact: a sliding one's signed relative speed, a stuck (or free) one's
+        margin capacity - |force| at the point ``rhs`` evaluated last (again if another,
+        or at another time for the generic path, whose forces may depend on time)."""
+        n = self.N_COORDINATES
 
         def margin(_t, yy, j):
-            if yy is not last[0] or (_t != last[1] and evaluate is None):
+            if yy is not last[0] or (not fast and _t != last[4]):
                 rhs(_t, yy)
-            return last[3][j] - abs(last[2][j])
+            return last[2][j] - abs(last[1][j])
 
         event_functions = []
         for j, mode in enumerate(modes):
             if mode == FORWARD or mode == BACKWARD:
-                if self._fast:
-                    k = 3 * j // 2 + n + 3        # slip: x' - R th' of its wheel; rolling: th'
+                if fast:
+                    k = 3 * (j // 2) + n + 3        # slip: x' - R th' of its wheel; rolling: th'
                     if j % 2 == 0:
                         event_functions.append(lambda _t, yy, k=k, s=int(mode), R=self.p.R:
                                                s * (yy[k] + -R * yy[k + 2]))
                     else:
-                        event_functions.append(lambda _t, yy, k=k + 1, s=int(mode): s * yy[k])
+                        event_functions.append(lambda _t, yy, k=k + 2, s=int(mode): s * yy[k])
                 else:
                     event_functions.append(lambda _t, yy, j=j, s=int(mode): s * dot(self.Wt[j], yy[n:]))
             else:
                 event_functions.append(lambda _t, yy, j=j: margin(_t, yy, j))
-        return rhs, event_functions, last
+        return event_functions
 
     def holds(self, q, qd, tau_f, tau_r, modes, t=0.0):
         """True when every stuck contact's force is within its capacity: then the stuck
@@ -694,6 +746,24 @@ class PlanarVehicle:
         return f.capacity[j] - abs(f.tangential[j])
 
     # ----------------------------------------------------------------- outputs
+    def state_outputs(self, q, qd):
+        """(F_N front, F_N rear, slip speed front, rear, |Phi|): :meth:`applied`'s normal
+        forces, :meth:`relative_speeds`' slip speeds and the norm of :meth:`constraints`'
+        Phi, in closed form (the same expressions)."""
+        p = self.p
+        R = p.R
+        normal = []
+        for k, damping in ((4, self.damping_tire[0]), (7, self.damping_tire[1])):
+            f_n = 0.0
+            if R - q[k] > 0.0:
+                f_n = max(0.0, p.k_tire * (R - q[k]) - damping * qd[k])
+            normal.append(f_n)
+        c, s = math.cos(q[2]), math.sin(q[2])
+        phi_f = (q[3] - q[0]) * c + (q[4] - q[1]) * s - p.a
+        phi_r = (q[6] - q[0]) * c + (q[7] - q[1]) * s + p.b
+        return (normal[0], normal[1], qd[3] + -R * qd[5], qd[6] + -R * qd[8],
+                math.sqrt(phi_f * phi_f + phi_r * phi_r))
+
     def energy(self, q, qd):
         """Kinetic + gravity + suspension + tire energy."""
         p = self.p
@@ -709,6 +779,16 @@ class PlanarVehicle:
             if penetration > 0.0:
                 springs += 0.5 * p.k_tire * penetration ** 2
         return kinetic + gravity + springs
+
+
+class _Stop(NamedTuple):
+    """ode.OdeResult's fields as a plain tuple (a frozen dataclass costs five setattr calls)."""
+
+    t: float
+    y: list
+    event: int | None
+    n_steps: int
+    n_attempts: int = 0
 
 
 def _integrate(fun, t0, y0, t_end, events, rtol, atol, first_step, max_steps, f0=None):
@@ -748,13 +828,13 @@ def _integrate(fun, t0, y0, t_end, events, rtol, atol, first_step, max_steps, f0
             if g_new > 0.0:
                 armed[i] = True
             elif not armed[i] and g_new < 0.0:
-                return OdeResult(t, y, i, n_steps, attempts)
+                return _Stop(t, y, i, n_steps, attempts)
             g_prev[i] = g_new
         if crossed:
             return _earliest(fun, t, y, f, h, y_new, events, crossed, g_prev, n_steps, attempts)
         t, y, f = t_new, y_new, f_new
         if t >= t_end:
-            return OdeResult(t, y, None, n_steps, attempts)
+            return _Stop(t, y, None, n_steps, attempts)
         h *= min(5.0, 0.9 * err_norm ** -0.2) if err_norm > 0 else 5.0
     raise IntegrationError(f"more than {max_steps} integration steps attempted between t = {t0!r} and "
                            f"{t_end!r} (reached t = {t!r}, last step size {h!r})")
