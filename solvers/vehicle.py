@@ -40,7 +40,8 @@ mass-weighted velocity correction, and is held at g' = -alpha g (velocity stabil
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from typing import NamedTuple
 from operator import mul
 
 from .budget import Budget
@@ -48,7 +49,7 @@ from .dense import dot, identity, matmul, matvec, min_norm_solve, pivoted_choles
 from .contract import GRAVITY, StepResult, check_step
 from .friction import BACKWARD, FORWARD, FREE, STUCK, Mode
 from .lcp import LcpError, lemke
-from .ode import IntegrationError, integrate
+from .ode import _A, _C, _E, IntegrationError, _earliest
 
 CONTACTS = ("slip_f", "roll_f", "slip_r", "roll_r")
 #: Stick/slip events of one step (each an LCP, a velocity projection and a restart of the
@@ -67,47 +68,70 @@ _ADVICE = ("take a smaller communication step, or make the vehicle less stiff (t
            "sqrt(k_tire / m_wheel), the suspension's c_susp / m_wheel, the Baumgarte gains alpha_bg, beta_bg)")
 
 
+def _parameter(default: float, unit: str | None, description: str, kind: str = "nonnegative"):
+    """A field of :class:`VehicleParams` with its declaration: unit, one-line description and
+    ``kind``, its range: 'mass', 'inertia', 'positive' (> 0) or 'nonnegative' (>= 0).  The
+    Vehicle FMU declares its parameters from these (fmus.vehicle, with the FMU-wide floors
+    of fmus.variables for masses and inertias); :meth:`VehicleParams.problems` checks them."""
+    return field(default=default, metadata={"unit": unit, "description": description, "kind": kind})
+
+
 @dataclass(frozen=True)
 class VehicleParams:
-    """Seed values (Fan et al. section 4) as defaults."""
+    """Seed values (Fan et al. section 4) as defaults; each field declares its unit,
+    description and range (:func:`_parameter`), the relations between fields are
+    :meth:`relation_problems`: the one statement of every rule, for the solver and the FMU."""
 
-    m_body: float = 1400.0
-    J_body: float = 1200.0
-    m_wheel_f: float = 30.0
-    J_wheel_f: float = 2.0
-    m_wheel_r: float = 30.0
-    J_wheel_r: float = 2.0
-    a: float = 1.0
-    b: float = 1.0
-    h: float = 0.6
-    R: float = 0.25
-    k_susp: float = 25e3
-    c_susp: float = 3.5e3
-    k_tire: float = 150e3
-    zeta_tire: float = 0.05
-    mu_s_road: float = 0.8
-    mu_k_road: float = 0.75
-    delta_roll: float = 0.005
-    alpha_bg: float = 30.0
-    beta_bg: float = 30.0
+    m_body: float = _parameter(1400.0, "kg", "mass of the body", "mass")
+    J_body: float = _parameter(1200.0, "kg.m2", "pitch inertia of the body", "inertia")
+    m_wheel_f: float = _parameter(30.0, "kg", "mass of the front wheel", "mass")
+    J_wheel_f: float = _parameter(2.0, "kg.m2", "inertia of the front wheel", "inertia")
+    m_wheel_r: float = _parameter(30.0, "kg", "mass of the rear wheel", "mass")
+    J_wheel_r: float = _parameter(2.0, "kg.m2", "inertia of the rear wheel", "inertia")
+    a: float = _parameter(1.0, "m", "front axle ahead of the body centre of mass", "positive")
+    b: float = _parameter(1.0, "m", "rear axle behind the body centre of mass", "positive")
+    h: float = _parameter(0.6, "m", "design height of the body centre of mass (wheel centres at R)")
+    R: float = _parameter(0.25, "m", "wheel radius", "positive")
+    k_susp: float = _parameter(25e3, "N/m", "suspension stiffness per axle", "positive")
+    c_susp: float = _parameter(3.5e3, "N.s/m", "suspension damping per axle")
+    k_tire: float = _parameter(150e3, "N/m", "radial tire stiffness", "positive")
+    zeta_tire: float = _parameter(0.05, None, "radial tire damping ratio")
+    mu_s_road: float = _parameter(0.8, None, "static tire-road friction coefficient mu_0")
+    mu_k_road: float = _parameter(0.75, None, "sliding tire-road friction coefficient mu (<= mu_0)")
+    delta_roll: float = _parameter(0.005, "m", "rolling resistance arm delta (torque delta F_N)")
+    alpha_bg: float = _parameter(30.0, "1/s", "Baumgarte velocity gain alpha")
+    beta_bg: float = _parameter(30.0, "1/s2", "Baumgarte position gain beta")
 
     def problems(self) -> list[str]:
-        """Messages naming every non-physical value (empty if all are fine)."""
+        """Messages naming every non-physical value (empty if all are fine): each field in
+        its declared range, then the relations."""
         out = []
-        positive = ("m_body", "J_body", "m_wheel_f", "J_wheel_f", "m_wheel_r", "J_wheel_r", "a", "b", "R",
-                    "k_susp", "k_tire")
         for f in fields(self):
             value = getattr(self, f.name)
             if not math.isfinite(value):
                 out.append(f"{f.name} = {value!r} is not finite")
-            elif f.name in positive and not value > 0.0:
+            elif f.metadata["kind"] != "nonnegative" and not value > 0.0:
                 out.append(f"{f.name} = {value!r} must be > 0")
-            elif f.name not in positive and value < 0.0:
+            elif value < 0.0:
                 out.append(f"{f.name} = {value!r} must be >= 0")
+        return out + self.relation_problems()
+
+    def relation_problems(self) -> list[str]:
+        """Messages for the rules that relate fields (the FMU's cross-check: its variable
+        ranges cover each field alone)."""
+        out = []
         if self.mu_k_road > self.mu_s_road:
-            out.append(f"mu_k_road = {self.mu_k_road!r} must not exceed mu_s_road = {self.mu_s_road!r}")
+            out.append(f"mu_k_road = {self.mu_k_road!r} must not exceed mu_s_road = {self.mu_s_road!r}; "
+                       "allowed range [0, mu_s_road]")
         if self.h <= self.R:
-            out.append(f"h = {self.h!r} must exceed R = {self.R!r} (body above the wheel centres)")
+            out.append(f"h = {self.h!r} must exceed R = {self.R!r}; allowed range (R, inf) m")
+        if all(0.0 < getattr(self, name) < math.inf for name in ("m_body", "a", "b", "k_susp")):
+            # the suspension springs' free length is the design length plus the static sag
+            sag = self.m_body * GRAVITY * max(self.a, self.b) / (self.a + self.b) / self.k_susp
+            if not sag < math.inf:
+                out.append(f"k_susp = {self.k_susp!r} N/m is too soft for m_body = {self.m_body!r} kg: the "
+                           f"static suspension sag m_body g max(a, b) / ((a + b) k_susp) = {sag!r} m, and with "
+                           "it the springs' free length, is beyond the floating-point range")
         return out
 
 
@@ -179,6 +203,16 @@ class PlanarVehicle:
         Wt[3][8] = 1.0                         # rolling rear
         self.Wt = Wt
         self._cache_key, self._cache_value = None, None
+        # the closed-form path (_fast_accel) is this class's own dynamics; a subclass that
+        # changes the coordinates, forces or contacts (systems.powered_vehicle) takes the
+        # generic matrix path of forces()
+        cls = type(self)
+        self._fast = all(getattr(cls, name) is getattr(PlanarVehicle, name)
+                         for name in ("N_COORDINATES", "applied", "capacities", "snap", "forces"))
+        self._fast_cache, self._phase_cache = {}, {}
+        self._k = (p.m_body * GRAVITY, p.m_wheel_f * GRAVITY, p.m_wheel_r * GRAVITY,
+                   1.0 / p.m_body, 1.0 / p.J_body, 1.0 / p.m_wheel_f, 1.0 / p.J_wheel_f,
+                   1.0 / p.m_wheel_r, 1.0 / p.J_wheel_r)
 
     # ----------------------------------------------------------------- geometry
     def initial_state(self, x=0.0, v=0.0, w_wheel_f=None, w_wheel_r=None, settle=True) -> VehicleState:
@@ -292,12 +326,186 @@ class PlanarVehicle:
         mu = self.p.mu_s_road if static else self.p.mu_k_road
         return (mu * normal[0], self.p.delta_roll * normal[0], mu * normal[1], self.p.delta_roll * normal[1])
 
+    # ----------------------------------------------------------------- closed-form path
+    def _fast_for(self, modes):
+        """(evaluate, torque, last) of :meth:`_fast_dynamics` for ``modes``, built once per
+        combination of contact modes (None when all four stick)."""
+        entry = self._fast_cache.get(modes)
+        if entry is None:
+            torque, last = [0.0, 0.0], [None, None, None, None]
+            evaluate = self._fast_dynamics(modes, torque, last)
+            entry = self._fast_cache[modes] = (evaluate, torque, last) if evaluate else None
+        return entry
+
+    def _fast_dynamics(self, modes, torque, last):
+        """``evaluate(t, yy) -> y'`` (y = q, q') for fixed contact modes with the wheel
+        torques ``torque`` = [tau_f, tau_r] (read at every call), which leaves
+        ``last`` = [yy, tangential, static capacities, F_N]: :meth:`forces` of this class in
+        scalar closed form, or None when all four contacts stick (redundant constraints: the
+        minimum-norm multipliers of the generic path).
+
+        The same equations as :meth:`forces`: with a = M^-1 Q the unconstrained
+        accelerations, the multipliers solve (C M^-1 C^T) mu = b - C a.  The contact rows
+        touch one wheel's x and angle only, so their block of C M^-1 C^T is constant and
+        block diagonal per wheel (slip: 1/m + R^2/J, rolling: 1/J, coupling -R/J) and
+        couples to the wheel's own joint only (c / m); eliminating it per wheel in closed
+        form leaves the 2 x 2 joint system, solved by symmetric elimination (positive
+        definite: each joint keeps the wheel's vertical mass 1/m at least).  The
+        multipliers agree with the pivoted Cholesky factors of the generic path to rounding."""
+        p = self.p
+        if all(m == STUCK for m in modes[:4]):
+            return None
+        sl_sf, sl_rf, sl_sr, sl_rr = (int(m) if m in (FORWARD, BACKWARD) else 0 for m in modes[:4])
+        st_sf, st_rf, st_sr, st_rr = (m == STUCK for m in modes[:4])
+        w_m1, w_mf, w_mr, im1, iJ1, imf, iJf, imr, iJr = self._k
+        a, b, R = p.a, p.b, p.R
+        mb = -b
+        k_s, c_s, k_t = p.k_susp, p.c_susp, p.k_tire
+        L0f, L0r = self.free_length
+        ctf, ctr = self.damping_tire
+        mu_s, mu_k, delta = p.mu_s_road, p.mu_k_road, p.delta_roll
+        alpha, beta = p.alpha_bg, p.beta_bg
+        mf, mr, Jf, Jr = p.m_wheel_f, p.m_wheel_r, p.J_wheel_f, p.J_wheel_r
+        mRf, mRr = mf * R, mr * R
+        JRf, JRr = Jf + mf * R * R, Jr + mr * R * R
+        Dsf, Dsr = imf + R * R * iJf, imr + R * R * iJr      # slip rows' diagonal
+        cos, sin = math.cos, math.sin
+
+        def evaluate(_t, yy):
+            (x1, y1, th, xf, yf, thf, xr, yr, thr,
+             x1d, y1d, thd, xfd, yfd, thfd, xrd, yrd, thrd) = yy
+            tau_f, tau_r = torque
+            c, s = cos(th), sin(th)
+            nx = -s
+            # suspension (applied()): L = -(p_i - p_1) . n, push k (L0 - L) - c L'
+            dx, dy, dxd, dyd = xf - x1, yf - y1, xfd - x1d, yfd - y1d
+            du_f = dx * c + dy * s
+            push_f = k_s * (L0f - -(dx * nx + dy * c)) - c_s * (-(dxd * nx + dyd * c) + thd * du_f)
+            rho_f = -dx * s + dy * c
+            g_f = -(2.0 * thd * (-dxd * s + dyd * c) - thd * thd * du_f) \
+                - alpha * (-c * x1d + -s * y1d + rho_f * thd + c * xfd + s * yfd) - beta * (du_f - a)
+            dx, dy, dxd, dyd = xr - x1, yr - y1, xrd - x1d, yrd - y1d
+            du_r = dx * c + dy * s
+            push_r = k_s * (L0r - -(dx * nx + dy * c)) - c_s * (-(dxd * nx + dyd * c) + thd * du_r)
+            rho_r = -dx * s + dy * c
+            g_r = -(2.0 * thd * (-dxd * s + dyd * c) - thd * thd * du_r) \
+                - alpha * (-c * x1d + -s * y1d + rho_r * thd + c * xrd + s * yrd) - beta * (du_r + b)
+            # tire normal forces (never pulling)
+            fn_f = fn_r = 0.0
+            if R - yf > 0.0:
+                fn_f = k_t * (R - yf) - ctf * yfd
+                if not fn_f > 0.0:
+                    fn_f = 0.0
+            if R - yr > 0.0:
+                fn_r = k_t * (R - yr) - ctr * yrd
+                if not fn_r > 0.0:
+                    fn_r = 0.0
+            Q3 = -(push_f * nx)
+            Q5 = tau_f
+            Q6 = -(push_r * nx)
+            Q8 = tau_r
+            t_sf = t_rf = t_sr = t_rr = 0.0
+            if sl_sf:                         # sliding: kinetic force against the slip
+                t_sf = -(mu_k * fn_f) * sl_sf
+                Q3 += t_sf
+                Q5 += -R * t_sf
+            if sl_rf:
+                t_rf = -(delta * fn_f) * sl_rf
+                Q5 += t_rf
+            if sl_sr:
+                t_sr = -(mu_k * fn_r) * sl_sr
+                Q6 += t_sr
+                Q8 += -R * t_sr
+            if sl_rr:
+                t_rr = -(delta * fn_r) * sl_rr
+                Q8 += t_rr
+            Q0 = push_f * nx + push_r * nx
+            Q1 = -w_m1 + push_f * c + push_r * c
+            Q2 = push_f * a + push_r * mb
+            Q4 = -w_mf - push_f * c + fn_f
+            Q7 = -w_mr - push_r * c + fn_r
+            a0, a1, a2 = Q0 * im1, Q1 * im1, Q2 * iJ1
+            a3, a4, a5 = Q3 * imf, Q4 * imf, Q5 * iJf
+            a6, a7, a8 = Q6 * imr, Q7 * imr, Q8 * iJr
+            # joint rows J_i = (-c, -s, rho_i | c, s at the wheel): b - C a and C M^-1 C^T
+            body = -c * a0 - s * a1
+            r0 = g_f - (body + rho_f * a2 + c * a3 + s * a4)
+            r1 = g_r - (body + rho_r * a2 + c * a6 + s * a7)
+            cc = c * c + s * s
+            S01 = cc * im1 + rho_f * rho_r * iJ1
+            S00 = cc * (im1 + imf) + rho_f * rho_f * iJ1
+            S11 = cc * (im1 + imr) + rho_r * rho_r * iJ1
+            # stuck contacts of each wheel eliminated (held at g' = -alpha g)
+            if st_sf:
+                e_f = c * imf
+                rs_f = -alpha * (xfd - R * thfd) - (a3 - R * a5)
+                if st_rf:
+                    rr_f = -alpha * thfd - a5
+                    S00 -= e_f * e_f * mf
+                    r0 -= e_f * (mf * rs_f + mRf * rr_f)
+                else:
+                    S00 -= e_f * e_f / Dsf
+                    r0 -= e_f * rs_f / Dsf
+            elif st_rf:
+                t_rf = (-alpha * thfd - a5) * Jf
+            if st_sr:
+                e_r = c * imr
+                rs_r = -alpha * (xrd - R * thrd) - (a6 - R * a8)
+                if st_rr:
+                    rr_r = -alpha * thrd - a8
+                    S11 -= e_r * e_r * mr
+                    r1 -= e_r * (mr * rs_r + mRr * rr_r)
+                else:
+                    S11 -= e_r * e_r / Dsr
+                    r1 -= e_r * rs_r / Dsr
+            elif st_rr:
+                t_rr = (-alpha * thrd - a8) * Jr
+            ratio = S01 / S00
+            mu1 = (r1 - ratio * r0) / (S11 - ratio * S01)
+            mu0 = (r0 - S01 * mu1) / S00
+            if st_sf:
+                u = rs_f - e_f * mu0
+                if st_rf:
+                    t_sf = mf * u + mRf * rr_f
+                    t_rf = mRf * u + JRf * rr_f
+                else:
+                    t_sf = u / Dsf
+            if st_sr:
+                u = rs_r - e_r * mu1
+                if st_rr:
+                    t_sr = mr * u + mRr * rr_r
+                    t_rr = mRr * u + JRr * rr_r
+                else:
+                    t_sr = u / Dsr
+            # q'' = M^-1 (Q + C^T mu); the sliding forces are in Q already
+            ts_f = t_sf if st_sf else 0.0
+            tr_f = t_rf if st_rf else 0.0
+            ts_r = t_sr if st_sr else 0.0
+            tr_r = t_rr if st_rr else 0.0
+            joints = mu0 + mu1
+            last[0], last[1] = yy, (t_sf, t_rf, t_sr, t_rr)
+            last[2], last[3] = (mu_s * fn_f, delta * fn_f, mu_s * fn_r, delta * fn_r), (fn_f, fn_r)
+            return [x1d, y1d, thd, xfd, yfd, thfd, xrd, yrd, thrd,
+                    (Q0 - c * joints) * im1, (Q1 - s * joints) * im1, (Q2 + rho_f * mu0 + rho_r * mu1) * iJ1,
+                    (Q3 + c * mu0 + ts_f) * imf, (Q4 + s * mu0) * imf, (Q5 - R * ts_f + tr_f) * iJf,
+                    (Q6 + c * mu1 + ts_r) * imr, (Q7 + s * mu1) * imr, (Q8 - R * ts_r + tr_r) * iJr]
+
+        return evaluate
+
     # ----------------------------------------------------------------- dynamics
     def forces(self, q, qd, tau_f, tau_r, modes, t=0.0) -> Forces:
         """Accelerations and contact forces for fixed contact modes at time ``t``."""
         key = (tuple(q), tuple(qd), tau_f, tau_r, modes, t)
         if key == self._cache_key:
             return self._cache_value
+        fast = self._fast_for(modes) if self._fast else None
+        if fast is not None:
+            evaluate, torque, last = fast
+            torque[0], torque[1] = tau_f, tau_r
+            qdd = evaluate(t, [float(v) for v in key[0] + key[1]])[9:]
+            result = Forces(qdd, last[3], last[1], last[2])
+            self._cache_key, self._cache_value = key, result
+            return result
         Q, normal = self.applied(q, qd, tau_f, tau_r, t)
         kinetic = self.capacities(normal, static=False, qd=qd)
         tangential = [0.0] * len(modes)
@@ -385,6 +593,8 @@ class PlanarVehicle:
         ``contacts`` zero (a projection; exact zeros are then written in)."""
         if not contacts:
             return qd
+        if self._fast:
+            return self._fast_snap(qd, contacts)
         WcT = [self.Wt[j] for j in contacts]
         # q' - M^-1 Wc (Wc^T M^-1 Wc)^-1 Wc^T q'  (Wc's columns are independent)
         factors, weighted = _schur_complement(WcT, self.inv_mass)
@@ -399,37 +609,52 @@ class PlanarVehicle:
                 corrected[k] = self.p.R * corrected[k + 2]
         return corrected
 
+    def _fast_snap(self, qd, contacts):
+        """:meth:`snap` of this class in closed form (the same operations: the contacts'
+        Schur complement is diagonal across the wheels, so its pivoted Cholesky factors are
+        the square roots of the diagonal).  A wheel with its rolling contact held gets
+        th' = 0 (and x' = 0 with its slip contact); one with its slip contact alone moves
+        along the mass-weighted direction M^-1 (e_x - R e_th) until x' = R th'."""
+        corrected = list(qd)
+        R, inv_mass = self.p.R, self.inv_mass
+        for slip, roll, k in ((0, 1, 3), (2, 3, 6)):
+            if roll in contacts:
+                corrected[k + 2] = 0.0
+                if slip in contacts:
+                    corrected[k] = R * 0.0
+            elif slip in contacts:
+                weight = -R * inv_mass[k + 2]
+                root = math.sqrt(inv_mass[k] + weight * -R)
+                change = (qd[k] + -R * qd[k + 2]) / root / root
+                corrected[k + 2] = qd[k + 2] - weight * change
+                corrected[k] = R * corrected[k + 2]
+        return corrected
+
     def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float, t0: float = 0.0) -> StepResult:
         """Advance by h from time ``t0`` with the drive torques held (event-driven, section 3)."""
         check_step(h, tau_wheel_f=tau_f, tau_wheel_r=tau_r)
-        y = list(state.q) + list(state.qd)
+        y = [float(v) for v in state.q] + [float(v) for v in state.qd]
         n = self.N_COORDINATES
         modes = tuple(state.modes)
         t, events = 0.0, []
         substeps, max_events = SUBSTEP_BUDGET.limit(h), EVENT_BUDGET.limit(h)
         # a contact left FREE (no normal force) slides now if it moved, else is re-decided
-        modes = tuple(sliding if m == FREE and sliding != STUCK else m
-                      for m, sliding in zip(modes, self._sliding_modes(y[n:])))
-        held = [j for j, m in enumerate(modes) if m in (STUCK, FREE)]
+        if FREE in modes:
+            modes = tuple(sliding if m == FREE and sliding != STUCK else m
+                          for m, sliding in zip(modes, self._sliding_modes(y[n:])))
+        held = [j for j, m in enumerate(modes) if m == STUCK or m == FREE]
         y[n:] = self.snap(y[n:], held)
-        if FREE in modes or not self.holds(y[:n], y[n:], tau_f, tau_r, modes, t0):   # new inputs: re-decide
+        rhs, event_functions, last = self._phase(modes, tau_f, tau_r, t0)
+        f0 = rhs(0.0, y)
+        if FREE in modes or not all(abs(last[1][j]) <= last[2][j] for j in held):   # new inputs: re-decide
             modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, held, t0)
+            rhs, event_functions, last = self._phase(modes, tau_f, tau_r, t0)
+            f0 = None
         while True:
-            def rhs(_t, yy, modes=modes):
-                return yy[n:] + self.forces(yy[:n], yy[n:], tau_f, tau_r, modes, t0 + _t).qdd
-
-            event_functions = []
-            for j, mode in enumerate(modes):
-                if mode in (FORWARD, BACKWARD):
-                    event_functions.append(lambda _t, yy, j=j, s=int(mode): s * dot(self.Wt[j], yy[n:]))
-                else:
-                    event_functions.append(lambda _t, yy, j=j, modes=modes:
-                                           self._margin(yy, j, tau_f, tau_r, modes, t0 + _t))
             try:
                 if substeps < 1:
                     raise IntegrationError("no integration step left in the step's budget")
-                result = integrate(rhs, t, y, h, event_functions, rtol=1e-9, atol=1e-11, first_step=h - t,
-                                   max_steps=substeps)
+                result = _integrate(rhs, t, y, h, event_functions, 1e-9, 1e-11, h - t, substeps, f0)
             except IntegrationError:
                 raise SUBSTEP_BUDGET.exceeded("vehicle", h, _ADVICE) from None
             substeps -= result.n_attempts
@@ -453,7 +678,61 @@ class PlanarVehicle:
             if len(events) > max_events:
                 raise EVENT_BUDGET.exceeded("vehicle tires", h, "the tires switch between stick and slip too often: "
                                             "take a smaller communication step, or " + _ADVICE.split(", or ")[1])
+            rhs, event_functions, last = self._phase(modes, tau_f, tau_r, t0)
+            f0 = None
         return StepResult(VehicleState(tuple(y[:n]), tuple(y[n:]), modes), tuple(events))
+
+    def _phase(self, modes, tau_f, tau_r, t0):
+        """The right-hand side and event functions of one smooth phase (contact modes
+        fixed), and ``last`` = [y, tangential, capacities, ...] of the latest evaluation:
+        the event functions of the stuck contacts read the forces the integrator's last
+        stage computed at the same point instead of evaluating them again.  The plain
+        vehicle's are built once per combination of modes (its torques are set here)."""
+        fast = self._fast_for(modes) if self._fast else None
+        if fast is not None:
+            entry = self._phase_cache.get(modes)
+            if entry is None:
+                evaluate, torque, last = fast
+                entry = self._phase_cache[modes] = (evaluate, self._event_functions(modes, evaluate, last, True),
+                                                    last, torque)
+            entry[3][0], entry[3][1] = tau_f, tau_r
+            return entry[:3]
+        n = self.N_COORDINATES
+        last = [None, None, None, None, None]
+
+        def rhs(_t, yy):
+            f = self.forces(yy[:n], yy[n:], tau_f, tau_r, modes, t0 + _t)
+            last[0], last[1], last[2], last[4] = yy, f.tangential, f.capacity, _t
+            return yy[n:] + f.qdd
+
+        return rhs, self._event_functions(modes, rhs, last, False), last
+
+    def _event_functions(self, modes, rhs, last, fast):
+        """Per contact: a sliding one's signed relative speed, a stuck (or free) one's
+        margin capacity - |force| at the point ``rhs`` evaluated last (again if another,
+        or at another time for the generic path, whose forces may depend on time)."""
+        n = self.N_COORDINATES
+
+        def margin(_t, yy, j):
+            if yy is not last[0] or (not fast and _t != last[4]):
+                rhs(_t, yy)
+            return last[2][j] - abs(last[1][j])
+
+        event_functions = []
+        for j, mode in enumerate(modes):
+            if mode == FORWARD or mode == BACKWARD:
+                if fast:
+                    k = 3 * (j // 2) + n + 3        # slip: x' - R th' of its wheel; rolling: th'
+                    if j % 2 == 0:
+                        event_functions.append(lambda _t, yy, k=k, s=int(mode), R=self.p.R:
+                                               s * (yy[k] + -R * yy[k + 2]))
+                    else:
+                        event_functions.append(lambda _t, yy, k=k + 2, s=int(mode): s * yy[k])
+                else:
+                    event_functions.append(lambda _t, yy, j=j, s=int(mode): s * dot(self.Wt[j], yy[n:]))
+            else:
+                event_functions.append(lambda _t, yy, j=j: margin(_t, yy, j))
+        return event_functions
 
     def holds(self, q, qd, tau_f, tau_r, modes, t=0.0):
         """True when every stuck contact's force is within its capacity: then the stuck
@@ -467,6 +746,24 @@ class PlanarVehicle:
         return f.capacity[j] - abs(f.tangential[j])
 
     # ----------------------------------------------------------------- outputs
+    def state_outputs(self, q, qd):
+        """(F_N front, F_N rear, slip speed front, rear, |Phi|): :meth:`applied`'s normal
+        forces, :meth:`relative_speeds`' slip speeds and the norm of :meth:`constraints`'
+        Phi, in closed form (the same expressions)."""
+        p = self.p
+        R = p.R
+        normal = []
+        for k, damping in ((4, self.damping_tire[0]), (7, self.damping_tire[1])):
+            f_n = 0.0
+            if R - q[k] > 0.0:
+                f_n = max(0.0, p.k_tire * (R - q[k]) - damping * qd[k])
+            normal.append(f_n)
+        c, s = math.cos(q[2]), math.sin(q[2])
+        phi_f = (q[3] - q[0]) * c + (q[4] - q[1]) * s - p.a
+        phi_r = (q[6] - q[0]) * c + (q[7] - q[1]) * s + p.b
+        return (normal[0], normal[1], qd[3] + -R * qd[5], qd[6] + -R * qd[8],
+                math.sqrt(phi_f * phi_f + phi_r * phi_r))
+
     def energy(self, q, qd):
         """Kinetic + gravity + suspension + tire energy."""
         p = self.p
@@ -482,3 +779,90 @@ class PlanarVehicle:
             if penetration > 0.0:
                 springs += 0.5 * p.k_tire * penetration ** 2
         return kinetic + gravity + springs
+
+
+class _Stop(NamedTuple):
+    """ode.OdeResult's fields as a plain tuple (a frozen dataclass costs five setattr calls)."""
+
+    t: float
+    y: list
+    event: int | None
+    n_steps: int
+    n_attempts: int = 0
+
+
+def _integrate(fun, t0, y0, t_end, events, rtol, atol, first_step, max_steps, f0=None):
+    """solvers.ode.integrate with a given first step, the same operations in the same
+    order (the same results to the bit), at less cost for the vehicle's 18 states: each
+    Runge-Kutta stage sum is one comprehension instead of one per tableau coefficient,
+    the initial step-size estimate (unused with ``first_step``) is skipped, and ``f0``,
+    the derivative at (t0, y0) when the caller has it, is not evaluated again.  Event
+    location is ode's own (ode._earliest)."""
+    y = [float(v) for v in y0] if f0 is None else y0     # with f0: the caller's list of floats
+    t = t0
+    f = fun(t, y) if f0 is None else f0
+    g_prev = [g(t, y) for g in events]
+    armed = [gp > 0.0 for gp in g_prev]
+    h = min(first_step, t_end - t0)
+    n_steps = attempts = 0
+    n = len(y)
+    while attempts < max_steps:
+        attempts += 1
+        h = min(h, t_end - t)
+        y_new, f_new, err = _dopri_step(fun, t, y, f, h)
+        # e / (atol + rtol max(|a|, |b|)), the maximum taken without a call
+        values = [e / (atol + rtol * (a if a >= b else b))
+                  for e, a, b in zip(err, [-v if v < 0.0 else v for v in y], [-v if v < 0.0 else v for v in y_new])]
+        err_norm = math.sqrt(sum(map(mul, values, values)) / n)
+        if err_norm > 1.0:
+            h *= max(0.2, 0.9 * err_norm ** -0.2)
+            continue
+        n_steps += 1
+        t_new = t_end if t + h >= t_end else t + h
+        crossed = []
+        for i, g in enumerate(events):
+            g_new = g(t_new, y_new)
+            if armed[i] and g_new <= 0.0:
+                crossed.append((i, g_new))
+                continue
+            if g_new > 0.0:
+                armed[i] = True
+            elif not armed[i] and g_new < 0.0:
+                return _Stop(t, y, i, n_steps, attempts)
+            g_prev[i] = g_new
+        if crossed:
+            return _earliest(fun, t, y, f, h, y_new, events, crossed, g_prev, n_steps, attempts)
+        t, y, f = t_new, y_new, f_new
+        if t >= t_end:
+            return _Stop(t, y, None, n_steps, attempts)
+        h *= min(5.0, 0.9 * err_norm ** -0.2) if err_norm > 0 else 5.0
+    raise IntegrationError(f"more than {max_steps} integration steps attempted between t = {t0!r} and "
+                           f"{t_end!r} (reached t = {t!r}, last step size {h!r})")
+
+
+_A1, _A2, _A3, _A4, _A5, _A6 = _A[1:]
+
+
+def _dopri_step(fun, t, y, k0, h):
+    """ode._rk_step: y_new, f_new and the error estimate of one Dormand-Prince step, the
+    stage sums in tableau order (zero coefficients skipped, as there)."""
+    c0 = h * _A1[0]
+    k1 = fun(t + _C[1] * h, [v + c0 * d0 for v, d0 in zip(y, k0)])
+    c0, c1 = h * _A2[0], h * _A2[1]
+    k2 = fun(t + _C[2] * h, [v + c0 * d0 + c1 * d1 for v, d0, d1 in zip(y, k0, k1)])
+    c0, c1, c2 = h * _A3[0], h * _A3[1], h * _A3[2]
+    k3 = fun(t + _C[3] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 for v, d0, d1, d2 in zip(y, k0, k1, k2)])
+    c0, c1, c2, c3 = h * _A4[0], h * _A4[1], h * _A4[2], h * _A4[3]
+    k4 = fun(t + _C[4] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 + c3 * d3
+                             for v, d0, d1, d2, d3 in zip(y, k0, k1, k2, k3)])
+    c0, c1, c2, c3, c4 = h * _A5[0], h * _A5[1], h * _A5[2], h * _A5[3], h * _A5[4]
+    k5 = fun(t + _C[5] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 + c3 * d3 + c4 * d4
+                             for v, d0, d1, d2, d3, d4 in zip(y, k0, k1, k2, k3, k4)])
+    c0, c2, c3, c4, c5 = h * _A6[0], h * _A6[2], h * _A6[3], h * _A6[4], h * _A6[5]     # _A6[1] == 0
+    y_new = [v + c0 * d0 + c2 * d2 + c3 * d3 + c4 * d4 + c5 * d5
+             for v, d0, d2, d3, d4, d5 in zip(y, k0, k2, k3, k4, k5)]
+    k6 = fun(t + _C[6] * h, y_new)
+    e0, e2, e3, e4, e5, e6 = h * _E[0], h * _E[2], h * _E[3], h * _E[4], h * _E[5], h * _E[6]  # _E[1] == 0
+    err = [0.0 + e0 * d0 + e2 * d2 + e3 * d3 + e4 * d4 + e5 * d5 + e6 * d6
+           for d0, d2, d3, d4, d5, d6 in zip(k0, k2, k3, k4, k5, k6)]
+    return y_new, k6, err
