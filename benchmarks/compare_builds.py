@@ -116,7 +116,7 @@ def run_arguments(system: str) -> dict:
 
     original, captured = systems.ssp.run_system, {}
 
-    def capture(fmu_dir, components, connections, stop, step, record, progress=False, iterations=0):
+    def capture(fmu_dir, components, connections, stop, step, record, progress=False, iterations=0, at_point=None):
         captured.update(components=components, connections=connections, stop=stop, step=step,
                         record=list(record), iterations=iterations)
         raise _Captured
@@ -126,7 +126,8 @@ def run_arguments(system: str) -> dict:
     for module in modules:
         module.run_system = capture
     try:
-        drivetrain_cli._simulate(system, Path("unused"), None, progress=False)
+        documented = systems.ssp.load_system(system)
+        drivetrain_cli._simulate(documented, Path("unused"), documented.step, progress=False)
         raise RuntimeError(f"{system}: drivetrain_cli._simulate did not call run_system")
     except _Captured:
         return captured

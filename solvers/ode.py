@@ -27,8 +27,8 @@ above ``max_steps``; the callers' budgets then have that much less left).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from operator import mul
+from typing import Callable, NamedTuple, Sequence
 
 from .budget import BudgetExceeded
 
@@ -53,8 +53,7 @@ class IntegrationError(BudgetExceeded):
     """The integration could not reach the end of the interval within ``max_steps``."""
 
 
-@dataclass(frozen=True)
-class OdeResult:
+class OdeResult(NamedTuple):
     """Where the integration stopped.
 
     t, y      : time and state at the stop
@@ -70,24 +69,34 @@ class OdeResult:
     n_attempts: int = 0
 
 
-def _rk_step(fun, t, y, f0, h):
-    """One Dormand-Prince step from (t, y) with derivative f0; returns y_new, f_new, err.
-    The stage sums add the terms in tableau order, one coefficient at a time."""
-    k = [f0]
-    for i in range(1, 7):
-        yi = y
-        for a, kj in zip(_A[i], k):
-            if a:
-                c = h * a
-                yi = [v + c * d for v, d in zip(yi, kj)]
-        k.append(fun(t + _C[i] * h, yi))
-    y_new = yi  # stage 7 is evaluated at the 5th-order solution (FSAL)
-    err = [0.0] * len(y)
-    for e, kj in zip(_E, k):
-        if e:
-            c = h * e
-            err = [v + c * d for v, d in zip(err, kj)]
-    return y_new, k[6], err
+_A1, _A2, _A3, _A4, _A5, _A6 = _A[1:]
+
+
+def _rk_step(fun, t, y, k0, h):
+    """One Dormand-Prince step from (t, y) with derivative k0; returns y_new, f_new, err.
+    Each stage sum is one comprehension adding the terms in tableau order, one coefficient
+    at a time from the left (zero coefficients left out): the same operations in the same
+    order as a loop over the tableau, at a fraction of its cost for a few dozen states."""
+    c0 = h * _A1[0]
+    k1 = fun(t + _C[1] * h, [v + c0 * d0 for v, d0 in zip(y, k0)])
+    c0, c1 = h * _A2[0], h * _A2[1]
+    k2 = fun(t + _C[2] * h, [v + c0 * d0 + c1 * d1 for v, d0, d1 in zip(y, k0, k1)])
+    c0, c1, c2 = h * _A3[0], h * _A3[1], h * _A3[2]
+    k3 = fun(t + _C[3] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 for v, d0, d1, d2 in zip(y, k0, k1, k2)])
+    c0, c1, c2, c3 = h * _A4[0], h * _A4[1], h * _A4[2], h * _A4[3]
+    k4 = fun(t + _C[4] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 + c3 * d3
+                             for v, d0, d1, d2, d3 in zip(y, k0, k1, k2, k3)])
+    c0, c1, c2, c3, c4 = h * _A5[0], h * _A5[1], h * _A5[2], h * _A5[3], h * _A5[4]
+    k5 = fun(t + _C[5] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 + c3 * d3 + c4 * d4
+                             for v, d0, d1, d2, d3, d4 in zip(y, k0, k1, k2, k3, k4)])
+    c0, c2, c3, c4, c5 = h * _A6[0], h * _A6[2], h * _A6[3], h * _A6[4], h * _A6[5]     # _A6[1] == 0
+    y_new = [v + c0 * d0 + c2 * d2 + c3 * d3 + c4 * d4 + c5 * d5
+             for v, d0, d2, d3, d4, d5 in zip(y, k0, k2, k3, k4, k5)]
+    k6 = fun(t + _C[6] * h, y_new)      # stage 7 is evaluated at the 5th-order solution (FSAL)
+    e0, e2, e3, e4, e5, e6 = h * _E[0], h * _E[2], h * _E[3], h * _E[4], h * _E[5], h * _E[6]  # _E[1] == 0
+    err = [0.0 + e0 * d0 + e2 * d2 + e3 * d3 + e4 * d4 + e5 * d5 + e6 * d6
+           for d0, d2, d3, d4, d5, d6 in zip(k0, k2, k3, k4, k5, k6)]
+    return y_new, k6, err
 
 
 def _rms(values) -> float:
@@ -105,29 +114,38 @@ def integrate(
     atol: float = 1e-12,
     first_step: float | None = None,
     max_steps: int = MAX_STEPS,
+    f0: Sequence[float] | None = None,
 ) -> OdeResult:
     """Integrate until ``t_end`` or the first event (see the module contract).
     ``first_step`` replaces the initial step-size estimate (e.g. a whole short
     communication step, tried first and halved by the controller if too large);
+    ``f0`` is ``fun(t0, y0)`` when the caller has it already (not evaluated again);
     more than ``max_steps`` attempted steps raise :class:`IntegrationError`."""
     if not t_end > t0:
         raise ValueError(f"t_end = {t_end!r} must be greater than t0 = {t0!r}")
     y = [float(v) for v in y0]
     t = t0
-    f = fun(t, y)
+    f = fun(t, y) if f0 is None else f0
     g_prev = [g(t, y) for g in events]
     armed = [gp > 0.0 for gp in g_prev]
-    scale0 = [atol + rtol * abs(v) for v in y]
-    d0 = _rms([v / s for v, s in zip(y, scale0)])
-    d1 = _rms([v / s for v, s in zip(f, scale0)])
-    h = 0.01 * d0 / d1 if d0 > 1e-5 and d1 > 1e-5 else 1e-6
-    h = min(h if first_step is None else first_step, t_end - t0)
+    if first_step is None:
+        scale0 = [atol + rtol * abs(v) for v in y]
+        d0 = _rms([v / s for v, s in zip(y, scale0)])
+        d1 = _rms([v / s for v, s in zip(f, scale0)])
+        h = 0.01 * d0 / d1 if d0 > 1e-5 and d1 > 1e-5 else 1e-6
+    else:
+        h = first_step
+    h = min(h, t_end - t0)
     n_steps = attempts = 0
+    n = len(y)
     while attempts < max_steps:
         attempts += 1
         h = min(h, t_end - t)
         y_new, f_new, err = _rk_step(fun, t, y, f, h)
-        err_norm = _rms([e / (atol + rtol * max(abs(a), abs(b))) for e, a, b in zip(err, y, y_new)])
+        # RMS of e / (atol + rtol max(|a|, |b|)), the maximum taken without a call
+        values = [e / (atol + rtol * (a if a >= b else b))
+                  for e, a, b in zip(err, [-v if v < 0.0 else v for v in y], [-v if v < 0.0 else v for v in y_new])]
+        err_norm = math.sqrt(sum(map(mul, values, values)) / n)
         if err_norm > 1.0:
             h *= max(0.2, 0.9 * err_norm ** -0.2)
             continue

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import NamedTuple
 from operator import mul
 
 from .budget import Budget
@@ -49,7 +48,7 @@ from .dense import dot, identity, matmul, matvec, min_norm_solve, pivoted_choles
 from .contract import GRAVITY, StepResult, check_step
 from .friction import BACKWARD, FORWARD, FREE, STUCK, Mode
 from .lcp import LcpError, lemke
-from .ode import _A, _C, _E, IntegrationError, _earliest
+from .ode import IntegrationError, integrate
 
 CONTACTS = ("slip_f", "roll_f", "slip_r", "roll_r")
 #: Stick/slip events of one step (each an LCP, a velocity projection and a restart of the
@@ -461,7 +460,16 @@ class PlanarVehicle:
             elif st_rr:
                 t_rr = (-alpha * thrd - a8) * Jr
             ratio = S01 / S00
-            mu1 = (r1 - ratio * r0) / (S11 - ratio * S01)
+            pivot = S11 - ratio * S01
+            if not pivot > 0.0:
+                # positive for any physical state; lost to cancellation only at states far
+                # outside one (seen inside a rejected Runge-Kutta stage of a too-long step
+                # on a 1 g wheel: pitch 1e20 rad): the generic path's minimum-norm
+                # multipliers keep the evaluation finite, the step's own checks reject it
+                f = self._matrix_forces(yy[:9], yy[9:], torque[0], torque[1], modes, _t)
+                last[0], last[1], last[2], last[3] = yy, f.tangential, f.capacity, f.normal
+                return list(yy[9:]) + list(f.qdd)
+            mu1 = (r1 - ratio * r0) / pivot
             mu0 = (r0 - S01 * mu1) / S00
             if st_sf:
                 u = rs_f - e_f * mu0
@@ -506,6 +514,12 @@ class PlanarVehicle:
             result = Forces(qdd, last[3], last[1], last[2])
             self._cache_key, self._cache_value = key, result
             return result
+        result = self._matrix_forces(q, qd, tau_f, tau_r, modes, t)
+        self._cache_key, self._cache_value = key, result
+        return result
+
+    def _matrix_forces(self, q, qd, tau_f, tau_r, modes, t) -> Forces:
+        """:meth:`forces` by the generic matrix path (minimum-norm multipliers)."""
         Q, normal = self.applied(q, qd, tau_f, tau_r, t)
         kinetic = self.capacities(normal, static=False, qd=qd)
         tangential = [0.0] * len(modes)
@@ -527,9 +541,7 @@ class PlanarVehicle:
         qdd = [m * f for m, f in zip(self.inv_mass, force)]
         for j, value in zip(stuck, mu[2:]):
             tangential[j] = value
-        result = Forces(qdd, tuple(normal), tuple(tangential), self.capacities(normal))
-        self._cache_key, self._cache_value = key, result
-        return result
+        return Forces(qdd, tuple(normal), tuple(tangential), self.capacities(normal))
 
     def resolve(self, q, qd, tau_f, tau_r, modes, candidates, t=0.0):
         """New modes: the contacts in ``candidates`` (at zero relative speed) are decided
@@ -654,7 +666,7 @@ class PlanarVehicle:
             try:
                 if substeps < 1:
                     raise IntegrationError("no integration step left in the step's budget")
-                result = _integrate(rhs, t, y, h, event_functions, 1e-9, 1e-11, h - t, substeps, f0)
+                result = integrate(rhs, t, y, h, event_functions, 1e-9, 1e-11, h - t, substeps, f0)
             except IntegrationError:
                 raise SUBSTEP_BUDGET.exceeded("vehicle", h, _ADVICE) from None
             substeps -= result.n_attempts
@@ -781,88 +793,3 @@ class PlanarVehicle:
         return kinetic + gravity + springs
 
 
-class _Stop(NamedTuple):
-    """ode.OdeResult's fields as a plain tuple (a frozen dataclass costs five setattr calls)."""
-
-    t: float
-    y: list
-    event: int | None
-    n_steps: int
-    n_attempts: int = 0
-
-
-def _integrate(fun, t0, y0, t_end, events, rtol, atol, first_step, max_steps, f0=None):
-    """solvers.ode.integrate with a given first step, the same operations in the same
-    order (the same results to the bit), at less cost for the vehicle's 18 states: each
-    Runge-Kutta stage sum is one comprehension instead of one per tableau coefficient,
-    the initial step-size estimate (unused with ``first_step``) is skipped, and ``f0``,
-    the derivative at (t0, y0) when the caller has it, is not evaluated again.  Event
-    location is ode's own (ode._earliest)."""
-    y = [float(v) for v in y0] if f0 is None else y0     # with f0: the caller's list of floats
-    t = t0
-    f = fun(t, y) if f0 is None else f0
-    g_prev = [g(t, y) for g in events]
-    armed = [gp > 0.0 for gp in g_prev]
-    h = min(first_step, t_end - t0)
-    n_steps = attempts = 0
-    n = len(y)
-    while attempts < max_steps:
-        attempts += 1
-        h = min(h, t_end - t)
-        y_new, f_new, err = _dopri_step(fun, t, y, f, h)
-        # e / (atol + rtol max(|a|, |b|)), the maximum taken without a call
-        values = [e / (atol + rtol * (a if a >= b else b))
-                  for e, a, b in zip(err, [-v if v < 0.0 else v for v in y], [-v if v < 0.0 else v for v in y_new])]
-        err_norm = math.sqrt(sum(map(mul, values, values)) / n)
-        if err_norm > 1.0:
-            h *= max(0.2, 0.9 * err_norm ** -0.2)
-            continue
-        n_steps += 1
-        t_new = t_end if t + h >= t_end else t + h
-        crossed = []
-        for i, g in enumerate(events):
-            g_new = g(t_new, y_new)
-            if armed[i] and g_new <= 0.0:
-                crossed.append((i, g_new))
-                continue
-            if g_new > 0.0:
-                armed[i] = True
-            elif not armed[i] and g_new < 0.0:
-                return _Stop(t, y, i, n_steps, attempts)
-            g_prev[i] = g_new
-        if crossed:
-            return _earliest(fun, t, y, f, h, y_new, events, crossed, g_prev, n_steps, attempts)
-        t, y, f = t_new, y_new, f_new
-        if t >= t_end:
-            return _Stop(t, y, None, n_steps, attempts)
-        h *= min(5.0, 0.9 * err_norm ** -0.2) if err_norm > 0 else 5.0
-    raise IntegrationError(f"more than {max_steps} integration steps attempted between t = {t0!r} and "
-                           f"{t_end!r} (reached t = {t!r}, last step size {h!r})")
-
-
-_A1, _A2, _A3, _A4, _A5, _A6 = _A[1:]
-
-
-def _dopri_step(fun, t, y, k0, h):
-    """ode._rk_step: y_new, f_new and the error estimate of one Dormand-Prince step, the
-    stage sums in tableau order (zero coefficients skipped, as there)."""
-    c0 = h * _A1[0]
-    k1 = fun(t + _C[1] * h, [v + c0 * d0 for v, d0 in zip(y, k0)])
-    c0, c1 = h * _A2[0], h * _A2[1]
-    k2 = fun(t + _C[2] * h, [v + c0 * d0 + c1 * d1 for v, d0, d1 in zip(y, k0, k1)])
-    c0, c1, c2 = h * _A3[0], h * _A3[1], h * _A3[2]
-    k3 = fun(t + _C[3] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 for v, d0, d1, d2 in zip(y, k0, k1, k2)])
-    c0, c1, c2, c3 = h * _A4[0], h * _A4[1], h * _A4[2], h * _A4[3]
-    k4 = fun(t + _C[4] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 + c3 * d3
-                             for v, d0, d1, d2, d3 in zip(y, k0, k1, k2, k3)])
-    c0, c1, c2, c3, c4 = h * _A5[0], h * _A5[1], h * _A5[2], h * _A5[3], h * _A5[4]
-    k5 = fun(t + _C[5] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 + c3 * d3 + c4 * d4
-                             for v, d0, d1, d2, d3, d4 in zip(y, k0, k1, k2, k3, k4)])
-    c0, c2, c3, c4, c5 = h * _A6[0], h * _A6[2], h * _A6[3], h * _A6[4], h * _A6[5]     # _A6[1] == 0
-    y_new = [v + c0 * d0 + c2 * d2 + c3 * d3 + c4 * d4 + c5 * d5
-             for v, d0, d2, d3, d4, d5 in zip(y, k0, k2, k3, k4, k5)]
-    k6 = fun(t + _C[6] * h, y_new)
-    e0, e2, e3, e4, e5, e6 = h * _E[0], h * _E[2], h * _E[3], h * _E[4], h * _E[5], h * _E[6]  # _E[1] == 0
-    err = [0.0 + e0 * d0 + e2 * d2 + e3 * d3 + e4 * d4 + e5 * d5 + e6 * d6
-           for d0, d2, d3, d4, d5, d6 in zip(k0, k2, k3, k4, k5, k6)]
-    return y_new, k6, err

@@ -11,7 +11,7 @@ import pytest
 from solvers import ode
 from solvers.contract import GRAVITY
 from solvers.friction import Mode
-from solvers.vehicle import PlanarVehicle, VehicleParams, _integrate
+from solvers.vehicle import PlanarVehicle, VehicleParams
 
 MODES = [m for m in itertools.product((Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.FREE), repeat=4)
          if m != (Mode.STUCK,) * 4]          # all four stuck: the generic minimum-norm path
@@ -97,18 +97,33 @@ def test_closed_form_agrees_with_the_generic_matrix_path():
                 assert x == pytest.approx(y, rel=1e-10, abs=1e-10)
 
 
-def test_vehicle_integrator_is_ode_integrate_to_the_bit():
-    """solvers.vehicle._integrate is ode.integrate's method with cheaper stage sums: on a
-    pendulum with an event (the angle crossing zero) and on a stiff one that rejects steps,
-    the same stop time, state, event and step counts, bit for bit."""
-    def pendulum(k):
-        return lambda t, y: [y[1], -k * math.sin(y[0]) - 0.1 * y[1]]
+def test_the_unrolled_runge_kutta_stages_are_the_tableau_sums_to_the_bit():
+    """ode._rk_step adds each stage's terms in one comprehension: the same operations in the
+    same order as the textbook loop over the Dormand-Prince tableau (one coefficient at a
+    time from the left, zero coefficients left out), so the same floats, bit for bit, on
+    random states and derivatives of the vehicle's size (18)."""
+    rng = random.Random(3)
 
-    for k, t_end, first in ((4.0, 3.0, 0.5), (4e4, 0.01, 0.01), (1.0, 0.3, 0.3)):
-        fun = pendulum(k)
-        events = [lambda t, y: y[0] + 0.2]
-        expected = ode.integrate(fun, 0.0, [1.0, 0.0], t_end, events, rtol=1e-9, atol=1e-11,
-                                 first_step=first, max_steps=10_000)
-        got = _integrate(fun, 0.0, [1.0, 0.0], t_end, events, 1e-9, 1e-11, first, 10_000)
-        assert (got.t, list(got.y), got.event, got.n_steps, got.n_attempts) == (
-            expected.t, list(expected.y), expected.event, expected.n_steps, expected.n_attempts)
+    def loop_step(fun, t, y, f0, h):
+        k = [f0]
+        for i in range(1, 7):
+            yi = y
+            for a, kj in zip(ode._A[i], k):
+                if a:
+                    yi = [v + h * a * d for v, d in zip(yi, kj)]
+            k.append(fun(t + ode._C[i] * h, yi))
+        err = [0.0] * len(y)
+        for e, kj in zip(ode._E, k):
+            if e:
+                err = [v + h * e * d for v, d in zip(err, kj)]
+        return yi, k[6], err
+
+    for _ in range(200):
+        weights = [rng.uniform(-5, 5) for _ in range(18)]
+
+        def fun(t, y, weights=weights):
+            return [w * math.sin(v + t) for w, v in zip(weights, y)]
+
+        y0 = [rng.uniform(-1, 1) for _ in range(18)]
+        h = 10 ** rng.uniform(-6, -1)
+        assert ode._rk_step(fun, 0.1, y0, fun(0.1, y0), h) == loop_step(fun, 0.1, y0, fun(0.1, y0), h)
