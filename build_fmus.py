@@ -334,12 +334,13 @@ def _system_runtime(package: Path, script_source: str) -> Runtime:
 
 
 def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs=(), internal_step=None,
-                     python_hosts_only: bool = False) -> Path:
+                     python_hosts_only: bool = False, rates=(), iterations: int = 0) -> Path:
     """Build ``out_dir/<SYSTEM>.fmu``: the whole system ``system`` (a documented system's name,
     the path of an .ssd or .ssp of this project's elements, or a description from
     ``systems.composite.describe``) as one co-simulation FMU whose elements run in-process
     (systems/composite_slave.py), with the bundled runtime of the element FMUs.
-    ``inputs``/``outputs`` ('inst.var') and ``internal_step``: systems.composite.describe.
+    ``inputs``/``outputs`` ('inst.var'), ``internal_step``, ``rates`` ({inst: H}, multi-rate) and
+    ``iterations``: systems.composite.describe.
     ValueError (naming the problem) for a system or an interface that cannot be built."""
     import shutil
     from pythonfmu import FmuBuilder
@@ -348,7 +349,8 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     from systems.master import Connection
     from systems.ssp import Component, system_structure
 
-    description = system if isinstance(system, dict) else composite.describe(system, inputs, outputs, internal_step)
+    description = system if isinstance(system, dict) else composite.describe(system, inputs, outputs, internal_step,
+                                                                               rates, iterations)
     name, label = description["model_identifier"], description["label"]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """A whole system as one FMU: what goes into it, and the command that builds it.
 
     python -m systems.composite SYSTEM [--out DIR] [--input inst.var ...] [--output inst.var ...]
-                                       [--internal-step H]
+                                       [--internal-step H] [--rate INST=H ...] [--iterations N]
 
 writes ``DIR/<SYSTEM>.fmu`` (default ``results/``): one FMI 2.0 co-simulation FMU running
 every element of the system in-process (``systems/composite_slave.py``, see
@@ -20,6 +20,12 @@ variableNamingConvention="structured"):
   element inputs as the connections set them);
 * inputs: ``--input inst.var`` makes an element input an FMU input and drops the
   connection that drove it; a source left without any connection is dropped too.
+
+Options of the run inside: ``--rate inst=H`` (multi-rate: that element steps with H, a
+whole multiple of the internal step, its inputs the mean of the values the connections
+give at the internal steps of its step) and ``--iterations N`` (each internal step
+repeated N times with the connections at the mean of their values at t and t + h, as
+``systems.master.run(..., iterations=N)``); docs/composite-fmu.md.
 """
 from __future__ import annotations
 
@@ -49,10 +55,48 @@ def _key(text: str, option: str, components) -> tuple[str, str]:
     return inst, name
 
 
-def describe(spec, inputs=(), outputs=(), internal_step: float | None = None) -> dict:
+def _rates(rates, components: dict, step: float, classes) -> dict:
+    """{inst: step in s} of ``rates`` ({inst: H} or 'inst=H' texts), checked: each names a
+    component of the FMU that has a state to advance, once, with a finite step that is a
+    whole multiple (>= 1) of the internal step ``step``."""
+    from fmus.base import StatelessElement
+
+    allowed = [inst for inst, c in components.items() if not issubclass(classes[c.element], StatelessElement)]
+    pairs = rates.items() if isinstance(rates, dict) else [_rate_text(text) for text in rates]
+    chosen = {}
+    for inst, value in pairs:
+        option = f"--rate {inst}={value}"
+        if inst not in allowed:
+            why = (f"{inst} ({components[inst].element}) has no state: it is evaluated at every internal step"
+                   if inst in components else f"no component {inst!r} in this FMU")
+            raise ValueError(f"{option}: {why}; components that take a rate: {', '.join(allowed)}")
+        if inst in chosen:
+            raise ValueError(f"{option}: {inst} is given a rate twice")
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{option}: the step must be a finite number > 0 (seconds)")
+        multiple = round(value / step)
+        if multiple < 1 or abs(value - multiple * step) > 1e-9 * value:
+            raise ValueError(f"{option}: {value!r} s is not a whole multiple of the internal step {step!r} s "
+                             f"(nearest: {max(multiple, 1)} x {step!r} = {max(multiple, 1) * step!r} s)")
+        chosen[inst] = float(value)
+    return chosen
+
+
+def _rate_text(text: str) -> tuple[str, float]:
+    inst, equals, value = str(text).partition("=")
+    try:
+        return inst.strip(), float(value)
+    except ValueError:
+        raise ValueError(f"--rate {text!r}: give INST=H (a component and its step in s), e.g. vehicle=1e-3") \
+            from None
+
+
+def describe(spec, inputs=(), outputs=(), internal_step: float | None = None, rates=(), iterations: int = 0) -> dict:
     """The description the FMU carries (resources/composite.json) of the system ``spec``
     (a documented system's name, the path of an .ssd or .ssp, or a systems.ssp.System),
-    checked: ValueError with a message naming what is wrong."""
+    checked: ValueError with a message naming what is wrong.  ``rates`` ({inst: H} or
+    'inst=H' texts) and ``iterations``: docs/composite-fmu.md, "Multi-rate" and
+    "Iterations"."""
     from fmus.variables import INPUT, OUTPUT
 
     from .ssp import System, open_system, parameter_problems
@@ -107,6 +151,12 @@ def describe(spec, inputs=(), outputs=(), internal_step: float | None = None) ->
                   if inst in used or any(v.causality == INPUT for v in declared[inst].values())}
     step_mean = [inst for inst, c in system.components.items()
                  if inst in components and c.parameters.get(composite_slave.T_COMM)]
+    chosen_rates = _rates(rates or (), components, step, classes)
+    if not (isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 0):
+        raise ValueError(f"--iterations {iterations!r} must be an integer >= 0")
+    if iterations and chosen_rates:
+        raise ValueError("--iterations with --rate is not supported: iterations repeat every element's internal "
+                         "step, a multi-rate step has none in common")
     description = {
         "format": composite_slave.FORMAT,
         "name": system.name, "label": label, "model_identifier": model_identifier(label),
@@ -115,6 +165,10 @@ def describe(spec, inputs=(), outputs=(), internal_step: float | None = None) ->
         "connections": [[c.source, c.output, c.target, c.input] for c in connections],
         "inputs": chosen_inputs, "outputs": chosen_outputs, "step_mean": step_mean,
     }
+    if chosen_rates:
+        description["rates"] = chosen_rates
+    if iterations:
+        description["iterations"] = iterations
     composite_slave.interface(description)          # refuses an algebraic loop, by name
     return description
 
@@ -130,6 +184,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--internal-step", type=float, metavar="H",
                         help="internal step in s (default: the system's step); every host step must be a whole "
                              "multiple of it")
+    parser.add_argument("--rate", action="append", default=[], metavar="INST=H",
+                        help="multi-rate: element INST steps with H s (a whole multiple of the internal step), its "
+                             "inputs the mean of the connections' values over its step, its outputs held (angles "
+                             "advanced with the held speed) for the others; every host step must then be a whole "
+                             "multiple of H; repeatable")
+    parser.add_argument("--iterations", type=int, default=0, metavar="N",
+                        help="repeat each internal step N times with the connections at the mean of their values at "
+                             "t and t + h (systems.master.run's iterations); default 0")
     parser.add_argument("--python-hosts-only", action="store_true",
                         help="no bundled Python: the FMU then runs only in a CPython process of the build's version")
 
@@ -137,14 +199,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def export(args) -> Path:
     """Build the system FMU the parsed arguments ask for; ValueError (a usage error) names
     what is wrong before anything is built."""
-    description = describe(args.system, args.input, args.output, args.internal_step)
+    description = describe(args.system, args.input, args.output, args.internal_step,
+                           getattr(args, "rate", ()), getattr(args, "iterations", 0))
     if args.out.exists() and not args.out.is_dir():
         raise ValueError(f"--out {args.out} is not a folder")
     import build_fmus
 
     path = build_fmus.build_system_fmu(description, args.out, python_hosts_only=args.python_hosts_only)
     print(f"wrote {path} ({len(description['components'])} elements, {len(description['inputs'])} inputs, "
-          f"{len(description['outputs'])} outputs, internal step {description['internal_step']:g} s)")
+          f"{len(description['outputs'])} outputs, internal step {description['internal_step']:g} s"
+          + "".join(f", {inst} at {h:g} s" for inst, h in description.get("rates", {}).items())
+          + (f", {description['iterations']} iterations" if description.get("iterations") else "") + ")")
     return path
 
 

@@ -18,6 +18,16 @@ runs k internal steps, each with that exchange, the FMU inputs held over H.  Wit
 results are those of ``systems.master`` running the element FMUs (the same code, the same
 operations in the same order).
 
+Multi-rate (``rates``: {inst: H}, H = m h): such an element steps once per m internal
+steps, at the end of its step, with each connection-driven Real input at the mean of the
+m values the connections gave it at the internal steps of its step (for a step-mean
+compliance's torque this is the impulse the fast side took, so momentum is exact); until
+then its inputs stay those of the start of its step and its outputs are held for the
+others, an angle a compliance reads (phi_X with its w_X from the same element) advanced
+with the held speed.  ``iterations`` N: each internal step is repeated N times from the
+saved states with the connections at the mean of their values at t and t + h, as
+``systems.master.run(..., iterations=N)``.  docs/composite-fmu.md states both exactly.
+
 Refused steps (fmi2Discard, the message naming the component and the cause) leave every
 element at the state and inputs of the last communication point.  Values move through the
 elements' own attributes; the few internals of ``fmus.base.ElementSlave`` used here are
@@ -169,6 +179,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         self._terminated = False
         self._n, self._extra = 0, 0.0
         self._due = 2                       # 2: full exchange due, 1: stage 2 only, 0: none
+        self.rates = {inst: float(h) for inst, h in self.system.get("rates", {}).items()}
+        self.iterations = int(self.system.get("iterations", 0))
+        self._slow, self._frame, self._at = [], 1, (0.0, 0.0)
 
         classes = element_classes()
         self.elements = {}
@@ -211,21 +224,43 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
     # ------------------------------------------------------------------ exchange plan
     def _plan(self, fmu_inputs):
-        """The two exchange stages of systems.master.run, as (readers, writers) lists."""
+        """The two exchange stages of systems.master.run, as (readers, writers, copies)
+        lists.  A connection to an element with its own rate writes into that element's
+        inbox; ``copies`` moves a stage's inbox values into the element when its step
+        starts (its lag is 0).  A compliance's angle phi_X driven by such an element, with
+        its w_X from the same element, is read advanced by the held speed over the lag."""
         def feedthrough(inst, name):
             return any(v.name == name and v.depends for v in self.elements[inst].VARIABLES if v.causality == OUTPUT)
 
+        def reader(inst, name):
+            element = self.elements[inst]
+            return partial(self._feedthrough, element, name) if feedthrough(inst, name) else \
+                partial(getattr, element, name)
+
         links = self.system["connections"]
+        slow = set(self.rates)
+        self._lags = {inst: 0.0 for inst in slow}
+        self._inbox = {inst: {c[3]: getattr(self.elements[inst], c[3]) for c in links if c[2] == inst}
+                       for inst in slow}
+        speed_source = {(c[2], c[3]): (c[0], c[1]) for c in links}
         stages = [[c for c in links if not feedthrough(c[0], c[1])], [c for c in links if feedthrough(c[0], c[1])]]
         self._stages = []
         for stage, chosen in enumerate(stages):
             # the master gets per source instance (in order of first use) and type, then sets
             readers = []
             for c in chosen:
-                element = self.elements[c[0]]
-                readers.append(partial(self._feedthrough, element, c[1]) if stage else partial(getattr, element, c[1]))
-            writers = [(self.elements[c[2]].__dict__, c[3]) for c in chosen]
-            self._stages.append((readers, writers))
+                read = reader(c[0], c[1])
+                target = {v.name: v for v in self.elements[c[2]].VARIABLES if v.causality == INPUT}
+                speed = "w_" + c[3][len("phi_"):]
+                if (c[0] in slow and c[3].startswith("phi_") and target[c[3]].unit == "rad"
+                        and speed in target and target[speed].unit == "rad/s"
+                        and speed_source.get((c[2], speed), ("",))[0] == c[0]):
+                    read = partial(self._ahead, read, reader(*speed_source[(c[2], speed)]), c[0])
+                readers.append(read)
+            writers = [(self._inbox[c[2]] if c[2] in slow else self.elements[c[2]].__dict__, c[3]) for c in chosen]
+            copies = [(inst, self.elements[inst].__dict__, self._inbox[inst], [c[3] for c in chosen if c[2] == inst])
+                      for inst in self.rates if any(c[2] == inst for c in chosen)]
+            self._stages.append((readers, writers, copies))
         # does a new FMU input value change what stage 2 moves?
         sources = {f"{c[0]}.{c[1]}" for c in stages[1]}
         reach = set()
@@ -253,12 +288,26 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     def _feedthrough(element, name):
         return element._feedthrough_values()[name]
 
+    def _ahead(self, angle, speed, inst):
+        """An angle of an element with its own rate, advanced with its held speed over the
+        time since its last step (0 at a communication point: the angle itself)."""
+        return angle() + speed() * self._lags[inst]
+
     def _exchange(self, stages=None):
-        for readers, writers in (self._stages if stages is None else stages):
+        for readers, writers, copies in (self._stages if stages is None else stages):
             values = [read() for read in readers]
             for (target, name), value in zip(writers, values):
                 target[name] = value
+            for inst, element_values, inbox, names in copies:
+                if not self._lags[inst]:            # its step starts: these are its inputs
+                    for name in names:
+                        element_values[name] = inbox[name]
         self._due = 0
+
+    def _targets(self) -> list:
+        """The values the connections have set, per stage (an element with its own rate:
+        its inbox)."""
+        return [[target[name] for target, name in writers] for _, writers, _ in self._stages]
 
     # ------------------------------------------------------------------ FMI
     @fmi_entry("fmi2ExitInitializationMode")
@@ -276,6 +325,12 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             problems += [f"{self._labels[id(element)]}: {text}" for text in element.cross_check()]
         if problems:
             raise ParameterError("invalid parameters: " + "; ".join(problems))
+        for inst, rate in self.rates.items():
+            multiple = round(rate / self.internal_step)
+            if multiple < 1 or abs(rate - multiple * self.internal_step) > STEP_ROUNDING * rate:
+                raise ParameterError(f"invalid parameters: the rate of {self._labels[id(self.elements[inst])]}, "
+                                     f"{rate!r} s, is not a whole multiple of {INTERNAL_STEP} = "
+                                     f"{self.internal_step!r} s")
         for inst in self.system["step_mean"]:
             setattr(self.elements[inst], T_COMM, self.internal_step)
         for inst, element in self.elements.items():
@@ -295,6 +350,17 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         # nothing to advance when its T_comm agrees with the internal step: it is not stepped
         self._do_steps = [(el, _unwrapped(type(el), "do_step")) for el in self._order
                           if not self._stateless(el)]
+        # multi-rate: [inst, element, do_step, multiple, Real inputs the connections drive, their sums]
+        slow = {id(self.elements[inst]) for inst in self.rates}
+        self._fast_steps = [(el, step) for el, step in self._do_steps if id(el) not in slow]
+        self._slow = []
+        for inst, rate in self.rates.items():
+            element = self.elements[inst]
+            kinds = {v.name: v.type for v in element.VARIABLES}
+            self._slow.append([inst, element, _unwrapped(type(element), "do_step"),
+                               round(rate / self.internal_step),
+                               [name for name in self._inbox[inst] if kinds[name] == REAL], []])
+        self._frame = math.lcm(1, *(s[3] for s in self._slow))
         self._initialized = True
         self._n, self._extra = 0, 0.0
         self._exchange()
@@ -337,6 +403,11 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             return 1, step_size
         count = round(step_size / h)
         if count >= 1 and abs(step_size - count * h) <= STEP_ROUNDING * step_size:
+            if count % self._frame:
+                longest = ", ".join(f"{s[0]} {s[3] * h!r} s" for s in self._slow)
+                return (f"communication step h = {step_size!r} is not a whole multiple of {self._frame * h!r} s, "
+                        f"the steps of the elements with their own rate ({longest}): give the host a step of "
+                        f"n x {self._frame * h:g} s")
             return count, h
         return (f"communication step h = {step_size!r} is not a whole multiple of the internal step "
                 f"{h!r} s (nearest: {max(count, 1)} x {h!r} = {max(count, 1) * h!r} s): give the host a step "
@@ -375,24 +446,21 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             return self._refuse(f"the connections cannot be evaluated at t = {self._time()!r}: "
                                 f"{type(exc).__name__}: {exc}; step refused")
         saved = [(el.state, el._read_inputs(el)) for el in self._order]
+        inboxes = [dict(inbox) for inbox in self._inbox.values()]
         n, extra = self._n, self._extra
-        t = self._time()
         try:
-            for j in range(count):
-                if j:
-                    self._exchange()
-                for element, step in self._do_steps:
-                    if not step(element, t, h):
-                        raise _Refused(element)
-                if h == self.internal_step:
-                    self._n += 1
-                else:
-                    self._extra += h
-                self._due = 2
-                t = self._time()
+            if self._slow and h == self.internal_step:
+                self._multirate(count, h)
+            else:
+                self._uniform(count, h)
         except Exception as exc:
             self._restore(saved)
+            for inbox, values in zip(self._inbox.values(), inboxes):
+                inbox.update(values)
+            for inst in self._lags:
+                self._lags[inst] = 0.0
             self._n, self._extra, self._due = n, extra, 0
+            t, h = self._at
             where = f"the internal step from t = {t!r} with h = {h!r}"
             if isinstance(exc, _Refused):
                 return self._refuse(f"{self._labels[id(exc.args[0])]} refused {where}; the system keeps the state "
@@ -402,6 +470,83 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         if self._forwarded_pending():
             self._forward_logs()
         return True
+
+    def _uniform(self, count: int, h: float):
+        """``count`` internal steps of every element with h (systems.master.run's step)."""
+        t = self._time()
+        for j in range(count):
+            self._at = (t, h)
+            if j:
+                self._exchange()
+            if self.iterations:
+                self._iterated(t, h)
+            else:
+                for element, step in self._do_steps:
+                    if not step(element, t, h):
+                        raise _Refused(element)
+            if h == self.internal_step:
+                self._n += 1
+            else:
+                self._extra += h
+            self._due = 2
+            t = self._time()
+
+    def _iterated(self, t: float, h: float):
+        """One internal step repeated ``iterations`` times from the saved states with every
+        connection at the mean of its values at t and at t + h (systems.master.run's
+        ``iterate``: the same operations in the same order)."""
+        start = self._targets()
+        saved = [(el.state, el._read_inputs(el)) for el in self._order]
+        for round_ in range(self.iterations + 1):
+            if round_:
+                self._exchange()
+                end = self._targets()
+                self._restore(saved)
+                for (_, writers, _), first, last in zip(self._stages, start, end):
+                    for (target, name), a, b in zip(writers, first, last):
+                        target[name] = 0.5 * (a + b)
+            for element, step in self._do_steps:
+                if not step(element, t, h):
+                    raise _Refused(element)
+
+    def _multirate(self, count: int, h: float):
+        """``count`` internal steps (a whole number of frames): the elements without a rate
+        step every internal step; one with a rate (multiple m) steps at the end of its m
+        internal steps from their start, with its Real inputs the mean of the m values the
+        connections gave it (summed in order, divided by m)."""
+        lags, slow, fast = self._lags, self._slow, self._fast_steps
+        start, extra = self.start_time, self._extra
+        try:
+            for j in range(count):
+                n = self._n
+                t = start + n * h + extra
+                self._at = (t, h)
+                for inst, _, _, m, _, _ in slow:
+                    lags[inst] = (n % m) * h
+                if j:
+                    self._exchange()
+                for entry in slow:
+                    inbox, keys = self._inbox[entry[0]], entry[4]
+                    if n % entry[3]:
+                        entry[5] = [a + inbox[k] for a, k in zip(entry[5], keys)]
+                    else:
+                        entry[5] = [inbox[k] for k in keys]
+                for element, step in fast:
+                    if not step(element, t, h):
+                        raise _Refused(element)
+                self._n = n + 1
+                for inst, element, step, m, keys, sums in slow:
+                    if (n + 1) % m == 0:
+                        values = element.__dict__
+                        for k, a in zip(keys, sums):
+                            values[k] = a / m
+                        self._at = (start + (n + 1 - m) * h + extra, m * h)
+                        if not step(element, self._at[0], m * h):
+                            raise _Refused(element)
+                self._due = 2
+        finally:
+            for inst in lags:
+                lags[inst] = 0.0
 
     def _forwarded_pending(self) -> bool:
         for element in self._order:
@@ -481,6 +626,8 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             self.internal_step = float(saved["internal_step"])
             self._n, self._extra = int(saved["time"][0]), float(saved["time"][1])
             self._due = int(saved["due"])
+            for inst, inbox in self._inbox.items():       # a communication point: the inputs set
+                inbox.update((name, getattr(self.elements[inst], name)) for name in inbox)
         except Exception:
             for inst, element in self.elements.items():
                 _unwrapped(type(element), "_set_fmu_state")(element, before["elements"][inst])
