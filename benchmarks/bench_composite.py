@@ -2,6 +2,8 @@
 
     python benchmarks/bench_composite.py [--stop 10]
     python benchmarks/bench_composite.py --instructions
+    python benchmarks/bench_composite.py --multirate [--stop 4.5]
+    python benchmarks/bench_composite.py --iterations-table
 
 Both runs: 10 s of Z3 at its 2 ms step, recording the same 15 signals (systems.z3.RECORD).
 The seven element FMUs run under ``systems.z3.simulate`` (the master's prepared ctypes
@@ -15,6 +17,15 @@ something).  ``--instructions`` counts CPU instructions with callgrind instead (
 process per case: a run of N steps minus a run of 1 step, divided by N - 1; the method of
 benchmarks/bench_clutch.py).  Issue 20's target: the system FMU at most 1/3 of the
 seven-FMU run's instructions; goal 0.1 s of wall time.
+
+``--multirate``: Fan F2 (systems/ssd/fan_F2.ssd, 4.5 s) against its monolithic reference
+(systems.reference.fan_reference) on the 1 ms grid, RMS and max error / range of engine.w,
+clutch.w_1 and vehicle.w_wheel_f and the wall time of each run: the system FMU under
+fmpy.simulate_fmu at a 1 ms host step with (a) a uniform internal step of 0.05 ms,
+(b) multi-rate, the vehicle at 1 ms and the rest at 0.05 ms, (d) a uniform 0.1 ms; and
+(c) the five element FMUs at 0.1 ms under systems.master (systems.fan.simulate), sampled
+every 10th point.  ``--iterations-table``: Z3 (10 s) as a system FMU at its 2 ms step with
+0, 1, 2 iterations (systems.master.run's), error against systems.reference.z3_reference.
 """
 from __future__ import annotations
 
@@ -95,11 +106,88 @@ def instructions(folder: Path, stop: float) -> None:
         print(f"  ratio seven FMUs / {CASES[case]}: {counts['master'] / counts[case]:.2f} (target >= 3)")
 
 
+FAN_KEYS = ["engine.w", "clutch.w_1", "vehicle.w_wheel_f"]
+#: (label, internal step, rates) of the Fan F2 system FMUs (host step 1 ms)
+FAN_CASES = [("(a) system FMU, uniform 0.05 ms", 5e-5, {}),
+             ("(b) system FMU, vehicle 1 ms, rest 0.05 ms", 5e-5, {"vehicle": 1e-3}),
+             ("(d) system FMU, uniform 0.1 ms", 1e-4, {})]
+
+
+def _row(label, errors, wall, stop):
+    """One line: the errors, then wall and CPU time (``wall`` = (wall, cpu) in s)."""
+    cells = "  ".join(f"{key} {errors[key][1] * 100:.3f} % ({errors[key][0] * 100:.3f} %)" for key in errors)
+    print(f"  {label:44s} {cells}  wall {wall[0]:6.2f} s = {wall[0] / stop:.2f} x real time, CPU {wall[1]:6.2f} s",
+          flush=True)
+
+
+class _Clock:
+    """Wall and CPU time (this process's) of a ``with`` block: ``.times`` = (wall, cpu)."""
+
+    def __enter__(self):
+        self._start = (time.perf_counter(), time.process_time())
+        return self
+
+    def __exit__(self, *exc):
+        self.times = (time.perf_counter() - self._start[0], time.process_time() - self._start[1])
+
+
+def multirate(stop: float) -> None:
+    """The Fan F2 table of docs/composite-fmu.md (``--multirate``)."""
+    from fmpy import simulate_fmu
+
+    from systems import fan
+    from systems.reference import error_report, fan_reference
+
+    host = 1e-3
+    grid = np.arange(int(round(stop / host)) + 1) * host
+    print(f"Fan F2, {stop:g} s, host step {host * 1e3:g} ms: RMS error / range (max error / range) against "
+          "systems.reference.fan_reference, wall time", flush=True)
+    reference = fan_reference("F2", grid)
+    with tempfile.TemporaryDirectory(prefix="bench_multirate_") as tmp:
+        folder = Path(tmp)
+        for i, (label, internal, rates) in enumerate(FAN_CASES):
+            fmu = build_fmus.build_system_fmu(ROOT / "systems" / "ssd" / "fan_F2.ssd", folder / str(i),
+                                              internal_step=internal, rates=rates)
+            with _Clock() as clock:
+                result = simulate_fmu(str(fmu), stop_time=stop, step_size=host, output_interval=host,
+                                      output=FAN_KEYS)
+            _row(label, error_report(result, reference, FAN_KEYS), clock.times, stop)
+        build_fmus.build_all(folder, sorted({c.element for c in fan.system("F2").components.values()}))
+        with _Clock() as clock:
+            result = fan.simulate(folder, "F2", step=1e-4, stop=stop)
+        _row("(c) five FMUs, systems.master, 0.1 ms", error_report({k: result[k][::10] for k in FAN_KEYS},
+                                                                   reference, FAN_KEYS), clock.times, stop)
+
+
+def iterations_table(stop: float) -> None:
+    """Z3 at 2 ms with 0, 1, 2 iterations inside the system FMU (``--iterations-table``)."""
+    from fmpy import simulate_fmu
+
+    from systems.reference import error_report, z3_reference
+
+    keys = ["clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w", "clutch.tau_fric_a", "clutch.tau_fric_b"]
+    grid = np.arange(int(round(stop / STEP)) + 1) * STEP
+    reference = z3_reference(grid)
+    print(f"Z3, {stop:g} s, host and internal step {STEP * 1e3:g} ms: RMS error / range (max error / range) "
+          "against systems.reference.z3_reference", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench_iterations_") as tmp:
+        for iterations in (0, 1, 2):
+            fmu = build_fmus.build_system_fmu("z3", Path(tmp) / str(iterations), outputs=keys,
+                                              iterations=iterations)
+            with _Clock() as clock:
+                result = simulate_fmu(str(fmu), stop_time=stop, step_size=STEP, output_interval=STEP, output=keys)
+            _row(f"iterations {iterations}", error_report(result, reference, keys), clock.times, stop)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stop", type=float, default=z3.STOP, help="simulated time in s (default 10)")
+    parser.add_argument("--stop", type=float, help="simulated time in s (default 10; --multirate: 4.5)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per case (best is printed)")
     parser.add_argument("--instructions", action="store_true", help="count instructions (callgrind) as well")
+    parser.add_argument("--multirate", action="store_true",
+                        help="Fan F2: uniform, multi-rate and separate FMUs against the reference (default stop 4.5 s)")
+    parser.add_argument("--iterations-table", action="store_true",
+                        help="Z3 at 2 ms with 0, 1, 2 iterations inside the system FMU against the reference")
     parser.add_argument("--drive", help=argparse.SUPPRESS)
     parser.add_argument("--fmu-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, help=argparse.SUPPRESS)
@@ -107,6 +195,13 @@ def main(argv=None) -> int:
     if args.drive:
         drive(args.fmu_dir, args.drive, args.steps)
         return 0
+    if args.multirate:
+        multirate(4.5 if args.stop is None else args.stop)
+        return 0
+    if args.iterations_table:
+        iterations_table(z3.STOP if args.stop is None else args.stop)
+        return 0
+    args.stop = z3.STOP if args.stop is None else args.stop
     with tempfile.TemporaryDirectory(prefix="bench_composite_") as tmp:
         folder = Path(tmp)
         build(folder)
