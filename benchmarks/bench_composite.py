@@ -25,7 +25,8 @@ fmpy.simulate_fmu at a 1 ms host step with (a) a uniform internal step of 0.05 m
 (b) multi-rate, the vehicle at 1 ms and the rest at 0.05 ms, (d) a uniform 0.1 ms; and
 (c) the five element FMUs at 0.1 ms under systems.master (systems.fan.simulate), sampled
 every 10th point.  ``--iterations-table``: Z3 (10 s) as a system FMU at its 2 ms step with
-0, 1, 2 iterations (systems.master.run's), error against systems.reference.z3_reference.
+0, 1, 2 iterations (systems.master.run's), its shafts' torques step-mean (the file's
+T_comm) and sampled (T_comm = 0), error against systems.reference.z3_reference.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,13 +172,22 @@ def iterations_table(stop: float) -> None:
     reference = z3_reference(grid)
     print(f"Z3, {stop:g} s, host and internal step {STEP * 1e3:g} ms: RMS error / range (max error / range) "
           "against systems.reference.z3_reference", flush=True)
+    from systems import ssp
+
+    system = ssp.load_system("z3")
+    sampled = replace(system, components={name: ssp.Component(c.element, {**c.parameters, "T_comm": 0.0})
+                                          if "T_comm" in c.parameters else c
+                                          for name, c in system.components.items()})
     with tempfile.TemporaryDirectory(prefix="bench_iterations_") as tmp:
-        for iterations in (0, 1, 2):
-            fmu = build_fmus.build_system_fmu("z3", Path(tmp) / str(iterations), outputs=keys,
-                                              iterations=iterations)
-            with _Clock() as clock:
-                result = simulate_fmu(str(fmu), stop_time=stop, step_size=STEP, output_interval=STEP, output=keys)
-            _row(f"iterations {iterations}", error_report(result, reference, keys), clock.times, stop)
+        for torques, spec in (("step-mean", system), ("sampled", sampled)):
+            for iterations in (0, 1, 2):
+                fmu = build_fmus.build_system_fmu(spec, Path(tmp) / f"{torques}{iterations}", outputs=keys,
+                                                  iterations=iterations)
+                with _Clock() as clock:
+                    result = simulate_fmu(str(fmu), stop_time=stop, step_size=STEP, output_interval=STEP,
+                                          output=keys)
+                _row(f"{torques} shaft torques, iterations {iterations}", error_report(result, reference, keys),
+                     clock.times, stop)
 
 
 def main(argv=None) -> int:

@@ -10,7 +10,12 @@
 * an internal step h/k: the run equals the master's at h/k sampled every k-th point and
   approaches the monolithic reference (measured for Z3 at a 2 ms host step, RMS error /
   range of clutch.w_2: 0.171 % at 2 ms inside, 0.075 % at 1 ms, 0.035 % at 0.5 ms);
-* bad input and refused steps leave the state of the last communication point.
+* bad input and refused steps leave the state of the last communication point;
+* multi-rate (``rates``): every body at the internal step is the uniform run bit for bit,
+  every body at 1 ms over 0.05 ms the uniform 1 ms run to rounding, F2 with the vehicle at
+  1 ms and the rest at 0.05 ms within 1 % RMS of the reference (0.5 s); a bad ``--rate``
+  is refused in one line naming the allowed instances;
+* ``iterations`` = systems.master.run's iterations, bit for bit (Z3).
 """
 from __future__ import annotations
 
