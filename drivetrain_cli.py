@@ -6,7 +6,7 @@
     drivetrain-fmu report SYSTEM [--steps ...]   (co-simulation vs monolithic reference)
     drivetrain-fmu report --all [--write [docs/systems.md]]   (every documented system at its step: tables)
     drivetrain-fmu export SYSTEM [--step H] [--stop T]   (SSP archive of the system)
-    drivetrain-fmu export-fmu SYSTEM [--input inst.var] [--output inst.var] [--internal-step H]   (one FMU)
+    drivetrain-fmu export-fmu SYSTEM [--input inst.var] [--output inst.var] [--internal-step H] [--rate INST=H] [--iterations N]   (one FMU)
     drivetrain-fmu new NAME --from SYSTEM       (NAME.ssd: an editable copy in the working directory)
     drivetrain-fmu ssp FILE.ssp [--step H] [--stop T] [--record inst.var ...]   (run an SSP file: CSV)
     drivetrain-fmu compare r1 [--step 0.1]      (PWA discretisations, no FMU)
