@@ -226,7 +226,8 @@ def table(m: dict, old: str | None, cores: int) -> list[str]:
 
 def revision() -> str:
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".",
+                            f":!{DOC.relative_to(ROOT)}"],         # the file this command writes
                            capture_output=True, text=True).stdout.strip()
     return head.stdout.strip() + (" with uncommitted changes" if dirty else "")
 
@@ -253,6 +254,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.write and (args.quick or not args.instructions):
         parser.error("--write needs the full run: --instructions and not --quick")
+    if args.write:
+        text = DOC.read_text(encoding="utf-8")
+        if BEGIN not in text or END not in text:          # before, not after, the long run
+            raise SystemExit(f"{DOC} has no lines {BEGIN!r} ... {END!r}")
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(BENCH))
     import compare_builds
