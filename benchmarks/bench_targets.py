@@ -204,16 +204,19 @@ def table(m: dict, old: str | None, cores: int) -> list[str]:
                  f"{QUOTED['f2_cpu_per_step'] * stop / F2_STEP:.0f} s CPU")
     if "f2_separate_old" in m:
         wall, error = m["f2_separate_old"]
-        baseline = f"{old}, this run: {wall:.1f} s, error {error:.2%}; {quoted_f2}"
+        baseline = f"{old}'s separate FMUs, this run: {wall:.1f} s, error {error * 100:.2f} %; {quoted_f2}"
     else:
         baseline = quoted_f2
     for key, measured in (("f2_separate", m["f2_separate_new"]), ("f2_composite", m["f2_composite"])):
         wall, error = measured
-        row(key, f"{wall:.1f} s = {wall / stop:.1f}x real time, error {error:.2%}", baseline,
+        row(key, f"{wall:.1f} s ({wall / stop:.1f} s per simulated s), error {error * 100:.2f} %", baseline,
             "yes" if wall < stop and error < 0.01 else "no")
     if "study_new" in m and "study_old" in m:
         new, old_wall = m["study_new"][0], m["study_old"][0]
-        row("study", f"{new:.0f} s ({old_wall / new:.1f}x faster)", f"{old}, this run: {old_wall:.0f} s",
+        same = "same" if m["study_new"][1] == m["study_old"][1] else "DIFFERENT"
+        threshold = re.search(r"T0_threshold = (\S+),", m["study_new"][1]).group(1)
+        row("study", f"{new:.0f} s ({old_wall / new:.1f}x faster); T0 threshold {threshold} N.m ({same} as before)",
+            f"{old}'s tree and FMUs, this run: {old_wall:.0f} s",
             "yes" if old_wall / new >= 5 else "no")
     else:
         row("study", f"{m['study_new'][0]:.0f} s" if "study_new" in m else "not run (--quick)",
