@@ -5,8 +5,12 @@ An element declares ``VARIABLES`` (records of :mod:`fmus.variables`) and impleme
 * ``initial_state()``         -> immutable state object (after parameters are checked)
 * ``advance(t, h)``           -> new state after one communication step (pure: it may
                                  raise, the committed state is untouched)
-* ``refresh_outputs()``       sets the state outputs (those without feedthrough)
+* ``refresh_outputs()``       sets the state outputs (those without feedthrough); it may
+                                 return the values it set (see :meth:`ElementSlave.refresh_outputs`)
 * ``feedthrough_outputs()``   dict of the outputs that depend on the current inputs
+* optionally ``advance_at(t, h, inputs)`` / ``feedthrough_at(inputs)``: the same with the
+  inputs doStep or the get has already read (the tuple ``_read_inputs`` gives, in the order
+  of the declared inputs), so an element that needs them does not read them again
 * ``encode_state`` / ``decode_state`` for FMU state get/set (JSON-friendly)
 * optionally ``cross_check()`` (parameter relations) and ``family_counts()`` (which
   members of its declared families are in use, hence checked: fmus.variables.in_use).
@@ -24,7 +28,7 @@ import ctypes
 import functools
 import json
 import math
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
 from pythonfmu.default_experiment import DefaultExperiment
@@ -78,6 +82,14 @@ def values_getter(names):
         single = attrgetter(names[0])
         return lambda obj: (single(obj),)
     return attrgetter(*names) if names else lambda obj: ()
+
+
+def items_getter(positions):
+    """sequence -> tuple of its items at ``positions`` (operator.itemgetter, always a tuple)."""
+    if len(positions) == 1:
+        single = itemgetter(positions[0])
+        return lambda seq: (single(seq),)
+    return itemgetter(*positions) if positions else lambda seq: ()
 
 
 class ParameterError(ValueError):
@@ -231,11 +243,24 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
     def advance(self, t: float, h: float):
         raise NotImplementedError
 
-    def refresh_outputs(self) -> None:
+    def refresh_outputs(self):
+        """Set the state outputs from ``self.state``.  It may return the values it set (a
+        sequence): doStep then screens those for a non-finite value instead of reading every
+        declared state output back; they must then include every state output that can
+        change (the others keep values that were finite when set).  None: doStep reads them."""
         raise NotImplementedError
 
     def feedthrough_outputs(self) -> dict:
         return {}
+
+    def advance_at(self, t: float, h: float, inputs):
+        """``advance(t, h)`` given the inputs doStep has just read and checked (the tuple
+        ``_read_inputs`` gives); an element that needs them overrides this to use them."""
+        return self.advance(t, h)
+
+    def feedthrough_at(self, inputs) -> dict:
+        """``feedthrough_outputs()`` given the inputs just read (as for :meth:`advance_at`)."""
+        return self.feedthrough_outputs()
 
     def nonfinite_cause(self) -> str:
         """Words on why a feedthrough output is not finite at the inputs set now (appended
@@ -334,11 +359,12 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         if not (0.0 < step_size < math.inf and math.isfinite(current_time)):
             return self._refuse(f"communication point t = {current_time!r} and step size h = {step_size!r} "
                                 "must be finite, h > 0")
-        problem = self._input_problem(self._read_inputs(self))
+        inputs = self._read_inputs(self)
+        problem = self._input_problem(inputs)
         if problem is not None:
             return self._refuse(f"input {problem}; step from t = {current_time} refused")
         try:
-            new_state = self.advance(current_time, step_size)
+            new_state = self.advance_at(current_time, step_size, inputs)
         except (SolverError, ArithmeticError, ValueError) as exc:     # a step the model cannot take
             return self._refuse(f"step from t = {current_time} with h = {step_size} refused: {exc}")
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
@@ -346,13 +372,17 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
                                 f"internal error {type(exc).__name__}: {exc}")
         previous = self.state
         self.state = new_state
-        self.refresh_outputs()
-        problem = _nonfinite(self._declared_state_outputs, self._read_declared_state_outputs(self))
-        if problem is not None:          # refused: state and outputs (functions of it) as before
-            self.state = previous
-            self.refresh_outputs()
-            return self._refuse(f"step from t = {current_time} with h = {step_size} refused: output {problem} "
-                                "(the step leaves the range this element can represent)")
+        values = self.refresh_outputs()
+        if values is None:
+            values = self._read_declared_state_outputs(self)
+        total = sum(values, 0.0)         # finite only if every value is (see _nonfinite)
+        if total - total != 0:
+            problem = _nonfinite(self._declared_state_outputs, self._read_declared_state_outputs(self))
+            if problem is not None:      # refused: state and outputs (functions of it) as before
+                self.state = previous
+                self.refresh_outputs()
+                return self._refuse(f"step from t = {current_time} with h = {step_size} refused: output "
+                                    f"{problem} (the step leaves the range this element can represent)")
         self._state_token += 1
         return True
 
@@ -368,8 +398,9 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         key = (self._state_token, self._read_inputs(self))
         cached_key, values = self._feedthrough_cache
         if cached_key != key:
-            values = self.feedthrough_outputs()
-            problem = _nonfinite(list(values), list(values.values()))
+            values = self.feedthrough_at(key[1])
+            total = sum(values.values(), 0.0)
+            problem = None if total - total == 0 else _nonfinite(list(values), list(values.values()))
             if problem is not None:
                 cause = self.nonfinite_cause()
                 raise ArithmeticError(f"output {problem} at the inputs set now (inputs "
