@@ -267,14 +267,6 @@ def _groups(instances, names, types=("Real",)):
     return groups
 
 
-def _grouped(instances, names, types=("Real",), write=False):
-    """[(Transfer, [position...])] moving the variables 'inst.var' of ``names``, one
-    transfer per instance and type; ``positions`` index ``names``."""
-    return [(instances[inst_name].transfer(kind, [vr for _, vr in members], write),
-             np.array([pos for pos, _ in members]))
-            for (inst_name, kind), members in _groups(instances, names, types).items()]
-
-
 class _Exchange:
     """The connections' transfers, laid out once so that a communication point moves every
     value with one get and one set per instance and type, and no Python per value.
@@ -381,11 +373,11 @@ class _Exchange:
 
     def __call__(self):
         """Propagate the connections (both stages)."""
-        read, take = self.read, np.take
+        take = self.read.take
         for gets, sets, (indices, out) in zip(self.stage_gets, self.stage_sets, self.takes):
             for get in gets:
                 get()
-            take(read, indices, out=out)
+            take(indices, out=out)
             for put in sets:
                 put()
 
@@ -399,7 +391,7 @@ class _Exchange:
         """Fill ``row`` (columns as ``columns``) with the recorded values of now."""
         for get in self.record_gets:
             get()
-        np.take(self.read, self.record_take, out=row[:self.n_real])
+        self.read.take(self.record_take, out=row[:self.n_real])
         for get, first, last in self.record_others:
             row[first:last] = get()
 
