@@ -15,7 +15,9 @@ code agree to about 1 %.  It takes a few minutes.
 ``--instructions --old-revision REV`` counts REV's code side by side with the working
 tree's, case by case in the same run: REV's tree (``git archive``) builds its own FMUs and
 runs the cases with its own element code and master (this script, copied into that tree,
-drives them), so the master's share of a Z3 step is compared too.
+drives them), so the master's share of a Z3 step is compared too.  The working tree's
+counting processes import its element code, which must be the code its FMUs were built
+from at the start: do not edit fmus/ or solvers/ while it runs.
 """
 from __future__ import annotations
 

@@ -444,7 +444,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
                 f": {var.name} is {'an' if var.type == INTEGER else 'a'} {var.type} {var.causality}"
             raise TypeError(f"variable with valueReference={vr} is not a settable "
                             f"{kind} (a parameter or input of this type){what}") from None
-        if self.state is not None:
+        if self.state is not None and not self._parameters.isdisjoint(names):
             fixed = [name for name in names if name in self._parameters]
             if fixed:
                 raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "

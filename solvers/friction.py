@@ -122,6 +122,14 @@ EVENT_BUDGET = Budget("stick/slip events", 100, 1e4, 2000)
 SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 10_000)
 _ADVICE = ("take a smaller communication step, or make the slip dynamics less stiff (smaller d_visc, "
            "larger inertias J_i, a smoother Stribeck law: larger w_stribeck, alpha_stribeck nearer 1)")
+
+
+@lru_cache(maxsize=64)
+def _step_budgets(h: float) -> tuple[int, int]:
+    """(EVENT_BUDGET.limit(h), SUBSTEP_BUDGET.limit(h)): once per step size, not per step."""
+    return EVENT_BUDGET.limit(h), SUBSTEP_BUDGET.limit(h)
+
+
 _STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19 (module docstring)
 _STICK_SLACK = 1.0 + _STICK_TOL
 _SLIPPING = (FORWARD, BACKWARD)
@@ -505,8 +513,8 @@ class FrictionSystem:
         ke_start = self.kinetic_energy(w_mean, s)
         t = 0.0
         breaking, refuted = None, ()
-        substeps = SUBSTEP_BUDGET.limit(h)
-        for phase in range(EVENT_BUDGET.limit(h) + 1):
+        max_events, substeps = _step_budgets(h)
+        for phase in range(max_events + 1):
             if phase:                       # after an event: re-decide the stuck set
                 modes, tau = self.resolve(s, modes, g, t_s, t_c, breaking, refuted)
             remaining = h - t
