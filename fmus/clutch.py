@@ -182,14 +182,16 @@ class FrictionElement(ElementSlave):
 
     # --- stepping
     def _prepare(self, inputs):
-        """(external torques, normal forces, T_s, T_c) at ``inputs`` (the tuple
-        ``_read_inputs`` gives), computed once per set of inputs: a doStep after a
-        feedthrough get at the same inputs, or steps with held inputs, reuse the record."""
+        """(external torques, normal forces, T_s, T_c, their solvers.friction.StepInputs) at
+        ``inputs`` (the tuple ``_read_inputs`` gives), computed once per set of inputs: a
+        doStep after a feedthrough get at the same inputs, or steps with held inputs, reuse
+        the record."""
         prepared_inputs, record = self._prepared
         if prepared_inputs == inputs:
             return record
-        clamps = self._pick_clamps(inputs)
-        record = (self._pick_torques(inputs), clamps, *self.capacities(clamps))
+        clamps, torques = self._pick_clamps(inputs), self._pick_torques(inputs)
+        t_s, t_c = self.capacities(clamps)
+        record = (torques, clamps, t_s, t_c, self.chain.step_inputs(torques, t_s, t_c))
         self._prepared = (inputs, record)
         return record
 
@@ -202,7 +204,7 @@ class FrictionElement(ElementSlave):
         return tuple(values)
 
     def _inputs_now(self):
-        """(external torques, normal forces, T_s, T_c) at the inputs currently set."""
+        """(external torques, normal forces, T_s, T_c, StepInputs) at the inputs currently set."""
         return self._prepare(self._inputs_in_use())
 
     def advance(self, t, h):
@@ -210,12 +212,12 @@ class FrictionElement(ElementSlave):
 
     def advance_at(self, t, h, inputs):
         prepared = self._prepare(inputs)
-        torques, _, t_s, t_c = prepared
+        torques, _, t_s, t_c, step_inputs = prepared
         # the friction feedthrough, if read at this state and these inputs, already resolved
         # the stuck set the step starts from
         state, known, resolution = self._known_resolution
         start = resolution if state is self.state and known is prepared else None
-        return self.chain.advance(self.state, torques, t_s, t_c, h, start=start)
+        return self.chain.advance(self.state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
 
     def refresh_outputs(self):
         state = self.state
@@ -231,9 +233,9 @@ class FrictionElement(ElementSlave):
 
     def feedthrough_at(self, inputs):
         prepared = self._prepare(inputs)
-        torques, _, t_s, t_c = prepared
+        torques, _, t_s, t_c, step_inputs = prepared
         state = self.state
-        modes, tau = self.chain.friction_torques(state, torques, t_s, t_c)
+        modes, tau = self.chain.friction_torques(state, torques, t_s, t_c, step_inputs.g)
         self._known_resolution = (state, prepared, (modes, tau))
         values = dict(self._idle_feedthrough)          # interfaces beyond n_bodies: open
         p_loss = 0.0
