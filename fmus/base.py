@@ -193,6 +193,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         # and value reference -> name of the settable variables (parameters, inputs) per type
         table = {v.name: v for v in self.VARIABLES}
         self._access = {kind: {} for kind in _FMI_TYPES}
+        self._get_plans = {kind: {} for kind in _FMI_TYPES}
         self._settable = {kind: {} for kind in _FMI_TYPES}
         parameters = [v.name for v in self.VARIABLES if v.causality == PARAMETER]
         self._parameters = set(parameters)
@@ -414,22 +415,37 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
 
     def _get_values(self, vrs, kind: str):
         """fmi2Get<kind>: pythonfmu's own loop type-checks every variable and re-evaluates
-        the feedthrough key per variable; here the feedthrough outputs are looked up once."""
+        the feedthrough key per variable; here the feedthrough outputs are looked up once,
+        and a list of value references asked before is read by a reader made for it."""
+        plans = self._get_plans[kind]
+        key = tuple(vrs)
+        read = plans.get(key)
+        if read is None:
+            read = self._get_plan(key, kind)
+            if len(plans) < 256:            # a host asks a few fixed lists; any other is read uncached
+                plans[key] = read
+        return read(self)
+
+    def _get_plan(self, vrs, kind: str):
+        """A function of the slave returning the values of ``vrs`` (raises TypeError, naming
+        a value reference that is not of type ``kind``); it holds no reference to the slave."""
         access, convert = self._access[kind], CONVERT[kind]
         try:
             wanted = [access[vr] for vr in vrs]
         except KeyError as missing:
             raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
-        feedthrough = None
-        values = []
-        for name, through in wanted:
-            if through:
-                if feedthrough is None:
-                    feedthrough = self._feedthrough_values()
-                values.append(convert(feedthrough[name]))
-            else:
-                values.append(convert(getattr(self, name)))
-        return values
+        names = [name for name, _ in wanted]
+        if not any(through for _, through in wanted):
+            state_values = values_getter(names)
+            return lambda slave: list(map(convert, state_values(slave)))
+        if all(through for _, through in wanted):
+            feedthrough_values = items_getter(names)
+            return lambda slave: list(map(convert, feedthrough_values(slave._feedthrough_values())))
+
+        def mixed(slave):
+            feedthrough = slave._feedthrough_values()
+            return [convert(feedthrough[name] if through else getattr(slave, name)) for name, through in wanted]
+        return mixed
 
     def _set_values(self, vrs, values, kind: str):
         """fmi2Set<kind>: pythonfmu's own loop calls one setter closure per variable; here

@@ -36,10 +36,15 @@ _FMI2_WARNING = 1
 # lists and check status in Python on every call; these move numpy buffers in place).
 _VALUE_TYPES = {"Real": (ctypes.c_double, np.float64), "Integer": (ctypes.c_int, np.int32),
                 "Boolean": (ctypes.c_int, np.int32)}
-_TRANSFER = {kind: ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint),
-                                    ctypes.c_size_t, ctypes.POINTER(c_type))
-             for kind, (c_type, _) in _VALUE_TYPES.items()}
 _DO_STEP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_double, ctypes.c_double, ctypes.c_int)
+
+
+def _unconverted(dll, name: str):
+    """The C function ``name`` of ``dll`` (returning an int) without argtypes: ctypes then
+    passes ctypes objects as they are and a Python int as a C int, with no per-argument
+    conversion call (argtypes' from_param).  Its callers pass exactly those: ctypes objects
+    of the C types of the parameters, an int for an int (a wrong type would not be caught)."""
+    return dll._FuncPtr((name, dll))
 
 
 class CoSimulationError(RuntimeError):
@@ -137,11 +142,13 @@ class Instance:
 
     def stepper(self, no_rollback: bool = True):
         """``step(t, h)``: :meth:`do_step` with its arguments bound once (the run loop's call)."""
-        call, component, log, flag = self._do_step, self.slave.component, self.log, int(no_rollback)
+        call, log, flag = _unconverted(self.slave.dll, "fmi2DoStep"), self.log, int(no_rollback)
+        component, t_arg, h_arg = ctypes.c_void_p(self.slave.component), ctypes.c_double(), ctypes.c_double()
 
         def step(t: float, h: float):
             log_start = len(log)
-            status = call(component, t, h, flag)
+            t_arg.value, h_arg.value = t, h
+            status = call(component, t_arg, h_arg, flag)
             if status > _FMI2_WARNING:
                 self._checked("fmi2DoStep", status, log_start)
         return step
@@ -157,12 +164,12 @@ class Transfer:
     of ``vrs``, e.g. a slice of a larger buffer, which the call then reads or fills)."""
 
     def __init__(self, instance: Instance, kind: str, vrs: list[int], write: bool, buffer=None):
-        if kind not in _TRANSFER:
-            raise ValueError(f"kind = {kind!r} must be one of {', '.join(_TRANSFER)}")
+        if kind not in _VALUE_TYPES:
+            raise ValueError(f"kind = {kind!r} must be one of {', '.join(_VALUE_TYPES)}")
         c_type, dtype = _VALUE_TYPES[kind]
         self.instance = instance
         self.function = f"fmi2{'Set' if write else 'Get'}{kind}"
-        self._call = _TRANSFER[kind]((self.function, instance.slave.dll))
+        self._call = _unconverted(instance.slave.dll, self.function)
         self._vrs = (ctypes.c_uint * len(vrs))(*vrs)
         if buffer is None:
             buffer = np.zeros(len(vrs), dtype=dtype)
@@ -170,8 +177,10 @@ class Transfer:
             raise ValueError(f"buffer must be a contiguous {dtype.__name__} array of {len(vrs)} values")
         self._values = buffer
         self._pointer = self._values.ctypes.data_as(ctypes.POINTER(c_type))
-        # the call's arguments, bound once (the instance's component is fixed once instantiated)
-        self._arguments = (instance.slave.component, self._vrs, len(vrs), self._pointer)
+        # the call's arguments as the C types of fmi2Get/Set<kind> (fmi2Component, const
+        # fmi2ValueReference[], size_t, values[]), bound once (the component is fixed once instantiated)
+        self._arguments = (ctypes.c_void_p(instance.slave.component), self._vrs, ctypes.c_size_t(len(vrs)),
+                           self._pointer)
         self._log = instance.log
 
     @property
