@@ -11,6 +11,13 @@ only the ratios mean something).  Targets from the clutch issue: Clutch doStep a
 process per case: the count of a run with the doSteps minus the count of the same run
 without them), which does not depend on the load of the machine: two runs of the same
 code agree to about 1 %.  It takes a few minutes.
+
+``--instructions --old-revision REV`` counts REV's code side by side with the working
+tree's, case by case in the same run: REV's tree (``git archive``) builds its own FMUs and
+runs the cases with its own element code and master (this script, copied into that tree,
+drives them), so the master's share of a Z3 step is compared too.  The working tree's
+counting processes import its element code, which must be the code its FMUs were built
+from at the start: do not edit fmus/ or solvers/ while it runs.
 """
 from __future__ import annotations
 
@@ -22,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,19 +74,25 @@ def build_trivial(folder: Path) -> Path:
     return FmuBuilder.build_FMU(script, dest=folder)
 
 
-# label -> (FMU, parameters, clamp force set before stepping: None keeps the default)
+# label -> (FMU, parameters and inputs set in initialization mode, clamp force f_n set
+# before stepping: None keeps the default); the inputs are held for the whole run
 CASES = {
     "trivial pythonfmu FMU": ("Trivial", {}, None),
     "Clutch locked (stuck phase)": ("Clutch", {"w_1_start": 0.0}, None),
     # a small clamp force: stays slipping for the whole run
     "Clutch slipping, Coulomb (analytic)": ("Clutch", {}, 1.0),
     "Clutch slipping, Stribeck (ODE path)": ("Clutch", {"w_stribeck": 10.0, "alpha_stribeck": 0.6}, 1.0),
+    # Z3's clutch law (Stribeck): clutch a clamped and locked, clutch b open (free)
+    "DualClutch a locked, b open": ("DualClutch", {"f_n_a": 6000.0, "tau_2": 400.0}, None),
+    # clutch a slips at a small clamp force for the whole run (its Stribeck law: ODE path)
+    "DualClutch a slipping (Stribeck), b open": ("DualClutch", {"w_2_start": 100.0, "f_n_a": 1.0}, None),
 }
 Z3_STEP = 2e-3
 
 
 def build(folder: Path) -> None:
-    build_fmus.build_all(folder, ["Clutch", "DualClutch", "Shaft", "Inertia", "Table"])
+    elements = {"Clutch", "DualClutch"} | {c.element for c in z3.SYSTEM.components.values()}
+    build_fmus.build_all(folder, sorted(elements))
     build_trivial(folder)
 
 
@@ -148,21 +162,72 @@ def instructions(folder: Path, steps: int) -> None:
           f"their gets and sets) = {count / base:5.1f} trivial doSteps")
 
 
+def old_tree(revision: str, folder: Path) -> tuple[Path, Path]:
+    """REV's source tree (git archive) with this script copied into its benchmarks/ as the
+    counting driver, and REV's FMUs built there by that driver (REV's own build_fmus):
+    (driver, FMU folder)."""
+    source = folder / "source"
+    source.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
+    driver = source / "benchmarks" / "bench_clutch_driver.py"
+    shutil.copyfile(__file__, driver)
+    fmus = folder / "fmus"
+    subprocess.run([sys.executable, str(driver), "--build-only", "--fmu-dir", str(fmus)], check=True,
+                   capture_output=True)
+    return driver, fmus
+
+
+def instructions_side_by_side(folder: Path, steps: int, revision: str) -> None:
+    """Every case counted for REV's code and the working tree's, both counts of a case
+    running at once (the machine's two cores)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
+    driver, old_fmus = old_tree(revision, folder / "old")
+    builds = {"old": (old_fmus, str(driver)), "new": (folder, __file__)}
+    print(f"CPU instructions per doStep through fmpy (callgrind, {steps} steps at 1e-4 s, minus a run "
+          f"without them); {revision} (old) and the working tree (new), each with its own FMUs, element code "
+          "and master")
+    print(f"  {'case':44s} {'old':>10s} {'new':>10s} {'new/old':>8s} {'old/trivial':>12s} {'new/trivial':>12s}")
+    z3_steps = int(round(z3.STOP / Z3_STEP))
+    base = {}
+    for label in [*CASES, "z3"]:
+        n, first = (z3_steps, 1) if label == "z3" else (steps, 0)
+        with ThreadPoolExecutor(2) as pool:
+            futures = {b: pool.submit(per_step, fmus, label, n, first, drive) for b, (fmus, drive) in builds.items()}
+        counts = {b: f.result() for b, f in futures.items()}
+        base = base or counts
+        name = f"Z3 at {Z3_STEP * 1e3:g} ms, one communication step (7 FMUs)" if label == "z3" else label
+        print(f"  {name:44s} {counts['old']:10.0f} {counts['new']:10.0f} {counts['new'] / counts['old']:8.2f} "
+              f"{counts['old'] / base['old']:12.2f} {counts['new'] / base['new']:12.2f}", flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=None,
                         help="doSteps per case (default 15000 timed, 2000 with --instructions)")
     parser.add_argument("--instructions", action="store_true", help="count instructions instead of seconds")
+    parser.add_argument("--old-revision", metavar="REV",
+                        help="with --instructions: count REV's code side by side with the working tree's")
     parser.add_argument("--drive", help=argparse.SUPPRESS)
+    parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--fmu-dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.drive:
         drive(args.fmu_dir, args.drive, args.steps)
         return 0
+    if args.build_only:
+        build(args.fmu_dir)
+        return 0
+    if args.old_revision and not args.instructions:
+        parser.error("--old-revision needs --instructions")
     h = 1e-4
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         build(tmp)
+        if args.instructions and args.old_revision:
+            instructions_side_by_side(tmp, args.steps or 2000, args.old_revision)
+            return 0
         if args.instructions:
             instructions(tmp, args.steps or 2000)
             return 0

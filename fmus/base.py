@@ -5,8 +5,12 @@ An element declares ``VARIABLES`` (records of :mod:`fmus.variables`) and impleme
 * ``initial_state()``         -> immutable state object (after parameters are checked)
 * ``advance(t, h)``           -> new state after one communication step (pure: it may
                                  raise, the committed state is untouched)
-* ``refresh_outputs()``       sets the state outputs (those without feedthrough)
+* ``refresh_outputs()``       sets the state outputs (those without feedthrough); it may
+                                 return the values it set (see :meth:`ElementSlave.refresh_outputs`)
 * ``feedthrough_outputs()``   dict of the outputs that depend on the current inputs
+* optionally ``advance_at(t, h, inputs)`` / ``feedthrough_at(inputs)``: the same with the
+  inputs doStep or the get has already read (the tuple ``_read_inputs`` gives, in the order
+  of the declared inputs), so an element that needs them does not read them again
 * ``encode_state`` / ``decode_state`` for FMU state get/set (JSON-friendly)
 * optionally ``cross_check()`` (parameter relations) and ``family_counts()`` (which
   members of its declared families are in use, hence checked: fmus.variables.in_use).
@@ -24,7 +28,7 @@ import ctypes
 import functools
 import json
 import math
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
 from pythonfmu.default_experiment import DefaultExperiment
@@ -78,6 +82,14 @@ def values_getter(names):
         single = attrgetter(names[0])
         return lambda obj: (single(obj),)
     return attrgetter(*names) if names else lambda obj: ()
+
+
+def items_getter(positions):
+    """sequence -> tuple of its items at ``positions`` (operator.itemgetter, always a tuple)."""
+    if len(positions) == 1:
+        single = itemgetter(positions[0])
+        return lambda seq: (single(seq),)
+    return itemgetter(*positions) if positions else lambda seq: ()
 
 
 class ParameterError(ValueError):
@@ -181,6 +193,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         # and value reference -> name of the settable variables (parameters, inputs) per type
         table = {v.name: v for v in self.VARIABLES}
         self._access = {kind: {} for kind in _FMI_TYPES}
+        self._get_plans = {kind: {} for kind in _FMI_TYPES}
         self._settable = {kind: {} for kind in _FMI_TYPES}
         parameters = [v.name for v in self.VARIABLES if v.causality == PARAMETER]
         self._parameters = set(parameters)
@@ -231,11 +244,24 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
     def advance(self, t: float, h: float):
         raise NotImplementedError
 
-    def refresh_outputs(self) -> None:
+    def refresh_outputs(self):
+        """Set the state outputs from ``self.state``.  It may return the values it set (a
+        sequence): doStep then screens those for a non-finite value instead of reading every
+        declared state output back; they must then include every state output that can
+        change (the others keep values that were finite when set).  None: doStep reads them."""
         raise NotImplementedError
 
     def feedthrough_outputs(self) -> dict:
         return {}
+
+    def advance_at(self, t: float, h: float, inputs):
+        """``advance(t, h)`` given the inputs doStep has just read and checked (the tuple
+        ``_read_inputs`` gives); an element that needs them overrides this to use them."""
+        return self.advance(t, h)
+
+    def feedthrough_at(self, inputs) -> dict:
+        """``feedthrough_outputs()`` given the inputs just read (as for :meth:`advance_at`)."""
+        return self.feedthrough_outputs()
 
     def nonfinite_cause(self) -> str:
         """Words on why a feedthrough output is not finite at the inputs set now (appended
@@ -334,11 +360,12 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         if not (0.0 < step_size < math.inf and math.isfinite(current_time)):
             return self._refuse(f"communication point t = {current_time!r} and step size h = {step_size!r} "
                                 "must be finite, h > 0")
-        problem = self._input_problem(self._read_inputs(self))
+        inputs = self._read_inputs(self)
+        problem = self._input_problem(inputs)
         if problem is not None:
             return self._refuse(f"input {problem}; step from t = {current_time} refused")
         try:
-            new_state = self.advance(current_time, step_size)
+            new_state = self.advance_at(current_time, step_size, inputs)
         except (SolverError, ArithmeticError, ValueError) as exc:     # a step the model cannot take
             return self._refuse(f"step from t = {current_time} with h = {step_size} refused: {exc}")
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
@@ -346,13 +373,17 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
                                 f"internal error {type(exc).__name__}: {exc}")
         previous = self.state
         self.state = new_state
-        self.refresh_outputs()
-        problem = _nonfinite(self._declared_state_outputs, self._read_declared_state_outputs(self))
-        if problem is not None:          # refused: state and outputs (functions of it) as before
-            self.state = previous
-            self.refresh_outputs()
-            return self._refuse(f"step from t = {current_time} with h = {step_size} refused: output {problem} "
-                                "(the step leaves the range this element can represent)")
+        values = self.refresh_outputs()
+        if values is None:
+            values = self._read_declared_state_outputs(self)
+        total = sum(values, 0.0)         # finite only if every value is (see _nonfinite)
+        if total - total != 0:
+            problem = _nonfinite(self._declared_state_outputs, self._read_declared_state_outputs(self))
+            if problem is not None:      # refused: state and outputs (functions of it) as before
+                self.state = previous
+                self.refresh_outputs()
+                return self._refuse(f"step from t = {current_time} with h = {step_size} refused: output "
+                                    f"{problem} (the step leaves the range this element can represent)")
         self._state_token += 1
         return True
 
@@ -368,8 +399,9 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         key = (self._state_token, self._read_inputs(self))
         cached_key, values = self._feedthrough_cache
         if cached_key != key:
-            values = self.feedthrough_outputs()
-            problem = _nonfinite(list(values), list(values.values()))
+            values = self.feedthrough_at(key[1])
+            total = sum(values.values(), 0.0)
+            problem = None if total - total == 0 else _nonfinite(list(values), list(values.values()))
             if problem is not None:
                 cause = self.nonfinite_cause()
                 raise ArithmeticError(f"output {problem} at the inputs set now (inputs "
@@ -383,22 +415,37 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
 
     def _get_values(self, vrs, kind: str):
         """fmi2Get<kind>: pythonfmu's own loop type-checks every variable and re-evaluates
-        the feedthrough key per variable; here the feedthrough outputs are looked up once."""
+        the feedthrough key per variable; here the feedthrough outputs are looked up once,
+        and a list of value references asked before is read by a reader made for it."""
+        plans = self._get_plans[kind]
+        key = tuple(vrs)
+        read = plans.get(key)
+        if read is None:
+            read = self._get_plan(key, kind)
+            if len(plans) < 256:            # a host asks a few fixed lists; any other is read uncached
+                plans[key] = read
+        return read(self)
+
+    def _get_plan(self, vrs, kind: str):
+        """A function of the slave returning the values of ``vrs`` (raises TypeError, naming
+        a value reference that is not of type ``kind``); it holds no reference to the slave."""
         access, convert = self._access[kind], CONVERT[kind]
         try:
             wanted = [access[vr] for vr in vrs]
         except KeyError as missing:
             raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
-        feedthrough = None
-        values = []
-        for name, through in wanted:
-            if through:
-                if feedthrough is None:
-                    feedthrough = self._feedthrough_values()
-                values.append(convert(feedthrough[name]))
-            else:
-                values.append(convert(getattr(self, name)))
-        return values
+        names = [name for name, _ in wanted]
+        if not any(through for _, through in wanted):
+            state_values = values_getter(names)
+            return lambda slave: list(map(convert, state_values(slave)))
+        if all(through for _, through in wanted):
+            feedthrough_values = items_getter(names)
+            return lambda slave: list(map(convert, feedthrough_values(slave._feedthrough_values())))
+
+        def mixed(slave):
+            feedthrough = slave._feedthrough_values()
+            return [convert(feedthrough[name] if through else getattr(slave, name)) for name, through in wanted]
+        return mixed
 
     def _set_values(self, vrs, values, kind: str):
         """fmi2Set<kind>: pythonfmu's own loop calls one setter closure per variable; here
@@ -413,7 +460,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
                 f": {var.name} is {'an' if var.type == INTEGER else 'a'} {var.type} {var.causality}"
             raise TypeError(f"variable with valueReference={vr} is not a settable "
                             f"{kind} (a parameter or input of this type){what}") from None
-        if self.state is not None:
+        if self.state is not None and not self._parameters.isdisjoint(names):
             fixed = [name for name in names if name in self._parameters]
             if fixed:
                 raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "

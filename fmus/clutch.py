@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
 
-from .base import ElementSlave, values_getter
+from .base import ElementSlave, items_getter, values_getter
 from .variables import BOOLEAN, INTEGER, Family, inertia, input_, output, parameter
 
 
@@ -155,15 +155,24 @@ class FrictionElement(ElementSlave):
     def initial_state(self) -> ChainState:
         self.chain = self.build_system()
         state = self.chain.state_from_bodies(*self.start_coordinates())
-        # readers and names used at every step, made once (doStep runs millions of times)
+        # readers and names used at every step, made once (doStep runs millions of times):
+        # the torques and clamp forces are picked from the inputs doStep (or the feedthrough
+        # get) has read, by their positions among the declared inputs
         members, tags = self.active_members(), self.active_tags()
-        self._read_torques = values_getter([f"tau{m}" for m in members])
-        self._read_clamps = values_getter(self.clamp_names())
+        position = {v.name: i for i, v in enumerate(self._inputs)}
+        used = [f"tau{m}" for m in members] + self.clamp_names()
+        self._pick_torques = items_getter([position[f"tau{m}"] for m in members])
+        self._pick_clamps = items_getter([position[name] for name in self.clamp_names()])
+        self._used_positions = [position[name] for name in used]
+        self._read_used = values_getter(used)
         self._state_output_names = ([f"phi{m}" for m in members] + [f"w{m}" for m in members]
                                     + ([f"w_slip{tag}" for tag in tags] if self.SLIP_OUTPUTS else []) + ["e_loss"])
         self._feedthrough_names = [(f"tau_fric{tag}", f"locked{tag}", -1.0 if tag in self.HOUSING_TAGS else 1.0)
                                    for tag in tags]
-        self._known_resolution = (None, None)
+        # (inputs, (torques, clamps, T_s, T_c)) of the inputs last prepared, and
+        # (state, that record, (modes, tau)): the stuck set the feedthrough resolved
+        self._prepared = (None, None)
+        self._known_resolution = (None, None, None)
         self._idle_feedthrough = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS},
                                   **{f"locked{tag}": False for tag in self.TAGS}}
         return state
@@ -172,18 +181,43 @@ class FrictionElement(ElementSlave):
         return ChainState.from_json(data)
 
     # --- stepping
+    def _prepare(self, inputs):
+        """(external torques, normal forces, T_s, T_c, their solvers.friction.StepInputs) at
+        ``inputs`` (the tuple ``_read_inputs`` gives), computed once per set of inputs: a
+        doStep after a feedthrough get at the same inputs, or steps with held inputs, reuse
+        the record."""
+        prepared_inputs, record = self._prepared
+        if prepared_inputs == inputs:
+            return record
+        clamps, torques = self._pick_clamps(inputs), self._pick_torques(inputs)
+        t_s, t_c = self.capacities(clamps)
+        record = (torques, clamps, t_s, t_c, self.chain.step_inputs(torques, t_s, t_c))
+        self._prepared = (inputs, record)
+        return record
+
+    def _inputs_in_use(self):
+        """The inputs as ``_read_inputs`` gives them, with only those in use read (the
+        others None: an element called directly reads what its physics needs)."""
+        values = [None] * len(self._inputs)
+        for i, value in zip(self._used_positions, self._read_used(self)):
+            values[i] = value
+        return tuple(values)
+
     def _inputs_now(self):
-        """(external torques, normal forces, T_s, T_c) at the inputs currently set."""
-        torques, clamps = self._read_torques(self), self._read_clamps(self)
-        return (torques, clamps, *self.capacities(clamps))
+        """(external torques, normal forces, T_s, T_c, StepInputs) at the inputs currently set."""
+        return self._prepare(self._inputs_in_use())
 
     def advance(self, t, h):
-        torques, clamps, t_s, t_c = self._inputs_now()
+        return self.advance_at(t, h, self._inputs_in_use())
+
+    def advance_at(self, t, h, inputs):
+        prepared = self._prepare(inputs)
+        torques, _, t_s, t_c, step_inputs = prepared
         # the friction feedthrough, if read at this state and these inputs, already resolved
         # the stuck set the step starts from
-        known, resolution = self._known_resolution
-        start = resolution if known == (self.state, torques, clamps) else None
-        return self.chain.advance(self.state, torques, t_s, t_c, h, start=start)
+        state, known, resolution = self._known_resolution
+        start = resolution if state is self.state and known is prepared else None
+        return self.chain.advance(self.state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
 
     def refresh_outputs(self):
         state = self.state
@@ -192,14 +226,20 @@ class FrictionElement(ElementSlave):
             values += state.s
         values.append(state.e_loss)
         self.__dict__.update(zip(self._state_output_names, values))
+        return values           # every state output that changes (the inactive members' stay 0)
 
     def feedthrough_outputs(self):
-        torques, clamps, t_s, t_c = self._inputs_now()
-        modes, tau = self.chain.friction_torques(self.state, torques, t_s, t_c)
-        self._known_resolution = ((self.state, torques, clamps), (modes, tau))
+        return self.feedthrough_at(self._inputs_in_use())
+
+    def feedthrough_at(self, inputs):
+        prepared = self._prepare(inputs)
+        torques, _, t_s, t_c, step_inputs = prepared
+        state = self.state
+        modes, tau = self.chain.friction_torques(state, torques, t_s, t_c, step_inputs.g)
+        self._known_resolution = (state, prepared, (modes, tau))
         values = dict(self._idle_feedthrough)          # interfaces beyond n_bodies: open
         p_loss = 0.0
-        for (torque_name, locked_name, sign), mode, torque, s in zip(self._feedthrough_names, modes, tau, self.state.s):
+        for (torque_name, locked_name, sign), mode, torque, s in zip(self._feedthrough_names, modes, tau, state.s):
             values[torque_name] = sign * torque
             values[locked_name] = mode == STUCK
             p_loss += torque * s

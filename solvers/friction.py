@@ -122,6 +122,14 @@ EVENT_BUDGET = Budget("stick/slip events", 100, 1e4, 2000)
 SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 10_000)
 _ADVICE = ("take a smaller communication step, or make the slip dynamics less stiff (smaller d_visc, "
            "larger inertias J_i, a smoother Stribeck law: larger w_stribeck, alpha_stribeck nearer 1)")
+
+
+@lru_cache(maxsize=64)
+def _step_budgets(h: float) -> tuple[int, int]:
+    """(EVENT_BUDGET.limit(h), SUBSTEP_BUDGET.limit(h)): once per step size, not per step."""
+    return EVENT_BUDGET.limit(h), SUBSTEP_BUDGET.limit(h)
+
+
 _STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19 (module docstring)
 _STICK_SLACK = 1.0 + _STICK_TOL
 _SLIPPING = (FORWARD, BACKWARD)
@@ -213,6 +221,26 @@ class ChainState(NamedTuple):
 
 
 _new_chain_state = partial(tuple.__new__, ChainState)   # ChainState from a tuple, no Python-level __new__
+
+
+class StepInputs:
+    """The external torques and capacities of a step with what follows from them alone,
+    computed once per set of inputs (:meth:`FrictionSystem.step_inputs`): the mean
+    acceleration ``a_mean``, the slip accelerations without friction ``g`` and, when first
+    asked (:meth:`all_hold`), whether every interface holds stuck (the all-stuck shortcut
+    of :meth:`FrictionSystem.advance`)."""
+
+    __slots__ = ("torques", "t_s", "t_c", "a_mean", "g", "_all_hold")
+
+    def __init__(self, torques, t_s, t_c, a_mean, g):
+        self.torques, self.t_s, self.t_c, self.a_mean, self.g = torques, t_s, t_c, a_mean, g
+        self._all_hold = None
+
+    def all_hold(self, system) -> bool:
+        held = self._all_hold
+        if held is None:
+            held = self._all_hold = system.all_stuck_holds(self.g, self.t_s)
+        return held
 
 
 @lru_cache(maxsize=None)
@@ -453,10 +481,23 @@ class FrictionSystem:
                 return False
         return True
 
-    def friction_torques(self, state: ChainState, torques, t_s, t_c):
-        """Modes and friction torques of ``state`` under the given external torques."""
-        g = self.relative_free_acceleration(torques)
+    def friction_torques(self, state: ChainState, torques, t_s, t_c, g=None):
+        """Modes and friction torques of ``state`` under the given external torques (``g``:
+        their relative_free_acceleration, if known)."""
+        if g is None:
+            g = self.relative_free_acceleration(torques)
         return self.resolve(state.s, state.modes, g, t_s, t_c)
+
+    def step_inputs(self, torques, t_s, t_c) -> StepInputs:
+        """The :class:`StepInputs` of these torques and capacities (for :meth:`advance`)."""
+        return StepInputs(torques, t_s, t_c, self.free_acceleration(torques), self.relative_free_acceleration(torques))
+
+    def all_stuck_holds(self, g, t_s) -> bool:
+        """Every interface holds stuck at the slip accelerations ``g`` (the all-stuck
+        candidate that resolve() tries first is consistent: |tau_j| <= T_s,j, eq. 19-21)."""
+        if self.one_way:
+            return self._holds(self._all_stuck_torques(g), range(self.n_interfaces), t_s)
+        return min(t_s) > 0.0 and all(map(le, map(abs, self._all_stuck_torques(g)), map(mul, t_s, self._slacks)))
 
     # ------------------------------------------------------------------ stepping
     def _all_stuck_torques(self, g):
@@ -477,18 +518,20 @@ class FrictionSystem:
         return StepResult(new_state, tuple(events))
 
     def advance(self, state: ChainState, torques, t_s, t_c, h: float, events=None,
-                start=None) -> ChainState:
+                start=None, inputs: StepInputs | None = None) -> ChainState:
         """The state of :meth:`step` alone (the FMU's per-step call); the events' (time,
         interface) records are appended to ``events`` when a list is given.  ``start``: the (modes, tau)
-        that :meth:`friction_torques` gave for this state and these inputs, if known."""
+        that :meth:`friction_torques` gave for this state and these inputs, if known; ``inputs``:
+        :meth:`step_inputs` of ``torques``, ``t_s``, ``t_c``, if made (then reused, not recomputed)."""
         if not 0.0 < h < math.inf:
             check_step(h)                               # raises, naming h
-        a_mean = self.free_acceleration(torques)
-        g = self.relative_free_acceleration(torques)
+        if inputs is None:
+            a_mean = self.free_acceleration(torques)
+            g = self.relative_free_acceleration(torques)
+        else:
+            a_mean, g = inputs.a_mean, inputs.g
         if (state.modes == self._all_stuck and not any(state.s)
-                and (self._holds(self._all_stuck_torques(g), range(self.n_interfaces), t_s) if self.one_way
-                     else min(t_s) > 0.0 and all(map(le, map(abs, self._all_stuck_torques(g)),
-                                                     map(mul, t_s, self._slacks))))):
+                and (self.all_stuck_holds(g, t_s) if inputs is None else inputs.all_hold(self))):
             # every interface holds for the whole step: the all-stuck candidate that resolve()
             # tries first is consistent (|tau_j| <= T_s,j, eq. 19-21) and torques and capacities
             # are constant, so the chain turns as one rigid body; no slip, e_loss unchanged
@@ -505,8 +548,8 @@ class FrictionSystem:
         ke_start = self.kinetic_energy(w_mean, s)
         t = 0.0
         breaking, refuted = None, ()
-        substeps = SUBSTEP_BUDGET.limit(h)
-        for phase in range(EVENT_BUDGET.limit(h) + 1):
+        max_events, substeps = _step_budgets(h)
+        for phase in range(max_events + 1):
             if phase:                       # after an event: re-decide the stuck set
                 modes, tau = self.resolve(s, modes, g, t_s, t_c, breaking, refuted)
             remaining = h - t

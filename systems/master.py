@@ -36,10 +36,15 @@ _FMI2_WARNING = 1
 # lists and check status in Python on every call; these move numpy buffers in place).
 _VALUE_TYPES = {"Real": (ctypes.c_double, np.float64), "Integer": (ctypes.c_int, np.int32),
                 "Boolean": (ctypes.c_int, np.int32)}
-_TRANSFER = {kind: ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint),
-                                    ctypes.c_size_t, ctypes.POINTER(c_type))
-             for kind, (c_type, _) in _VALUE_TYPES.items()}
 _DO_STEP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_double, ctypes.c_double, ctypes.c_int)
+
+
+def _unconverted(dll, name: str):
+    """The C function ``name`` of ``dll`` (returning an int) without argtypes: ctypes then
+    passes ctypes objects as they are and a Python int as a C int, with no per-argument
+    conversion call (argtypes' from_param).  Its callers pass exactly those: ctypes objects
+    of the C types of the parameters, an int for an int (a wrong type would not be caught)."""
+    return dll._FuncPtr((name, dll))
 
 
 class CoSimulationError(RuntimeError):
@@ -106,9 +111,10 @@ class Instance:
             raise CoSimulationError(f"{self.name}: {function} failed with status {status} ({_status_name(status).lower()})",
                                     [r.message for r in self.log[log_start:]])
 
-    def transfer(self, kind: str, vrs: list[int], write: bool) -> "Transfer":
-        """A prepared get (write=False) or set of fixed value references of one type."""
-        return Transfer(self, kind, vrs, write)
+    def transfer(self, kind: str, vrs: list[int], write: bool, buffer=None) -> "Transfer":
+        """A prepared get (write=False) or set of fixed value references of one type
+        (through ``buffer``, if given: see :class:`Transfer`)."""
+        return Transfer(self, kind, vrs, write, buffer)
 
     def vr(self, name: str):
         try:
@@ -134,24 +140,48 @@ class Instance:
         log_start = len(self.log)
         self._checked("fmi2DoStep", self._do_step(self.slave.component, t, h, int(no_rollback)), log_start)
 
+    def stepper(self, no_rollback: bool = True):
+        """``step(t, h)``: :meth:`do_step` with its arguments bound once (the run loop's call)."""
+        call, log, flag = _unconverted(self.slave.dll, "fmi2DoStep"), self.log, int(no_rollback)
+        component, t_arg, h_arg = ctypes.c_void_p(self.slave.component), ctypes.c_double(), ctypes.c_double()
+
+        def step(t: float, h: float):
+            log_start = len(log)
+            t_arg.value, h_arg.value = t, h
+            status = call(component, t_arg, h_arg, flag)
+            if status > _FMI2_WARNING:
+                self._checked("fmi2DoStep", status, log_start)
+        return step
+
     def free(self):
         self.slave.terminate()
         self.slave.freeInstance()
 
 
 class Transfer:
-    """fmi2Get/Set<kind> of fixed value references through one numpy buffer, ``values``."""
+    """fmi2Get/Set<kind> of fixed value references through one numpy buffer, ``values``
+    (its own, or ``buffer``: a contiguous 1-d array of the kind's dtype and of the length
+    of ``vrs``, e.g. a slice of a larger buffer, which the call then reads or fills)."""
 
-    def __init__(self, instance: Instance, kind: str, vrs: list[int], write: bool):
-        if kind not in _TRANSFER:
-            raise ValueError(f"kind = {kind!r} must be one of {', '.join(_TRANSFER)}")
+    def __init__(self, instance: Instance, kind: str, vrs: list[int], write: bool, buffer=None):
+        if kind not in _VALUE_TYPES:
+            raise ValueError(f"kind = {kind!r} must be one of {', '.join(_VALUE_TYPES)}")
         c_type, dtype = _VALUE_TYPES[kind]
         self.instance = instance
         self.function = f"fmi2{'Set' if write else 'Get'}{kind}"
-        self._call = _TRANSFER[kind]((self.function, instance.slave.dll))
+        self._call = _unconverted(instance.slave.dll, self.function)
         self._vrs = (ctypes.c_uint * len(vrs))(*vrs)
-        self._values = np.zeros(len(vrs), dtype=dtype)
+        if buffer is None:
+            buffer = np.zeros(len(vrs), dtype=dtype)
+        elif buffer.dtype != dtype or buffer.shape != (len(vrs),) or not buffer.flags.c_contiguous:
+            raise ValueError(f"buffer must be a contiguous {dtype.__name__} array of {len(vrs)} values")
+        self._values = buffer
         self._pointer = self._values.ctypes.data_as(ctypes.POINTER(c_type))
+        # the call's arguments as the C types of fmi2Get/Set<kind> (fmi2Component, const
+        # fmi2ValueReference[], size_t, values[]), bound once (the component is fixed once instantiated)
+        self._arguments = (ctypes.c_void_p(instance.slave.component), self._vrs, ctypes.c_size_t(len(vrs)),
+                           self._pointer)
+        self._log = instance.log
 
     @property
     def values(self) -> np.ndarray:
@@ -161,10 +191,10 @@ class Transfer:
 
     def __call__(self) -> np.ndarray:
         """Move the values (a set sends ``values``, a get fills it) and return ``values``."""
-        instance = self.instance
-        log_start = len(instance.log)
-        status = self._call(instance.slave.component, self._vrs, len(self._vrs), self._pointer)
-        instance._checked(self.function, status, log_start)
+        log_start = len(self._log)
+        status = self._call(*self._arguments)
+        if status > _FMI2_WARNING:
+            self.instance._checked(self.function, status, log_start)
         return self._values
 
 
@@ -231,9 +261,10 @@ class Result:
         return self.time if key == "time" else self.signals[key]
 
 
-def _grouped(instances, names, types=("Real",), write=False):
-    """[(Transfer, [position...])] moving the variables 'inst.var' of ``names``, one
-    transfer per instance and type; ``positions`` index ``names``."""
+def _groups(instances, names, types=("Real",)):
+    """{(instance, type): [(position in ``names``, value reference)...]} of the variables
+    'inst.var' of ``names``, in order of first appearance; a variable of a type not in
+    ``types`` (or one that does not exist) is refused, naming it."""
     groups = {}
     for pos, key in enumerate(names):
         inst_name, var = key.split(".", 1)
@@ -241,11 +272,137 @@ def _grouped(instances, names, types=("Real",), write=False):
         kind = inst.variables[var].type if var in inst.variables else inst.vr(var)
         if kind not in types:
             raise ValueError(f"{key} is a {kind} variable; allowed here: {', '.join(types)}")
-        vrs, positions = groups.setdefault((inst_name, kind), ([], []))
-        vrs.append(inst.vr(var))
-        positions.append(pos)
-    return [(instances[inst_name].transfer(kind, vrs, write), np.array(positions))
-            for (inst_name, kind), (vrs, positions) in groups.items()]
+        groups.setdefault((inst_name, kind), []).append((pos, inst.vr(var)))
+    return groups
+
+
+class _Exchange:
+    """The connections' transfers, laid out once so that a communication point moves every
+    value with one get and one set per instance and type, and no Python per value.
+
+    Every Real value read (connection sources, each once, and the Real recorded variables
+    that are not taken from the exchange) has a slot in one buffer, ``read``: each get
+    fills its instance's contiguous slice.  Every input set has a slot in ``written``:
+    each set sends its instance's contiguous slice.  A stage copies its values from
+    ``read`` to ``written`` with one numpy take.  An instance that no stage-2 get reads
+    has its stage-1 inputs set together with its stage-2 inputs (one set instead of two):
+    no value read in stage 2 depends on them."""
+
+    def __init__(self, instances, stages, record, moved_at):
+        sources, targets = [], []          # checked in the order of the stages: sources, then targets
+        for stage in stages:
+            sources.append(_groups(instances, [f"{c.source}.{c.output}" for c in stage]))
+            targets.append(_groups(instances, [f"{c.target}.{c.input}" for c in stage]))
+        fetched = [pos for pos, key in enumerate(record) if key not in moved_at]
+        recorded = _groups(instances, [record[pos] for pos in fetched], ("Real", "Boolean", "Integer"))
+        slot, read_layout = {}, []          # (instance, vr) -> slot in read; [(instance, [vr...], offset)]
+
+        def place(inst_name, vrs, table):
+            fresh = [vr for vr in dict.fromkeys(vrs) if (inst_name, vr) not in table]
+            offset = sum(len(v) for _, v, _ in read_layout)
+            for i, vr in enumerate(fresh):
+                table[inst_name, vr] = offset + i
+            read_layout.append((inst_name, fresh, offset))
+            return fresh
+
+        stage_reads = []
+        for groups in sources:
+            stage_reads.append([len(read_layout)])
+            for (inst_name, _), members in groups.items():
+                place(inst_name, [vr for _, vr in members], slot)
+            stage_reads[-1].append(len(read_layout))
+        record_slot = {}
+        real_recorded = [(key, members) for key, members in recorded.items() if key[1] == "Real"]
+        first_recorder = len(read_layout)
+        for (inst_name, _), members in real_recorded:
+            place(inst_name, [vr for _, vr in members], record_slot)
+        self.read = np.zeros(sum(len(v) for _, v, _ in read_layout))
+        gets = [instances[inst_name].transfer("Real", vrs, False, self.read[offset:offset + len(vrs)])
+                for inst_name, vrs, offset in read_layout]
+        self.stage_gets = [[g for g in gets[a:b] if len(g._vrs)] for a, b in stage_reads]
+        self.record_gets = [g for g in gets[first_recorder:] if len(g._vrs)]
+
+        # the sets: per stage, per instance; stage-1 sets of an instance no stage-2 get reads
+        # join its stage-2 set
+        stage2_read = {inst_name for inst_name, _ in sources[1]} if len(sources) > 1 else set()
+        writes = [{}, {}]
+        for stage, groups in enumerate(targets):
+            for (inst_name, _), members in groups.items():
+                link_sources = [f"{c.source}.{c.output}" for c in stages[stage]]
+                entries = [(vr, slot[self._source_key(instances, link_sources[pos])]) for pos, vr in members]
+                writes[stage].setdefault(inst_name, []).extend(entries)
+        for inst_name in list(writes[0]):
+            if (inst_name, "Real") in targets[1] and inst_name not in stage2_read:
+                writes[1][inst_name] = writes[0].pop(inst_name) + writes[1][inst_name]
+        order = [list(w.items()) for w in writes]
+        self.written = np.zeros(sum(len(entries) for w in order for _, entries in w))
+        self.stage_sets, self.takes, offset = [], [], 0
+        for w in order:
+            sets, first = [], offset
+            for inst_name, entries in w:
+                size = len(entries)
+                sets.append(instances[inst_name].transfer("Real", [vr for vr, _ in entries], True,
+                                                          self.written[offset:offset + size]))
+                offset += size
+            self.stage_sets.append(sets)
+            self.takes.append((np.array([i for _, entries in w for _, i in entries], dtype=np.intp),
+                               self.written[first:offset]))
+
+        # the recorded values: a row holds the Real ones first (one take from read), then
+        # the others (one slice per get); ``columns`` maps a record position to its column
+        real_slots, real_positions = [], []
+        for pos, key in enumerate(record):
+            if key in moved_at:
+                inst_name, var = key.split(".", 1)
+                real_slots.append(slot[inst_name, instances[inst_name].vr(var)])
+                real_positions.append(pos)
+        for (inst_name, _), members in real_recorded:
+            for pos, vr in members:
+                real_slots.append(record_slot[inst_name, vr])
+                real_positions.append(fetched[pos])
+        self.record_take = np.array(real_slots, dtype=np.intp)
+        self.n_real = len(real_slots)
+        self.columns = [0] * len(record)
+        for column, pos in enumerate(real_positions):
+            self.columns[pos] = column
+        self.record_others, column = [], self.n_real
+        for (inst_name, kind), members in recorded.items():
+            if kind == "Real":
+                continue
+            self.record_others.append((instances[inst_name].transfer(kind, [vr for _, vr in members], False),
+                                       column, column + len(members)))
+            for i, (pos, _) in enumerate(members):
+                self.columns[fetched[pos]] = column + i
+            column += len(members)
+
+    @staticmethod
+    def _source_key(instances, key):
+        inst_name, var = key.split(".", 1)
+        return inst_name, instances[inst_name].vr(var)
+
+    def __call__(self):
+        """Propagate the connections (both stages)."""
+        take = self.read.take
+        for gets, sets, (indices, out) in zip(self.stage_gets, self.stage_sets, self.takes):
+            for get in gets:
+                get()
+            take(indices, out=out)
+            for put in sets:
+                put()
+
+    def set_all(self):
+        """Send ``written`` to every input (both stages)."""
+        for sets in self.stage_sets:
+            for put in sets:
+                put()
+
+    def record(self, row):
+        """Fill ``row`` (columns as ``columns``) with the recorded values of now."""
+        for get in self.record_gets:
+            get()
+        self.read.take(self.record_take, out=row[:self.n_real])
+        for get, first, last in self.record_others:
+            row[first:last] = get()
 
 
 def run(instances: dict[str, Instance], connections: list[Connection], stop: float, step: float,
@@ -281,9 +438,6 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
         return any(u.variable.name == c.output and u.dependencies for u in instances[c.source].model.outputs)
 
     stages = [[c for c in connections if not feedthrough(c)], [c for c in connections if feedthrough(c)]]
-    plans = [(_grouped(instances, [f"{c.source}.{c.output}" for c in stage]),
-              _grouped(instances, [f"{c.target}.{c.input}" for c in stage], write=True), len(stage))
-             for stage in stages]
     # a recorded output that a connection moves is taken from the exchange's buffer, unless
     # it was read before one of its own inputs was set (a stage-2 output depending on a
     # stage-2 target): then a fresh get after the exchange is what a record means
@@ -295,51 +449,35 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
 
     moved_at = {f"{c.source}.{c.output}": (stage, i) for stage, links in enumerate(stages)
                 for i, c in enumerate(links) if stage == 0 or settled(c)}
-    copied = [(pos, *moved_at[key]) for pos, key in enumerate(record) if key in moved_at]
-    fetched = [pos for pos, key in enumerate(record) if key not in moved_at]
-    recorders = [(get, np.array(fetched)[positions])
-                 for get, positions in _grouped(instances, [record[pos] for pos in fetched],
-                                                ("Real", "Boolean", "Integer"))]
-    values = np.empty((n_steps + 1, len(record)))
+    plan = _Exchange(instances, stages, record, moved_at)
+    values = np.empty((n_steps + 1, len(record)))          # columns: plan.columns
     slaves = list(instances.values())
 
     if not (isinstance(iterations, int) and iterations >= 0):
         raise ValueError(f"iterations = {iterations!r} must be an integer >= 0")
 
     def exchange(t, external=True):
-        """Propagate the connections; returns the values set, per stage."""
+        """Propagate the connections; returns (a copy of) the values set."""
         if inputs is not None and external:
             for key, value in inputs(t).items():
                 name, var = key.split(".", 1)
                 instances[name].set(var, value)
-        moved = []
-        for sources, targets, size in plans:
-            buffer = np.empty(size)
-            for get, positions in sources:
-                buffer[positions] = get()
-            set_targets_of(targets, buffer)
-            moved.append(buffer)
-        return moved
-
-    def set_targets_of(targets, buffer):
-        for put, positions in targets:
-            put.values[:] = buffer[positions]
-            put()
-
-    def set_targets(moved):
-        for (_, targets, _), buffer in zip(plans, moved):
-            set_targets_of(targets, buffer)
+        plan()
+        return plan.written.copy() if iterations else None
 
     def iterate(t, start_values, saved):
         for _ in range(iterations):
             end_values = exchange(t + step, external=False)
             for inst, state in zip(slaves, saved):
                 inst.call("setFMUstate", state)
-            set_targets([0.5 * (first + last) for first, last in zip(start_values, end_values)])
+            plan.written[:] = 0.5 * (start_values + end_values)
+            plan.set_all()
             for inst in slaves:
                 inst.do_step(t, step, no_rollback=False)
         for inst, state in zip(slaves, saved):
             inst.call("freeFMUstate", state)
+
+    steppers = [inst.stepper(no_rollback=not iterations) for inst in slaves]
 
     iterator = range(n_steps + 1)
     if progress:
@@ -351,25 +489,25 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     recorded = 0
 
     def result(rows: int) -> Result:
-        return Result(np.arange(rows) * step, {r: values[:rows, i] for i, r in enumerate(record)})
+        return Result(np.arange(rows) * step, {r: values[:rows, plan.columns[i]] for i, r in enumerate(record)})
 
+    record_row = plan.record
     try:
         for n in iterator:
             t = n * step
             start_values = exchange(t)
-            row = values[n]
-            for get, positions in recorders:
-                row[positions] = get()
-            for pos, stage, i in copied:
-                row[pos] = start_values[stage][i]
+            record_row(values[n])
             recorded = n + 1
             if n == n_steps:
                 break
-            saved = [inst.call("getFMUstate") for inst in slaves] if iterations else None
-            for inst in slaves:
-                inst.do_step(t, step, no_rollback=not iterations)
             if iterations:
+                saved = [inst.call("getFMUstate") for inst in slaves]
+                for step_from in steppers:
+                    step_from(t, step)
                 iterate(t, start_values, saved)
+            else:
+                for step_from in steppers:
+                    step_from(t, step)
     except KeyboardInterrupt as exc:     # Ctrl-C: the rows recorded so far go with it
         exc.partial = result(recorded)
         raise
