@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -265,22 +264,20 @@ def test_bad_parameter_fails_initialization_naming_it(system_dir):
     assert "vehicle.J = -1.0 is outside the allowed range" in str(failed.value)
 
 
-def test_fmu_state_round_trip(system_dir):
-    """getFMUstate, 25 steps, setFMUstate, the same 25 steps: the same values (and a
-    serialized state restores too)."""
-    from fmpy.fmi2 import FMU2Slave  # noqa: F401  (Instance wraps it)
-
-    inst = Instance(system_dir[0] / "z3.fmu", "system")
+def assert_state_round_trip(fmu, h, before, after, keys):
+    """getFMUstate after ``before`` steps of ``h``, ``after`` more steps, setFMUstate (then a
+    serialized copy) and the same steps again: the values of ``keys`` equal, bit for bit."""
+    inst = Instance(fmu, "system")
     try:
-        for n in range(10):
-            inst.do_step(n * 2e-3, 2e-3)
+        for n in range(before):
+            inst.do_step(n * h, h)
         state = inst.call("getFMUstate")
         serialized = inst.call("serializeFMUstate", state)
 
         def run():
-            for n in range(10, 35):
-                inst.do_step(n * 2e-3, 2e-3)
-            return [inst.get(k) for k in ("clutch.w_1", "vehicle.w", "shaft_even.tau_2")]
+            for n in range(before, before + after):
+                inst.do_step(n * h, h)
+            return [inst.get(k) for k in keys]
 
         first = run()
         inst.call("setFMUstate", state)
@@ -290,6 +287,12 @@ def test_fmu_state_round_trip(system_dir):
         inst.call("freeFMUstate", state)
     finally:
         inst.free()
+
+
+def test_fmu_state_round_trip(system_dir):
+    """getFMUstate, 25 steps, setFMUstate, the same 25 steps: the same values (and a
+    serialized state restores too)."""
+    assert_state_round_trip(system_dir[0] / "z3.fmu", 2e-3, 10, 25, ("clutch.w_1", "vehicle.w", "shaft_even.tau_2"))
 
 
 def _read_csv(path: Path):
@@ -492,23 +495,4 @@ def test_iterations_equal_the_master_s_iterations(fmu_dir, tmp_path):
 def test_multirate_fmu_state_round_trip(multirate_dir):
     """Vehicle at 1 ms over 0.05 ms: getFMUstate after 7 host steps, 10 more steps,
     setFMUstate (and a serialized copy), the same 10 steps: the same values."""
-    inst = Instance(multirate_dir / "vehicle_1ms" / "fan_F2.fmu", "system")
-    try:
-        for n in range(7):
-            inst.do_step(n * 1e-3, 1e-3)
-        state = inst.call("getFMUstate")
-        serialized = inst.call("serializeFMUstate", state)
-
-        def run():
-            for n in range(7, 17):
-                inst.do_step(n * 1e-3, 1e-3)
-            return [inst.get(k) for k in FAN_KEYS]
-
-        first = run()
-        inst.call("setFMUstate", state)
-        assert run() == first
-        inst.call("setFMUstate", inst.call("deSerializeFMUstate", serialized))
-        assert run() == first
-        inst.call("freeFMUstate", state)
-    finally:
-        inst.free()
+    assert_state_round_trip(multirate_dir / "vehicle_1ms" / "fan_F2.fmu", 1e-3, 7, 10, FAN_KEYS)
