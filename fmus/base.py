@@ -110,6 +110,19 @@ class FmiCommonCalls:
     ``_set_values(vrs, values, kind)``, String is refused by name (no slave here has String
     variables)."""
 
+    def _step_call_problem(self, initialized: bool, current_time: float, step_size: float) -> str:
+        """Why fmi2DoStep may not be called now with these arguments (before
+        initialization, after fmi2Terminate, a non-finite time or step, h <= 0); asked only
+        when the doStep's own one-line test of the same found one (no call per step)."""
+        if not initialized:
+            return "fmi2DoStep called before initialization"
+        if self._terminated:
+            return "fmi2DoStep called after fmi2Terminate"
+        if not (0.0 < step_size < math.inf and math.isfinite(current_time)):
+            return (f"communication point t = {current_time!r} and step size h = {step_size!r} "
+                    "must be finite, h > 0")
+        raise AssertionError("_step_call_problem asked about a call that is allowed")
+
     @fmi_entry("fmi2SetupExperiment")
     def setup_experiment(self, start_time, *args):
         """Remember the start time (elements with time-dependent laws need it)."""
@@ -353,13 +366,8 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
 
     @fmi_entry("fmi2DoStep")
     def do_step(self, current_time: float, step_size: float) -> bool:
-        if self.state is None:
-            return self._refuse("fmi2DoStep called before initialization")
-        if self._terminated:
-            return self._refuse("fmi2DoStep called after fmi2Terminate")
-        if not (0.0 < step_size < math.inf and math.isfinite(current_time)):
-            return self._refuse(f"communication point t = {current_time!r} and step size h = {step_size!r} "
-                                "must be finite, h > 0")
+        if self.state is None or self._terminated or not (0.0 < step_size < math.inf and math.isfinite(current_time)):
+            return self._refuse(self._step_call_problem(self.state is not None, current_time, step_size))
         inputs = self._read_inputs(self)
         problem = self._input_problem(inputs)
         if problem is not None:

@@ -424,13 +424,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
     @fmi_entry("fmi2DoStep")
     def do_step(self, current_time: float, step_size: float) -> bool:
-        if not self._initialized:
-            return self._refuse("fmi2DoStep called before initialization")
-        if self._terminated:
-            return self._refuse("fmi2DoStep called after fmi2Terminate")
-        if not (0.0 < step_size < math.inf and math.isfinite(current_time)):
-            return self._refuse(f"communication point t = {current_time!r} and step size h = {step_size!r} "
-                                "must be finite, h > 0")
+        if (not self._initialized or self._terminated
+                or not (0.0 < step_size < math.inf and math.isfinite(current_time))):
+            return self._refuse(self._step_call_problem(self._initialized, current_time, step_size))
         plan = self._sub_steps(current_time, step_size)
         if isinstance(plan, str):
             return self._refuse(plan)
