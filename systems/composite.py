@@ -55,20 +55,23 @@ def _key(text: str, option: str, components) -> tuple[str, str]:
     return inst, name
 
 
-def _rates(rates, components: dict, step: float, classes) -> dict:
+def checked_rates(rates, components: dict, step: float, classes, step_name: str = "internal step",
+                  where: str = "in this FMU") -> dict:
     """{inst: step in s} of ``rates`` ({inst: H} or 'inst=H' texts), checked: each names a
-    component of the FMU that has a state to advance, once, with a finite step that is a
-    whole multiple (>= 1) of the internal step ``step``."""
+    component (``where``: of what, for the message) that has a state to advance, once, with
+    a finite step that is a whole multiple (>= 1) of ``step`` (the system FMU's internal
+    step; for systems.ssp.run_system, the master's step: ``step_name``)."""
     from fmus.base import StatelessElement
 
-    allowed = [inst for inst, c in components.items() if not issubclass(classes[c.element], StatelessElement)]
+    allowed = [inst for inst, c in components.items()
+               if not issubclass(classes.get(c.element, object), StatelessElement)]
     pairs = rates.items() if isinstance(rates, dict) else [_rate_text(text) for text in rates]
     chosen = {}
     for inst, value in pairs:
         option = f"--rate {inst}={value}"
         if inst not in allowed:
-            why = (f"{inst} ({components[inst].element}) has no state: it is evaluated at every internal step"
-                   if inst in components else f"no component {inst!r} in this FMU")
+            why = (f"{inst} ({components[inst].element}) has no state: it is evaluated at every {step_name}"
+                   if inst in components else f"no component {inst!r} {where}")
             raise ValueError(f"{option}: {why}; components that take a rate: {', '.join(allowed)}")
         if inst in chosen:
             raise ValueError(f"{option}: {inst} is given a rate twice")
@@ -76,7 +79,7 @@ def _rates(rates, components: dict, step: float, classes) -> dict:
             raise ValueError(f"{option}: the step must be a finite number > 0 (seconds)")
         multiple = round(value / step)
         if multiple < 1 or abs(value - multiple * step) > 1e-9 * value:
-            raise ValueError(f"{option}: {value!r} s is not a whole multiple of the internal step {step!r} s "
+            raise ValueError(f"{option}: {value!r} s is not a whole multiple of the {step_name} {step!r} s "
                              f"(nearest: {max(multiple, 1)} x {step!r} = {max(multiple, 1) * step!r} s)")
         chosen[inst] = float(value)
     return chosen
@@ -151,7 +154,7 @@ def describe(spec, inputs=(), outputs=(), internal_step: float | None = None, ra
                   if inst in used or any(v.causality == INPUT for v in declared[inst].values())}
     step_mean = [inst for inst, c in system.components.items()
                  if inst in components and c.parameters.get(composite_slave.T_COMM)]
-    chosen_rates = _rates(rates or (), components, step, classes)
+    chosen_rates = checked_rates(rates or (), components, step, classes)
     if not (isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 0):
         raise ValueError(f"--iterations {iterations!r} must be an integer >= 0")
     if iterations and chosen_rates:

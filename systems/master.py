@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import math
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -337,12 +338,17 @@ class _Exchange:
         order = [list(w.items()) for w in writes]
         self.written = np.zeros(sum(len(entries) for w in order for _, entries in w))
         self.stage_sets, self.takes, offset = [], [], 0
-        for w in order:
+        # where each input's value is: written index by (instance, vr), stage by written index
+        self.read_slot, self.written_slot, self.written_stage = slot, {}, []
+        for stage, w in enumerate(order):
             sets, first = [], offset
             for inst_name, entries in w:
                 size = len(entries)
                 sets.append(instances[inst_name].transfer("Real", [vr for vr, _ in entries], True,
                                                           self.written[offset:offset + size]))
+                for i, (vr, _) in enumerate(entries):
+                    self.written_slot[inst_name, vr] = offset + i
+                self.written_stage += [stage] * size
                 offset += size
             self.stage_sets.append(sets)
             self.takes.append((np.array([i for _, entries in w for _, i in entries], dtype=np.intp),
@@ -380,34 +386,152 @@ class _Exchange:
         inst_name, var = key.split(".", 1)
         return inst_name, instances[inst_name].vr(var)
 
-    def __call__(self):
-        """Propagate the connections (both stages)."""
-        take = self.read.take
-        for gets, sets, (indices, out) in zip(self.stage_gets, self.stage_sets, self.takes):
-            for get in gets:
-                get()
-            take(indices, out=out)
-            for put in sets:
-                put()
-
     def set_all(self):
         """Send ``written`` to every input (both stages)."""
         for sets in self.stage_sets:
             for put in sets:
                 put()
 
+
+class _Phase:
+    """The transfers of one communication point (``exchange``, then ``record``), laid out
+    once from an exchange plan.  The instances of ``held`` are within a step of their own
+    rate (multi-rate, :func:`run`): they are neither read (they have not stepped and no
+    input of theirs has been set since their step began, so their outputs are what was read
+    then) nor set (their inputs stay those of their step's start); what the connections
+    give them still lands in ``written``.  ``advances`` [(written index, read slot, lag)]:
+    after its stage's take, the value at the written index (an angle phi_X of an instance
+    in its own step, for a compliance that reads w_X from the same instance) is advanced by
+    the speed at the read slot times the lag, the time since that instance's step began:
+    phi + w (t - t_s), as the system FMU's runtime reads it (docs/composite-fmu.md)."""
+
+    def __init__(self, plan: _Exchange, held=frozenset(), advances=()):
+        self.read, self.written = plan.read, plan.written
+        self.stages = []
+        for stage, (gets, sets, take) in enumerate(zip(plan.stage_gets, plan.stage_sets, plan.takes)):
+            moved = [(index, speed, lag) for index, speed, lag in advances if plan.written_stage[index] == stage]
+            advance = tuple(np.array(column, dtype=dtype) for column, dtype in
+                            zip(zip(*moved), (np.intp, np.intp, np.float64))) if moved else None
+            self.stages.append(([g for g in gets if g.instance not in held], take, advance,
+                                [s for s in sets if s.instance not in held]))
+        self.record_gets = [g for g in plan.record_gets if g.instance not in held]
+        self.record_take, self.n_real = plan.record_take, plan.n_real
+        self.record_others = [(get, first, last, get.instance in held) for get, first, last in plan.record_others]
+
+    def exchange(self):
+        """Propagate the connections (both stages)."""
+        read, written = self.read, self.written
+        take = read.take
+        for gets, (indices, out), advance, sets in self.stages:
+            for get in gets:
+                get()
+            take(indices, out=out)
+            if advance is not None:
+                slots, speeds, lags = advance
+                written[slots] += read[speeds] * lags
+            for put in sets:
+                put()
+
     def record(self, row):
-        """Fill ``row`` (columns as ``columns``) with the recorded values of now."""
+        """Fill ``row`` (columns as the plan's ``columns``) with the recorded values of now
+        (a held instance's: those of its last get)."""
         for get in self.record_gets:
             get()
         self.read.take(self.record_take, out=row[:self.n_real])
-        for get, first, last in self.record_others:
-            row[first:last] = get()
+        for get, first, last, held in self.record_others:
+            row[first:last] = get.values if held else get()
+
+
+class _OwnRate:
+    """An instance with its own step, ``multiple`` base steps (:func:`run`'s ``rates``): it
+    steps once per ``multiple`` base steps, at the end of the last of them, from the start
+    of its step, with each connection-driven input at the mean of the values the
+    connections gave it at those base steps (summed in order, divided by ``multiple``)."""
+
+    def __init__(self, instance: Instance, multiple: int, written: np.ndarray, inputs: dict, stepper):
+        self.instance, self.multiple = instance, multiple
+        self._written, self._slots = written, np.array(list(inputs.values()), dtype=np.intp)
+        self._sum = np.zeros(len(inputs))
+        self._mean = instance.transfer("Real", list(inputs), True) if inputs else None
+        self._step = stepper
+
+    def collect(self, first: bool):
+        """Add the values the connections give it now (``first``: its step begins)."""
+        if first:
+            self._written.take(self._slots, out=self._sum)
+        else:
+            self._sum += self._written[self._slots]
+
+    def step(self, n: int, h: float):
+        """Its step ending with base step ``n`` (of size ``h``), its inputs the means."""
+        m = self.multiple
+        if self._mean is not None:
+            np.divide(self._sum, m, out=self._mean.values)
+            self._mean()
+        self._step((n + 1 - m) * h, m * h)
+
+
+def rate_multiples(rates, instances, step: float) -> dict[str, int]:
+    """{instance: m} of ``rates`` ({instance: H in s}), checked: each names an instance, with
+    a finite H that is a whole multiple m >= 1 of ``step`` (to 1e-9 of H)."""
+    multiples = {}
+    for inst, rate in rates.items():
+        if inst not in instances:
+            raise ValueError(f"rates: no instance {inst!r}; instances: {', '.join(instances)}")
+        if not (isinstance(rate, (int, float)) and not isinstance(rate, bool) and math.isfinite(rate) and rate > 0):
+            raise ValueError(f"rates[{inst!r}] = {rate!r} must be a finite number > 0 (seconds)")
+        multiple = round(rate / step)
+        if multiple < 1 or abs(rate - multiple * step) > 1e-9 * rate:
+            raise ValueError(f"rates[{inst!r}] = {rate!r} s is not a whole multiple of the step {step!r} s "
+                             f"(nearest: {max(multiple, 1)} x {step!r} = {max(multiple, 1) * step!r} s)")
+        multiples[inst] = multiple
+    return multiples
+
+
+def _angle_advances(instances, connections, multiples):
+    """[(angle connection, speed connection)]: an instance with its own rate drives a
+    target's phi_X (rad) and the same target's w_X (rad/s): the compliance reads the angle
+    advanced with the speed (the rule of systems/composite_slave.py ``_plan``)."""
+    drivers = {(c.target, c.input): c for c in connections}
+    found = []
+    for c in connections:
+        if c.source not in multiples or not c.input.startswith("phi_"):
+            continue
+        inputs = {name: v for name, v in instances[c.target].variables.items() if v.causality == "input"}
+        speed = "w_" + c.input[len("phi_"):]
+        driver = drivers.get((c.target, speed))
+        if (inputs[c.input].unit == "rad" and speed in inputs and inputs[speed].unit == "rad/s"
+                and driver is not None and driver.source == c.source):
+            found.append((c, driver))
+    return found
+
+
+def _phases(plan: _Exchange, instances, connections, multiples: dict[str, int], step: float, steppers: dict):
+    """[(phase, [(own-rate instance, its step begins)...], [own-rate instances whose step
+    ends)...]] for the base steps n = 0 .. frame - 1 (repeating with period frame, the least
+    common multiple of the multiples), and the steppers of the other instances."""
+    own = {}
+    for inst, multiple in multiples.items():
+        vr = instances[inst].vr
+        inputs = {vr(c.input): plan.written_slot[inst, vr(c.input)] for c in connections if c.target == inst}
+        own[inst] = _OwnRate(instances[inst], multiple, plan.written, inputs, steppers[inst])
+    advances = [(plan.written_slot[c.target, instances[c.target].vr(c.input)],
+                 plan.read_slot[speed.source, instances[speed.source].vr(speed.output)], c.source)
+                for c, speed in _angle_advances(instances, connections, multiples)]
+    frame = math.lcm(1, *multiples.values())
+    phases = []
+    for n in range(frame):
+        lags = {inst: (n % m) * step for inst, m in multiples.items()}
+        phase = _Phase(plan, {instances[inst] for inst, lag in lags.items() if lag},
+                       [(index, speed, lags[source]) for index, speed, source in advances if lags[source]])
+        phases.append((phase, [(own[inst], n % m == 0) for inst, m in multiples.items()],
+                       [own[inst] for inst, m in multiples.items() if (n + 1) % m == 0]))
+    return phases, [stepper for inst, stepper in steppers.items() if inst not in multiples]
 
 
 def run(instances: dict[str, Instance], connections: list[Connection], stop: float, step: float,
         record: list[str], inputs: Callable[[float], dict[str, float]] | None = None,
-        progress: bool = False, iterations: int = 0) -> Result:
+        progress: bool = False, iterations: int = 0, rates: dict[str, float] | None = None) -> Result:
     """Co-simulate from t = 0 to ``stop``; ``inputs(t)`` gives {'inst.var': value} set each step.
 
     Connections are exchanged in two stages: first those whose source has no direct
@@ -419,6 +543,17 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     connections are evaluated at t + h, every instance is set back to its saved FMU state
     (fmi2SetFMUstate) and the step is repeated with each connected input held at the
     mean of its values at t and at t + h (trapezoidal coupling), ``iterations`` times.
+
+    ``rates`` {instance: H} (multi-rate; H a whole multiple m of ``step``, the base step):
+    that instance steps once per m base steps, from the start of its step with H, after the
+    others have taken the last of them, each connected input at the mean of the m values
+    the connections gave it at those base steps; within its step it is neither read nor
+    set (its outputs held for the others, except an angle phi_X a compliance reads with its
+    w_X from it: advanced with that speed over the time since its step began).  ``stop``
+    must be a whole number of every such step.  The scheme of the system FMU's ``--rate``
+    (systems/composite_slave.py; docs/composite-fmu.md): the same rates give the same
+    results.  Every row of the result is a base step; a held instance's recorded values
+    are those of its step's start.  Not with ``iterations``.
     """
     if not step > 0:
         raise ValueError(f"step = {step!r} must be > 0")
@@ -433,6 +568,17 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     n_steps = int(round(stop / step))
     if abs(n_steps * step - stop) > 1e-9 * max(1.0, stop):
         raise ValueError(f"stop = {stop!r} is not a whole number of steps of {step!r}")
+    if not (isinstance(iterations, int) and iterations >= 0):
+        raise ValueError(f"iterations = {iterations!r} must be an integer >= 0")
+    multiples = rate_multiples(rates or {}, instances, step)
+    if multiples and iterations:
+        raise ValueError("iterations with rates is not supported: iterations repeat every instance's step, "
+                         "a multi-rate step has none in common")
+    frame = math.lcm(1, *multiples.values())
+    if n_steps % frame:
+        longest = ", ".join(f"{inst} {m * step!r} s" for inst, m in multiples.items())
+        raise ValueError(f"stop = {stop!r} is not a whole number of the steps of the instances with their own "
+                         f"rate ({longest}): give a stop of n x {frame * step:g} s")
 
     def feedthrough(c: Connection):
         return any(u.variable.name == c.output and u.dependencies for u in instances[c.source].model.outputs)
@@ -452,22 +598,21 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     plan = _Exchange(instances, stages, record, moved_at)
     values = np.empty((n_steps + 1, len(record)))          # columns: plan.columns
     slaves = list(instances.values())
+    steppers = {name: inst.stepper(no_rollback=not iterations) for name, inst in instances.items()}
+    phases, fast = _phases(plan, instances, connections, multiples, step, steppers)
 
-    if not (isinstance(iterations, int) and iterations >= 0):
-        raise ValueError(f"iterations = {iterations!r} must be an integer >= 0")
-
-    def exchange(t, external=True):
+    def exchange(t, phase, external=True):
         """Propagate the connections; returns (a copy of) the values set."""
         if inputs is not None and external:
             for key, value in inputs(t).items():
                 name, var = key.split(".", 1)
                 instances[name].set(var, value)
-        plan()
+        phase.exchange()
         return plan.written.copy() if iterations else None
 
     def iterate(t, start_values, saved):
         for _ in range(iterations):
-            end_values = exchange(t + step, external=False)
+            end_values = exchange(t + step, phases[0][0], external=False)
             for inst, state in zip(slaves, saved):
                 inst.call("setFMUstate", state)
             plan.written[:] = 0.5 * (start_values + end_values)
@@ -476,8 +621,6 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
                 inst.do_step(t, step, no_rollback=False)
         for inst, state in zip(slaves, saved):
             inst.call("freeFMUstate", state)
-
-    steppers = [inst.stepper(no_rollback=not iterations) for inst in slaves]
 
     iterator = range(n_steps + 1)
     if progress:
@@ -491,23 +634,27 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     def result(rows: int) -> Result:
         return Result(np.arange(rows) * step, {r: values[:rows, plan.columns[i]] for i, r in enumerate(record)})
 
-    record_row = plan.record
     try:
         for n in iterator:
             t = n * step
-            start_values = exchange(t)
-            record_row(values[n])
+            phase, collecting, ending = phases[n % frame]
+            start_values = exchange(t, phase)
+            phase.record(values[n])
             recorded = n + 1
             if n == n_steps:
                 break
             if iterations:
                 saved = [inst.call("getFMUstate") for inst in slaves]
-                for step_from in steppers:
+                for step_from in fast:
                     step_from(t, step)
                 iterate(t, start_values, saved)
             else:
-                for step_from in steppers:
+                for own, first in collecting:
+                    own.collect(first)
+                for step_from in fast:
                     step_from(t, step)
+                for own in ending:
+                    own.step(n, step)
     except KeyboardInterrupt as exc:     # Ctrl-C: the rows recorded so far go with it
         exc.partial = result(recorded)
         raise

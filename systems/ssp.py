@@ -130,13 +130,21 @@ def fmpy_parameter_set(components: dict[str, Component]):
 
 def run_system(fmu_dir, components: dict[str, Component], connections: list[Connection], stop: float,
                step: float, record: list[str], progress: bool = False, iterations: int = 0,
-               at_point: Callable[[float], None] | None = None):
+               at_point: Callable[[float], None] | None = None, rates=None):
     """Instantiate every component from ``fmu_dir`` (fresh instances), co-simulate with
     systems.master.run and free them: the one way every documented system is run.
     ``at_point(t)`` is called at every communication point before the exchange, while no
-    FMU is stepping (e.g. to stop the run there by raising KeyboardInterrupt)."""
+    FMU is stepping (e.g. to stop the run there by raising KeyboardInterrupt).  ``rates``
+    ({inst: H} or 'inst=H' texts, as the system FMU's ``--rate``): multi-rate, H a whole
+    multiple of ``step`` for a component with a state (systems.master.run's ``rates``;
+    checked before any FMU is loaded, ValueError naming the bad one)."""
     from .master import Instance, run
 
+    if rates:
+        from . import composite, composite_slave
+
+        rates = composite.checked_rates(rates, components, step, composite_slave.element_classes(), "step",
+                                        "in this system")
     fmu_dir = Path(fmu_dir)
     instances = {}
     try:
@@ -144,7 +152,7 @@ def run_system(fmu_dir, components: dict[str, Component], connections: list[Conn
             instances[name] = Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
         inputs = None if at_point is None else (lambda t: at_point(t) or {})
         return run(instances, connections, stop, step, record, inputs=inputs, progress=progress,
-                   iterations=iterations)
+                   iterations=iterations, rates=rates)
     finally:
         for inst in instances.values():
             inst.free()
@@ -415,9 +423,10 @@ def extracted_fmus(path, folder) -> Path:
 
 
 def simulate(path, step: float, record: list[str], stop: float | None = None, progress: bool = False,
-             iterations: int = 0):
+             iterations: int = 0, rates=None):
     """Run an SSP file with systems.master: its FMUs (from the archive), parameters and
-    connections; ``stop`` defaults to the file's DefaultExperiment."""
+    connections; ``stop`` defaults to the file's DefaultExperiment; ``iterations`` and
+    ``rates`` as :func:`run_system`'s."""
     import tempfile
 
     system = read_ssp(path)
@@ -426,4 +435,4 @@ def simulate(path, step: float, record: list[str], stop: float | None = None, pr
         raise ValueError(f"{path} has no DefaultExperiment stopTime: give stop")
     with tempfile.TemporaryDirectory(prefix="ssp_") as folder:
         return run_system(extracted_fmus(path, folder), system.components, system.connections, stop, step, record,
-                          progress, iterations)
+                          progress, iterations, rates=rates)
