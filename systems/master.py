@@ -409,10 +409,9 @@ class _Phase:
         self.read, self.written = plan.read, plan.written
         self.stages = []
         for stage, (gets, sets, take) in enumerate(zip(plan.stage_gets, plan.stage_sets, plan.takes)):
+            # a few values: scalar arithmetic (a numpy expression on index arrays costs 7 times more)
             moved = [(index, speed, lag) for index, speed, lag in advances if plan.written_stage[index] == stage]
-            advance = tuple(np.array(column, dtype=dtype) for column, dtype in
-                            zip(zip(*moved), (np.intp, np.intp, np.float64))) if moved else None
-            self.stages.append(([g for g in gets if g.instance not in held], take, advance,
+            self.stages.append(([g for g in gets if g.instance not in held], take, moved,
                                 [s for s in sets if s.instance not in held]))
         self.record_gets = [g for g in plan.record_gets if g.instance not in held]
         self.record_take, self.n_real = plan.record_take, plan.n_real
@@ -422,13 +421,12 @@ class _Phase:
         """Propagate the connections (both stages)."""
         read, written = self.read, self.written
         take = read.take
-        for gets, (indices, out), advance, sets in self.stages:
+        for gets, (indices, out), advances, sets in self.stages:
             for get in gets:
                 get()
             take(indices, out=out)
-            if advance is not None:
-                slots, speeds, lags = advance
-                written[slots] += read[speeds] * lags
+            for index, speed, lag in advances:
+                written[index] += read[speed] * lag
             for put in sets:
                 put()
 
@@ -450,23 +448,24 @@ class _OwnRate:
 
     def __init__(self, instance: Instance, multiple: int, written: np.ndarray, inputs: dict, stepper):
         self.instance, self.multiple = instance, multiple
-        self._written, self._slots = written, np.array(list(inputs.values()), dtype=np.intp)
-        self._sum = np.zeros(len(inputs))
+        # its inputs' slots in ``written``; their sums: scalars (a few values: cheaper than numpy)
+        self._written, self._slots, self._sum = written, list(inputs.values()), []
         self._mean = instance.transfer("Real", list(inputs), True) if inputs else None
         self._step = stepper
 
     def collect(self, first: bool):
         """Add the values the connections give it now (``first``: its step begins)."""
+        written = self._written
         if first:
-            self._written.take(self._slots, out=self._sum)
+            self._sum = [written[i] for i in self._slots]
         else:
-            self._sum += self._written[self._slots]
+            self._sum = [a + written[i] for a, i in zip(self._sum, self._slots)]
 
     def step(self, n: int, h: float):
         """Its step ending with base step ``n`` (of size ``h``), its inputs the means."""
         m = self.multiple
         if self._mean is not None:
-            np.divide(self._sum, m, out=self._mean.values)
+            self._mean.values[:] = [a / m for a in self._sum]
             self._mean()
         self._step((n + 1 - m) * h, m * h)
 
