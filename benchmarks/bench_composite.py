@@ -20,17 +20,20 @@ seven-FMU run's instructions; goal 0.1 s of wall time.
 
 ``--multirate``: Fan F2 (systems/ssd/fan_F2.ssd, 4.5 s) against its monolithic reference
 (systems.reference.fan_reference) on the 1 ms grid, RMS and max error / range of engine.w,
-clutch.w_1 and vehicle.w_wheel_f and the wall time of each run: the system FMU under
-fmpy.simulate_fmu at a 1 ms host step with (a) a uniform internal step of 0.05 ms,
-(b) multi-rate, the vehicle at 1 ms and the rest at 0.05 ms, (d) a uniform 0.1 ms; and
-(c) the five element FMUs at 0.1 ms under systems.master (systems.fan.simulate), sampled
-every 10th point.  ``--iterations-table``: Z3 (10 s) as a system FMU at its 2 ms step with
+clutch.w_1 and vehicle.w_wheel_f and the wall and CPU time of each run, one markdown row
+each: the system FMU under fmpy.simulate_fmu at a 1 ms host step with (a) a uniform
+internal step of 0.05 ms, (b) multi-rate, the vehicle at 1 ms and the rest at 0.05 ms,
+(d) a uniform 0.1 ms; the five element FMUs under systems.master (systems.ssp.run_system
+with F2's components and connections) recording the same three signals, sampled on the
+1 ms grid: (c) uniform 0.1 ms, (e) multi-rate, the vehicle at 1 ms over a 0.1 ms base
+step, (f) the same over 0.05 ms.  ``--iterations-table``: Z3 (10 s) as a system FMU at its 2 ms step with
 0, 1, 2 iterations (systems.master.run's), its shafts' torques step-mean (the file's
 T_comm) and sampled (T_comm = 0), error against systems.reference.z3_reference.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -113,13 +116,23 @@ FAN_KEYS = ["engine.w", "clutch.w_1", "vehicle.w_wheel_f"]
 FAN_CASES = [("(a) system FMU, uniform 0.05 ms", 5e-5, {}),
              ("(b) system FMU, vehicle 1 ms, rest 0.05 ms", 5e-5, {"vehicle": 1e-3}),
              ("(d) system FMU, uniform 0.1 ms", 1e-4, {})]
+#: (label, base step, rates) of the five element FMUs under systems.master
+FIVE_FMU_CASES = [("(c) five FMUs, systems.master, uniform 0.1 ms", 1e-4, {}),
+                  ("(e) five FMUs, systems.master, vehicle 1 ms, rest 0.1 ms", 1e-4, {"vehicle": 1e-3}),
+                  ("(f) five FMUs, systems.master, vehicle 1 ms, rest 0.05 ms", 5e-5, {"vehicle": 1e-3})]
 
 
-def _row(label, errors, wall, stop):
-    """One line: the errors, then wall and CPU time (``wall`` = (wall, cpu) in s)."""
-    cells = "  ".join(f"{key} {errors[key][1] * 100:.3f} % ({errors[key][0] * 100:.3f} %)" for key in errors)
-    print(f"  {label:44s} {cells}  wall {wall[0]:6.2f} s = {wall[0] / stop:.2f} x real time, CPU {wall[1]:6.2f} s",
-          flush=True)
+def _header(first: str, keys) -> None:
+    print(f"| {first} | " + " | ".join(keys) + " | wall | CPU |")
+    print("|---" * (len(keys) + 3) + "|", flush=True)
+
+
+def _row(label, errors, times, stop):
+    """One markdown row: the errors (RMS / range, max / range in brackets), then wall and
+    this process's CPU time (``times`` = (wall, cpu) in s) with their ratio to real time."""
+    cells = [f"{errors[key][1] * 100:.3f} % ({errors[key][0] * 100:.3f} %)" for key in errors]
+    cells += [f"{seconds:.2f} s ({seconds / stop:.2f} x real time)" for seconds in times]
+    print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
 
 
 class _Clock:
@@ -133,32 +146,45 @@ class _Clock:
         self.times = (time.perf_counter() - self._start[0], time.process_time() - self._start[1])
 
 
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def multirate(stop: float) -> None:
     """The Fan F2 table of docs/composite-fmu.md (``--multirate``)."""
     from fmpy import simulate_fmu
 
     from systems import fan
     from systems.reference import error_report, fan_reference
+    from systems.ssp import run_system
 
     host = 1e-3
     grid = np.arange(int(round(stop / host)) + 1) * host
     print(f"Fan F2, {stop:g} s, host step {host * 1e3:g} ms: RMS error / range (max error / range) against "
-          "systems.reference.fan_reference, wall time", flush=True)
+          f"systems.reference.fan_reference on the {host * 1e3:g} ms grid, wall and CPU time; {_load()}", flush=True)
     reference = fan_reference("F2", grid)
     with tempfile.TemporaryDirectory(prefix="bench_multirate_") as tmp:
         folder = Path(tmp)
-        for i, (label, internal, rates) in enumerate(FAN_CASES):
-            fmu = build_fmus.build_system_fmu(ROOT / "systems" / "ssd" / "fan_F2.ssd", folder / str(i),
-                                              internal_step=internal, rates=rates)
+        fmus = [build_fmus.build_system_fmu(ROOT / "systems" / "ssd" / "fan_F2.ssd", folder / str(i),
+                                            internal_step=internal, rates=rates)
+                for i, (_, internal, rates) in enumerate(FAN_CASES)]
+        build_fmus.build_all(folder, sorted({c.element for c in fan.system("F2").components.values()}))
+        _header("run", FAN_KEYS)
+        for (label, _, _), fmu in zip(FAN_CASES, fmus):
             with _Clock() as clock:
                 result = simulate_fmu(str(fmu), stop_time=stop, step_size=host, output_interval=host,
                                       output=FAN_KEYS)
             _row(label, error_report(result, reference, FAN_KEYS), clock.times, stop)
-        build_fmus.build_all(folder, sorted({c.element for c in fan.system("F2").components.values()}))
-        with _Clock() as clock:
-            result = fan.simulate(folder, "F2", step=1e-4, stop=stop)
-        _row("(c) five FMUs, systems.master, 0.1 ms", error_report({k: result[k][::10] for k in FAN_KEYS},
-                                                                   reference, FAN_KEYS), clock.times, stop)
+        # one step first: the element FMUs are extracted once per process (Instance's cache), not in row (c)
+        run_system(folder, fan.components("F2", host), fan.connections("F2"), host, host, FAN_KEYS)
+        for label, base, rates in FIVE_FMU_CASES:     # recording what the system FMUs output
+            with _Clock() as clock:
+                result = run_system(folder, fan.components("F2", base), fan.connections("F2"), stop, base,
+                                    FAN_KEYS, rates=rates)
+            every = int(round(host / base))
+            _row(label, error_report({k: result[k][::every] for k in FAN_KEYS}, reference, FAN_KEYS), clock.times,
+                 stop)
+    print(_load(), flush=True)
 
 
 def iterations_table(stop: float) -> None:
@@ -179,6 +205,7 @@ def iterations_table(stop: float) -> None:
                                           if "T_comm" in c.parameters else c
                                           for name, c in system.components.items()})
     with tempfile.TemporaryDirectory(prefix="bench_iterations_") as tmp:
+        _header("shaft torques, iterations", keys)
         for torques, spec in (("step-mean", system), ("sampled", sampled)):
             for iterations in (0, 1, 2):
                 fmu = build_fmus.build_system_fmu(spec, Path(tmp) / f"{torques}{iterations}", outputs=keys,

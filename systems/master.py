@@ -4,6 +4,9 @@ At every communication point the master propagates the connections (outputs of b
 elements into compliance elements, whose outputs follow their inputs without delay,
 then those outputs into the body inputs), then steps every FMU from t to t + h with
 its inputs held (zero-order hold).  Time is counted, t = t0 + n h, not accumulated.
+Multi-rate (``run``'s ``rates``): an FMU with its own step, m base steps, steps once per m
+of them with its inputs at the mean of what the connections gave it, as the system FMU's
+runtime steps an element with its own rate (docs/composite-fmu.md).
 
 Every FMI call goes through :class:`Instance`, which turns a failing status into
 :class:`CoSimulationError` carrying the FMU's own log messages.
@@ -552,7 +555,9 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     must be a whole number of every such step.  The scheme of the system FMU's ``--rate``
     (systems/composite_slave.py; docs/composite-fmu.md): the same rates give the same
     results.  Every row of the result is a base step; a held instance's recorded values
-    are those of its step's start.  Not with ``iterations``.
+    are those of its step's start.  ``inputs(t)`` are set at every base step, into an
+    instance with its own rate too (it steps with the last value set).  Not with
+    ``iterations``.
     """
     if not step > 0:
         raise ValueError(f"step = {step!r} must be > 0")
