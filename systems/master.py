@@ -450,7 +450,7 @@ class _OwnRate:
     connections gave it at those base steps (summed in order, divided by ``multiple``)."""
 
     def __init__(self, instance: Instance, multiple: int, written: np.ndarray, inputs: dict, stepper):
-        self.instance, self.multiple = instance, multiple
+        self.multiple = multiple
         # its inputs' slots in ``written``; their sums: scalars (a few values: cheaper than numpy)
         self._written, self._slots, self._sum = written, list(inputs.values()), []
         self._mean = instance.transfer("Real", list(inputs), True) if inputs else None
@@ -473,7 +473,7 @@ class _OwnRate:
         self._step((n + 1 - m) * h, m * h)
 
 
-def rate_multiples(rates, instances, step: float) -> dict[str, int]:
+def _rate_multiples(rates, instances, step: float) -> dict[str, int]:
     """{instance: m} of ``rates`` ({instance: H in s}), checked: each names an instance, with
     a finite H that is a whole multiple m >= 1 of ``step`` (to 1e-9 of H)."""
     multiples = {}
@@ -574,7 +574,7 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
         raise ValueError(f"stop = {stop!r} is not a whole number of steps of {step!r}")
     if not (isinstance(iterations, int) and iterations >= 0):
         raise ValueError(f"iterations = {iterations!r} must be an integer >= 0")
-    multiples = rate_multiples(rates or {}, instances, step)
+    multiples = _rate_multiples(rates or {}, instances, step)
     if multiples and iterations:
         raise ValueError("iterations with rates is not supported: iterations repeat every instance's step, "
                          "a multi-rate step has none in common")
