@@ -8,25 +8,25 @@ step, in
 * ecos through libecosc from tests/ecos_host.c, every Python installation of the machine
   hidden, on a one-component SSP wrapping the FMU (its values printed with %.17g);
 * OMSimulator's command line on the bare FMU, every Python hidden;
-* OMSimulator's Python API on the same one-component SSP;
+* OMSimulator's Python API, the FMU the one component of a new SSP (its class SSP);
 
 and its outputs at every communication point must equal fmpy's in-process run of the same
-FMU to RELATIVE (1e-9) of each signal's largest magnitude. Why that tolerance: the same
-CPython build runs the same code in every host, and the system FMU counts its own time
-(t = t0 + n h), so a host's time arithmetic does not reach the elements; the values cross
-no rounding text file (ecospy returns doubles, the C host prints 17 digits, OMSimulator
-writes a MAT file of doubles: its CSV would keep 12 significant digits, 5e-12 relative, also
-within the tolerance). Measured: identical, except OMSimulator's values at the stop, which
-follow its final sliver step (below). The tolerance is the one of the element FMUs' host
-tests (tests/test_self_contained.py), kept so a future host that rounds its time
-differently still passes what is only rounding.
+FMU to RELATIVE (1e-9) of each signal's largest magnitude, the tolerance of the element FMUs'
+host tests (tests/test_self_contained.py). The same CPython build runs the same code in every
+host and the system FMU counts its own time (t = t0 + n h), so a host's time arithmetic does
+not reach the elements, and the values cross no rounding text file (ecospy returns doubles,
+the C host prints 17 digits, OMSimulator writes a MAT file of doubles; its CSV would keep 12
+significant digits, 5e-12 relative, also within the tolerance): what is left is rounding,
+far below 1e-9. Measured: identical (difference 0) in every host, the stop included.
 
 OMSimulator accumulates time (t += h, the last step cut at the stop), so a run can end with
 a step of about 1e-13 s. The stops are chosen so that it does: Z3 to 4 s at 2 ms ends with a
 2.2e-13 s step, F2 to 1.008 s at 1 ms (the shortest such stop of at least 0.5 s) with a
-2.2e-16 s step; neither is a whole multiple of an internal step, and the system FMU steps it
-as a final remainder (systems/composite_slave.py, SLIVER) instead of refusing it. The tests
-read that step from OMSimulator's own result file.
+2.2e-16 s step; the tests read that step from OMSimulator's own result file. The system FMU
+takes it as a final remainder (systems/composite_slave.py, SLIVER) that ends where the host's
+step ends: it steps only what lies beyond its own time, here nothing. It used to step the
+whole sliver past its own stop: Z3's clutch b clamp Table, whose ramp starts at 4 s, read
+2.6e-9 N at the stop instead of 0, and every state had moved by the sliver.
 
 Besides equality, each run must show the physics of its system: the ideal gear of every shaft
 (fmus/compliance.py: tau_1 = -tau / ratio, tau_2 = tau) at every point, the start values
@@ -51,7 +51,7 @@ from tests.test_composite_fmu import FAN_F2, _assert_close, _outputs, _run_fmpy
 from tests.test_hosts import OMS_API_SCRIPT, OMSIMULATOR, _omsimulator_result, _omsimulator_signals, _run_c_host
 from tests.test_self_contained import RELATIVE, hiding, without_python  # noqa: F401  (fixtures)
 
-#: the component name of the system FMU in the SSP that wraps it and in ecos's structure
+#: the component name of the system FMU in ecos (structure or SSP)
 INSTANCE = "system"
 
 
@@ -149,46 +149,42 @@ def test_ecospy_runs_the_system_fmu_like_fmpy(built):
     _assert_like_fmpy(built, {"time": rows[:, 0], **dict(zip(built.outputs, rows[:, 1:].T))}, "ecospy")
 
 
-def _wrapping_ssp(built: Built, folder: Path) -> Path:
-    """A one-component SSP around the system FMU (with OMSimulator's fixed-step annotation)."""
-    return write_ssp(folder / f"{built.name}_wrapped.ssp", f"{built.name}_wrapped",
-                     {INSTANCE: Component(built.fmu.stem)}, [], built.fmu.parent, built.case.stop,
-                     step=built.case.step)
-
-
-def test_ecos_c_host_without_python_runs_the_system_fmu_like_fmpy(built, ecos_host, without_python, tmp_path):
+def test_ecos_c_host_without_python_runs_the_system_fmu_like_fmpy(built, ecos_host, without_python,  # noqa: F811
+                                                                  tmp_path):
     """libecosc from tests/ecos_host.c (a C program) with every Python installation hidden,
-    on the one-component SSP: the FMU's bundled runtime is all the Python there is."""
+    on an SSP with the FMU as its one component: the FMU's bundled runtime is all the Python
+    there is."""
+    wrapped = write_ssp(tmp_path / f"{built.name}_wrapped.ssp", f"{built.name}_wrapped",
+                        {INSTANCE: Component(built.fmu.stem)}, [], built.fmu.parent, built.case.stop)
     names = [f"{INSTANCE}::{key}" for key in built.outputs]
-    rows = _run_c_host(ecos_host, _wrapping_ssp(built, tmp_path), built.case.step, built.n_steps, names, tmp_path,
-                       run=without_python)
+    rows = _run_c_host(ecos_host, wrapped, built.case.step, built.n_steps, names, tmp_path, run=without_python)
     _assert_like_fmpy(built, {"time": rows[:, 0], **dict(zip(built.outputs, rows[:, 1:].T))}, "ecos (C)")
 
 
 @pytest.mark.parametrize("interface", ["cli", "api"])
-def test_omsimulator_runs_the_system_fmu_like_fmpy_through_its_final_sliver_step(interface, built, without_python,
-                                                                                 tmp_path):
+def test_omsimulator_runs_the_system_fmu_like_fmpy_through_its_final_sliver_step(interface, built, request, tmp_path):
     """OMSimulator's command line on the bare FMU with every Python hidden
     (`OMSimulator z3.fmu --stopTime=4 --stepSize=0.002 --resultFile=cli.mat`), and its Python
-    API (class SSP) on the one-component SSP, each writing a MAT result file: the run ends
-    with a step shorter than 1e-9 of the host step (its accumulated time), which the FMU
-    takes without an error, and the values at every communication point, the stop included,
-    equal fmpy's."""
+    API with the FMU as the one component of a new SSP, each writing a MAT result file: the
+    run ends with a step shorter than 1e-9 of the host step (its accumulated time), which the
+    FMU takes without an error, and the values at every communication point, the stop
+    included, equal fmpy's."""
     oms, library = OMSIMULATOR / "bin" / "OMSimulator", OMSIMULATOR / "lib" / "x86_64-linux-gnu"
     if not oms.exists():
         pytest.skip(f"{oms} is absent (the prebuilt hosts of ../shared/tools/hosts)")
     case, result = built.case, tmp_path / f"{interface}.mat"
     if interface == "cli":
-        done = without_python([oms, built.fmu, f"--stopTime={case.stop!r}", f"--stepSize={case.step!r}",
-                               f"--resultFile={result.name}"], tmp_path)
+        run_hidden = request.getfixturevalue("without_python")     # not asked for by the API run
+        done = run_hidden([oms, built.fmu, f"--stopTime={case.stop!r}", f"--stepSize={case.step!r}",
+                           f"--resultFile={result.name}"], tmp_path)
         system = ""
     else:
         (tmp_path / "api.py").write_text(OMS_API_SCRIPT)
-        done = subprocess.run([sys.executable, "api.py", str(_wrapping_ssp(built, tmp_path)), result.name,
+        done = subprocess.run([sys.executable, "api.py", str(built.fmu), result.name,
                                repr(case.stop), repr(case.step)], cwd=tmp_path, capture_output=True, text=True,
                               env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(library),
                                    "LD_LIBRARY_PATH": str(library)}, timeout=600)
-        system = INSTANCE
+        system = built.fmu.stem                # the component OMS_API_SCRIPT makes of the FMU
     log = done.stdout + done.stderr
     assert done.returncode == 0 and not re.search(r"^(error|warning)", log, flags=re.M), log[-3000:]
     times = np.unique(_omsimulator_result(result)[1][:, 0])

@@ -287,12 +287,21 @@ def test_simulate_fmu_twice_in_one_process(fmu_dir, tmp_path):
 
 
 OMSIMULATOR = HOSTS / "omsimulator"
+#: OMSimulator's Python API on an .ssp, or on an .fmu as the one component (named after the
+#: file) of a new SSP, whose system is 'default'
 OMS_API_SCRIPT = """
 import sys
-from OMSimulator import SSP
+from pathlib import Path
+from OMSimulator import SSP, CRef
 
 path, result, stop, step = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-model = SSP(path).instantiate()
+if path.endswith(".fmu"):
+    ssp = SSP()
+    ssp.addResource(path, new_name=f"resources/{Path(path).name}")
+    ssp.addComponent(CRef("default", Path(path).stem), f"resources/{Path(path).name}")
+else:
+    ssp = SSP(path)
+model = ssp.instantiate()
 model.setResultFile(result)
 model.setStopTime(stop)
 model.setFixedStepSize(step)
@@ -307,11 +316,11 @@ OMS_STEPS = 2000
 
 
 def _omsimulator_result(path: Path) -> tuple[list[str], np.ndarray]:
-    """(names, rows with time first) of an OMSimulator result file: its CSV (12 significant
-    digits) or its MAT file (OpenModelica's MAT v4 'binTrans' layout, full doubles: the
-    names are stored one per column of a character matrix, ``dataInfo`` gives each name
-    its matrix (0 the time, 1 the constants, 2 the trajectories, one row per signal) and
-    its signed 1-based row there); of a MAT file, the time and the trajectories."""
+    """(names, rows with the time first) of an OMSimulator result file: a CSV (12 significant
+    digits) or a MAT file (doubles; of it the time and the trajectories). The MAT file has
+    OpenModelica's MAT v4 'binTrans' layout: one name per column of the character matrix
+    ``name``; ``dataInfo`` gives each name its matrix (0 the time, 1 the constants, 2 the
+    trajectories, one row per signal) and its signed 1-based row in it."""
     if path.suffix == ".mat":
         from scipy.io import loadmat
 
@@ -335,7 +344,8 @@ def _omsimulator_signals(path: Path, system: str, record: list[str], times: np.n
     last = [int(np.flatnonzero(np.abs(data[:, 0] - t) < 1e-9)[-1]) for t in times]
     # the CLI names a signal model.system.instance.variable, the API system.instance.variable
     suffixes = {key: f".{system}.{key}" if system else f".{key}" for key in record}
-    column = {key: [i for i, name in enumerate(header) if f".{name}".endswith(suffix)] for key, suffix in suffixes.items()}
+    column = {key: [i for i, name in enumerate(header) if f".{name}".endswith(suffix)]
+              for key, suffix in suffixes.items()}
     assert all(len(found) == 1 for found in column.values()), (header, column)
     return {key: data[last, found[0]] for key, found in column.items()}
 
