@@ -409,7 +409,10 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             return (f"communication point t = {current_time!r} does not continue from the last one "
                     f"(t = {expected!r}): the system FMU counts its internal steps")
         if step_size <= SLIVER * h:           # a host's final remainder (e.g. OMSimulator's 1e-13 s)
-            return 1, step_size
+            # it ends at the host's current_time + step_size: only what lies beyond this FMU's own
+            # time is stepped (none when the host's accumulated time lagged the count n h)
+            remainder = min(step_size, current_time + step_size - expected)
+            return (1, remainder) if remainder > 0.0 else (0, h)
         count = round(step_size / h)
         if count >= 1 and abs(step_size - count * h) <= STEP_ROUNDING * step_size:
             if count % self._frame:
