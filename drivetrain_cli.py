@@ -3,7 +3,7 @@
     drivetrain-fmu list [--markdown]            (--markdown: the README's element table)
     drivetrain-fmu build [--out build/fmus]     (always rebuilds every FMU)
     drivetrain-fmu run SYSTEM [--step H] [--stop T] [--record inst.var ...]   (co-simulation: CSV and plot)
-    drivetrain-fmu report SYSTEM [--steps ...]   (co-simulation vs monolithic reference)
+    drivetrain-fmu report SYSTEM [--steps ...]   (separate FMUs and one system FMU vs monolithic reference)
     drivetrain-fmu report --all [--write [docs/systems.md]]   (every documented system at its step: tables)
     drivetrain-fmu export SYSTEM [--step H] [--stop T]   (SSP archive of the system)
     drivetrain-fmu export-fmu SYSTEM [--input inst.var] [--output inst.var] [--internal-step H] [--rate INST=H] [--iterations N]   (one FMU)
@@ -972,8 +972,10 @@ def _reference_row(row: dict) -> str:
     one = row["one_fmu"]
     if one["status"] != "ok":
         one_cell = _status_cell(one, 200)
+    elif one["difference"] is None:
+        one_cell = "ran (the separate FMUs did not)"
     else:
-        one_cell = "ran (the separate FMUs did not)" if one["difference"] is None else _difference_text(one["difference"])
+        one_cell = _difference_text(one["difference"])
     return f"| `{row['name']}` | {_step_text(row['step'])} | {cell} | {one_cell} |"
 
 
@@ -1258,7 +1260,8 @@ def _parser() -> Parser:
     compare.add_argument("--step", type=seconds, default=0.1, help="discretisation step T_d [s]")
     compare.add_argument("--duration", type=seconds, default=10.0, help="simulated time [s]")
     compare.add_argument("--out", type=Path, default=Path("results"), help=results_help)
-    report = command("report", help="co-simulation error against the monolithic reference")
+    report = command("report", help="co-simulation error against the monolithic reference, as separate FMUs "
+                                    "and as one system FMU")
     report.add_argument("system", metavar="SYSTEM", nargs="?", help=system_help)
     report.add_argument("--steps", type=seconds, nargs="+", help="steps to compare at [s] (default 1e-4 1e-3 1e-2)")
     report.add_argument("--all", action="store_true",
