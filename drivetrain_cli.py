@@ -401,16 +401,8 @@ def _derived(system, result):
 SYSTEM_INSTANCE = "system"
 
 
-def _system_fmu(system, record: list[str], fmu_dir: Path) -> Path:
-    """``system`` as one FMU (systems/composite.py) whose outputs are what a run records for
-    ``record``, in FMUS/systems/, built there unless up to date.  Its internal step is a
-    parameter (``internal_step``), set per run: one FMU serves every step."""
-    folder = _writable(Path(fmu_dir) / "systems", "--fmus")
-    return build_fmus.build_system_fmu(system, folder, outputs=_recorded(system, record), force=False)
-
-
 def _simulate_system_fmu(system, fmu: Path, step: float, record: list[str], at_point=None):
-    """Run the system FMU ``fmu`` (:func:`_system_fmu`) with internal step = communication
+    """Run the system FMU ``fmu`` (:func:`_built_system_fmu`) with internal step = communication
     step = ``step`` to the system's stop under systems.master (fmpy's FMU2Slave), as
     :func:`_simulate` runs the separate element FMUs: the signals of ``record``."""
     from systems.master import Result
@@ -794,18 +786,19 @@ def _measured(simulate, ref, keys, grid) -> dict:
 
 
 def _built_system_fmu(system, keys: list[str], fmu_dir: Path) -> Path | str:
-    """:func:`_system_fmu` for the signals ``keys``, or why it cannot be built (a report
-    then says FAILED for it and goes on)."""
-    import time
-
+    """``system`` as one FMU (systems/composite.py) whose outputs are what a run records for
+    the signals ``keys``, in FMUS/systems/, built there unless up to date; or why it cannot
+    be built (a report then says FAILED for it and goes on).  Its internal step is a
+    parameter (``internal_step``), set per run: one FMU serves every step."""
     from host_support import HostSupportError
 
-    start = time.time()
+    folder = _writable(Path(fmu_dir) / "systems", "--fmus")
+    before = {path: path.stat().st_mtime_ns for path in folder.glob("*.fmu")}
     try:
-        path = _system_fmu(system, keys, fmu_dir)
+        path = build_fmus.build_system_fmu(system, folder, outputs=_recorded(system, keys), force=False)
     except (ValueError, HostSupportError) as exc:
         return _one_line(exc)
-    if path.stat().st_mtime >= start:
+    if before.get(path) != path.stat().st_mtime_ns:
         print(f"built {path} (the system as one FMU)", file=sys.stderr)
     return path
 
@@ -854,13 +847,12 @@ def _print_step(step: float, keys: list[str], columns: list[tuple[str, str, dict
             print(f"    {configuration}, {torques} torques: {m['detail']}")
 
 
-def _print_report(name, system, fmu_dir, steps, csv_path: Path | None = None,
-                  system_fmu: Path | str | None = None) -> list[tuple]:
+def _print_report(name, system, fmu_dir, steps, csv_path: Path, system_fmu: Path | str) -> list[tuple]:
     """Per step, the error against the monolithic reference of the separate element FMUs
     with step-mean and with sampled compliance torques, and of the system as one FMU
-    (``system_fmu``, :func:`_built_system_fmu`; None: not run) with the torques its file
-    binds, side by side; how far the one FMU is from the separate FMUs with the same
-    torques (the same code in the same order: equal to 1e-12 of the range,
+    (``system_fmu``, :func:`_built_system_fmu`) with the torques its file binds, side by
+    side; how far the one FMU is from the separate FMUs with the same torques (the same
+    code in the same order: equal to 1e-12 of each signal's largest value,
     docs/composite-fmu.md).  The rows also go to ``csv_path``."""
     import numpy as np
 
@@ -879,30 +871,27 @@ def _print_report(name, system, fmu_dir, steps, csv_path: Path | None = None,
                 lambda at_point, step_mean=step_mean: _simulate(system, fmu_dir, step, step_mean=step_mean,
                                                                 progress=False, at_point=at_point),
                 ref, keys, grid)))
-        if system_fmu is not None:
-            columns.append((ONE_FMU, _file_torques(system),
-                            _measured_system_fmu(system, system_fmu, step, ref, keys, grid)))
+        torques = _file_torques(system)
+        one = _measured_system_fmu(system, system_fmu, step, ref, keys, grid)
+        columns.append((ONE_FMU, torques, one))
         _print_step(step, keys, columns)
-        if system_fmu is not None:
-            torques, one = columns[-1][1:]
-            same = next(m for configuration, t, m in columns if configuration == SEPARATE and t == torques)
-            difference = _largest_difference(one, same, ref, keys)
-            if difference is not None:
-                print(f"    {ONE_FMU} against {SEPARATE}, {torques} torques: largest difference "
-                      f"{_difference_text(difference)} of a signal's range")
+        same = next(m for configuration, t, m in columns if configuration == SEPARATE and t == torques)
+        difference = _largest_difference(one, same, ref, keys)
+        if difference is not None:
+            print(f"    {ONE_FMU} against {SEPARATE}, {torques} torques: largest difference "
+                  f"{_difference_text(difference)} of a signal's range")
         for configuration, torques, m in columns:
             if m["status"] != "ok":
                 rows.append((step, configuration, torques, "", m["status"], "", ""))
                 continue
             rows += [(step, configuration, torques, key, "ok", f"{m['errors'][key][0]:.4g}",
                       f"{m['errors'][key][1]:.4g}") for key in keys]
-    if csv_path is not None:
-        with open(csv_path, "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["step [s]", "configuration", "compliance torques", "signal", "status",
-                             "max error / range", "RMS error / range"])
-            writer.writerows(rows)
-        print(f"wrote {csv_path}")
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["step [s]", "configuration", "compliance torques", "signal", "status",
+                         "max error / range", "RMS error / range"])
+        writer.writerows(rows)
+    print(f"wrote {csv_path}")
     return rows
 
 
