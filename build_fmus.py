@@ -334,13 +334,14 @@ def _system_runtime(package: Path, script_source: str) -> Runtime:
 
 
 def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs=(), internal_step=None,
-                     python_hosts_only: bool = False, rates=(), iterations: int = 0) -> Path:
+                     python_hosts_only: bool = False, rates=(), iterations: int = 0, force: bool = True) -> Path:
     """Build ``out_dir/<SYSTEM>.fmu``: the whole system ``system`` (a documented system's name,
     the path of an .ssd or .ssp of this project's elements, or a description from
     ``systems.composite.describe``) as one co-simulation FMU whose elements run in-process
     (systems/composite_slave.py), with the bundled runtime of the element FMUs.
     ``inputs``/``outputs`` ('inst.var'), ``internal_step``, ``rates`` ({inst: H}, multi-rate) and
-    ``iterations``: systems.composite.describe.
+    ``iterations``: systems.composite.describe.  With ``force=False`` an FMU already there that
+    is up to date (stamped with the same code, build, options and description) is kept.
     ValueError (naming the problem) for a system or an interface that cannot be built."""
     import shutil
     from pythonfmu import FmuBuilder
@@ -360,6 +361,8 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     digest = hashlib.sha256()
     for part in (build_fingerprint(python_hosts_only), composite_slave.source_fingerprint(), document):
         digest.update(part.encode())
+    if not force and is_up_to_date(target, digest.hexdigest()):
+        return target
     with tempfile.TemporaryDirectory(prefix=f"build_{name}_") as tmp:
         tmp = Path(tmp)
         package = tmp / COMPOSITE_PACKAGE

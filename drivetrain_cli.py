@@ -3,7 +3,7 @@
     drivetrain-fmu list [--markdown]            (--markdown: the README's element table)
     drivetrain-fmu build [--out build/fmus]     (always rebuilds every FMU)
     drivetrain-fmu run SYSTEM [--step H] [--stop T] [--record inst.var ...]   (co-simulation: CSV and plot)
-    drivetrain-fmu report SYSTEM [--steps ...]   (co-simulation vs monolithic reference)
+    drivetrain-fmu report SYSTEM [--steps ...]   (separate FMUs and one system FMU vs monolithic reference)
     drivetrain-fmu report --all [--write [docs/systems.md]]   (every documented system at its step: tables)
     drivetrain-fmu export SYSTEM [--step H] [--stop T]   (SSP archive of the system)
     drivetrain-fmu export-fmu SYSTEM [--input inst.var] [--output inst.var] [--internal-step H] [--rate INST=H] [--iterations N]   (one FMU)
@@ -371,17 +371,47 @@ def _simulate(system, fmu_dir: Path, step: float, stop: float | None = None, ste
 
     stop = system.stop if stop is None else stop
     components = system.components if system.is_archive else system.at_step(step, step_mean)
-    record = _default_record(system) if record is None else record
-    derived = _family_of(system) == "r3_clearance" and "mesh.w_mean" not in record
-    if derived:
-        record = list(dict.fromkeys(record + ["mesh.w_1", "mesh.w_2"]))
-    result = run_system(fmu_dir, components, system.connections, stop, step, record, progress, at_point=at_point)
-    if derived:
+    record = _recorded(system, _default_record(system) if record is None else record)
+    return _derived(system, run_system(fmu_dir, components, system.connections, stop, step, record, progress,
+                                       at_point=at_point))
+
+
+def _recorded(system, record: list[str]) -> list[str]:
+    """What a run of ``system`` records to give ``record`` and the signals computed after
+    it (:func:`_derived`): R3 clearance's mesh.w_mean, no FMU's variable, from mesh.w_1 and
+    mesh.w_2."""
+    if _family_of(system) != "r3_clearance":
+        return record
+    return list(dict.fromkeys([key for key in record if key != "mesh.w_mean"] + ["mesh.w_1", "mesh.w_2"]))
+
+
+def _derived(system, result):
+    """``result`` with the signals computed from recorded ones: R3 clearance's mesh.w_mean,
+    the mesh's centre-of-momentum speed (systems.r3.mesh_mean_speed_of)."""
+    if _family_of(system) == "r3_clearance":
         from systems.r3 import mesh_mean_speed_of
 
         result.signals["mesh.w_mean"] = mesh_mean_speed_of(system.components["mesh"], result["mesh.w_1"],
                                                            result["mesh.w_2"])
     return result
+
+
+#: the instance name of a system FMU run under systems.master (its variables are inst.var:
+#: the master records SYSTEM_INSTANCE.inst.var)
+SYSTEM_INSTANCE = "system"
+
+
+def _simulate_system_fmu(system, fmu: Path, step: float, record: list[str], at_point=None):
+    """Run the system FMU ``fmu`` (:func:`_built_system_fmu`) with internal step = communication
+    step = ``step`` to the system's stop under systems.master (fmpy's FMU2Slave), as
+    :func:`_simulate` runs the separate element FMUs: the signals of ``record``."""
+    from systems.master import Result
+    from systems.ssp import Component, run_system
+
+    inside = _recorded(system, record)
+    result = run_system(fmu.parent, {SYSTEM_INSTANCE: Component(fmu.stem, {"internal_step": step})}, [],
+                        system.stop, step, [f"{SYSTEM_INSTANCE}.{key}" for key in inside], at_point=at_point)
+    return _derived(system, Result(result.time, {key: result[f"{SYSTEM_INSTANCE}.{key}"] for key in inside}))
 
 
 def _write_csv(path: Path, result, record: list[str], units: dict) -> None:
@@ -695,7 +725,8 @@ def _report(args) -> None:
     if name in msl.EVENTS:
         _print_msl_report(name, system, fmu_dir, args.steps, out / f"{name}_events.csv")
     else:
-        _print_report(name, system, fmu_dir, args.steps, out / f"{name}_errors.csv")
+        system_fmu = _built_system_fmu(system, REPORT_KEYS[_family(name)[0]], fmu_dir)
+        _print_report(name, system, fmu_dir, args.steps, out / f"{name}_errors.csv", system_fmu)
 
 
 def _print_msl_report(name, system, fmu_dir, steps, csv_path: Path) -> None:
@@ -717,47 +748,150 @@ def _print_msl_report(name, system, fmu_dir, steps, csv_path: Path) -> None:
     print(f"wrote {csv_path}")
 
 
-def _print_report(name, system, fmu_dir, steps, csv_path: Path | None = None) -> list[tuple]:
-    import numpy as np
+#: what `report` runs at each step: the system as separate element FMUs under systems.master,
+#: and the system as one FMU (systems/composite.py) under the same master
+SEPARATE, ONE_FMU = "separate FMUs", "one FMU"
+#: `report`'s columns: width of a configuration's (max, RMS) and of the signal names
+_COLUMN, _SIGNAL = 24, 20
+
+
+def _file_torques(system) -> str:
+    """How ``system``'s file binds its compliance torques: 'step-mean' when one binds T_comm > 0."""
+    return "step-mean" if any(c.parameters.get("T_comm") for c in system.components.values()) else "sampled"
+
+
+def _measured(simulate, ref, keys, grid) -> dict:
+    """Run ``simulate(at_point)`` (Ctrl-C stops it at a communication point) and compare it
+    with the reference ``ref`` on ``grid``: {status ('ok', 'failed', 'diverged'), detail (the
+    sentence saying why not ok), errors {signal: (max, RMS) / range}, result, seconds (wall)}."""
+    import time
 
     from systems.master import CoSimulationError
     from systems.reference import error_report
+
+    start = time.monotonic()
+    with _interruptible() as (at_point, state):
+        try:
+            result = simulate(at_point)
+        except CoSimulationError as exc:   # a diverging coupling makes an element refuse a step
+            said = f"; the FMU says: {exc.messages[0]}" if exc.messages else ""
+            return {"status": "failed", "detail": _one_line(f"FAILED at t = {state['t']:g} s "
+                                                            f"({str(exc).splitlines()[0]}{said})"),
+                    "errors": {}, "result": None, "seconds": time.monotonic() - start}
+    measured = {"status": "ok", "detail": "", "errors": {}, "result": result, "seconds": time.monotonic() - start}
+    diverged = _divergence(result, ref, keys, grid)
+    if diverged:
+        return {**measured, "status": "diverged", "detail": diverged, "result": None}
+    return {**measured, "errors": error_report(result, ref, keys)}
+
+
+def _built_system_fmu(system, keys: list[str], fmu_dir: Path) -> Path | str:
+    """``system`` as one FMU (systems/composite.py) whose outputs are what a run records for
+    the signals ``keys``, in FMUS/systems/, built there unless up to date; or why it cannot
+    be built (a report then says FAILED for it and goes on).  Its internal step is a
+    parameter (``internal_step``), set per run: one FMU serves every step."""
+    from host_support import HostSupportError
+
+    folder = _writable(Path(fmu_dir) / "systems", "--fmus")
+    before = {path: path.stat().st_mtime_ns for path in folder.glob("*.fmu")}
+    try:
+        path = build_fmus.build_system_fmu(system, folder, outputs=_recorded(system, keys), force=False)
+    except (ValueError, HostSupportError) as exc:
+        return _one_line(exc)
+    if before.get(path) != path.stat().st_mtime_ns:
+        print(f"built {path} (the system as one FMU)", file=sys.stderr)
+    return path
+
+
+def _measured_system_fmu(system, system_fmu: Path | str, step: float, ref, keys, grid) -> dict:
+    """:func:`_measured` of the system FMU (:func:`_built_system_fmu`) at ``step``."""
+    if isinstance(system_fmu, str):
+        return {"status": "failed", "detail": f"FAILED: not built ({system_fmu})", "errors": {}, "result": None,
+                "seconds": 0.0}
+    return _measured(lambda at_point: _simulate_system_fmu(system, system_fmu, step, keys, at_point), ref, keys,
+                     grid)
+
+
+def _largest_difference(one: dict, other: dict, ref, keys) -> float | None:
+    """The largest |difference| between two measured runs' signals over ``keys``, divided
+    by the reference signal's range (as the errors are); None unless both ran."""
+    import numpy as np
+
+    if one["status"] != "ok" or other["status"] != "ok":
+        return None
+    return max(float(np.max(np.abs(np.asarray(one["result"][key]) - other["result"][key])))
+               / (float(np.ptp(ref[key])) or 1.0) for key in keys)
+
+
+def _difference_text(difference: float) -> str:
+    return "0" if difference == 0.0 else f"{difference:.1e}"
+
+
+def _print_step(step: float, keys: list[str], columns: list[tuple[str, str, dict]]) -> None:
+    """One step's block of `report`: a column per (configuration, torques, measured), a row
+    per signal (max and RMS error / range, or the run's status), the wall times, the
+    sentence of each run that is not ok."""
+    def line(first: str, cells) -> None:
+        print((f"    {first:<{_SIGNAL}}" + "".join(f"{cell:<{_COLUMN}}" for cell in cells)).rstrip())
+
+    print(f"  step {step:g} s:")
+    line("", [configuration for configuration, _, _ in columns])
+    line("", [f"{torques} torques" for _, torques, _ in columns])
+    line("signal", [f"{'max':<10}RMS" for _ in columns])
+    for key in keys:
+        line(key, [f"{m['errors'][key][0]:<10.2e}{m['errors'][key][1]:.2e}" if m["status"] == "ok"
+                   else m["status"].upper() for _, _, m in columns])
+    line("wall time", [f"{m['seconds']:.2f} s" if m["seconds"] else "" for _, _, m in columns])
+    for configuration, torques, m in columns:
+        if m["status"] != "ok":
+            print(f"    {configuration}, {torques} torques: {m['detail']}")
+
+
+def _print_report(name, system, fmu_dir, steps, csv_path: Path, system_fmu: Path | str) -> list[tuple]:
+    """Per step, the error against the monolithic reference of the separate element FMUs
+    with step-mean and with sampled compliance torques, and of the system as one FMU
+    (``system_fmu``, :func:`_built_system_fmu`) with the torques its file binds, side by
+    side; how far the one FMU is from the separate FMUs with the same torques (the same
+    code in the same order: equal to 1e-12 of each signal's largest value,
+    docs/composite-fmu.md).  The rows also go to ``csv_path``."""
+    import numpy as np
 
     family, _ = _family(name)
     keys, stop = REPORT_KEYS[family], system.stop
     rows = []
     print(f"{name} co-simulation vs monolithic reference over {stop:g} s: max and RMS error / signal range")
+    print(f"  {SEPARATE}: an FMU per element; {ONE_FMU}: the whole system in one FMU, internal step = the step; "
+          f"both run by systems.master")
     for step in steps:
         grid = np.arange(int(round(stop / step)) + 1) * step
         ref = _reference(name, grid)
+        columns = []
         for step_mean in ((True,) if family == "r3_clearance" else (True, False)):
-            torques = "step-mean" if step_mean else "sampled"
-            with _interruptible() as (at_point, state):
-                try:
-                    result = _simulate(system, fmu_dir, step, step_mean=step_mean, progress=False,
-                                       at_point=at_point)
-                except CoSimulationError as exc:   # a diverging coupling makes an element refuse a step
-                    print(f"  step {step:g} s, {torques}: FAILED at t = {state['t']:g} s "
-                          f"({_one_line(str(exc).splitlines()[0])})")
-                    rows.append((step, torques, "", "failed", "", ""))
-                    continue
-            diverged = _divergence(result, ref, keys, grid)
-            if diverged:
-                print(f"  step {step:g} s, {torques} compliance torques: {diverged}")
-                rows.append((step, torques, "", "diverged", "", ""))
+            columns.append((SEPARATE, "step-mean" if step_mean else "sampled", _measured(
+                lambda at_point, step_mean=step_mean: _simulate(system, fmu_dir, step, step_mean=step_mean,
+                                                                progress=False, at_point=at_point),
+                ref, keys, grid)))
+        torques = _file_torques(system)
+        one = _measured_system_fmu(system, system_fmu, step, ref, keys, grid)
+        columns.append((ONE_FMU, torques, one))
+        _print_step(step, keys, columns)
+        same = next(m for configuration, t, m in columns if configuration == SEPARATE and t == torques)
+        difference = _largest_difference(one, same, ref, keys)
+        if difference is not None:
+            print(f"    {ONE_FMU} against {SEPARATE}, {torques} torques: largest difference "
+                  f"{_difference_text(difference)} of a signal's range")
+        for configuration, torques, m in columns:
+            if m["status"] != "ok":
+                rows.append((step, configuration, torques, "", m["status"], "", ""))
                 continue
-            report = error_report(result, ref, keys)
-            print(f"  step {step:g} s, {torques} compliance torques:")
-            for key in keys:
-                print(f"    {key:20s} max {report[key][0]:.2e}   RMS {report[key][1]:.2e}")
-                rows.append((step, torques, key, "ok", f"{report[key][0]:.4g}", f"{report[key][1]:.4g}"))
-    if csv_path is not None:
-        with open(csv_path, "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["step [s]", "compliance torques", "signal", "status", "max error / range",
-                             "RMS error / range"])
-            writer.writerows(rows)
-        print(f"wrote {csv_path}")
+            rows += [(step, configuration, torques, key, "ok", f"{m['errors'][key][0]:.4g}",
+                      f"{m['errors'][key][1]:.4g}") for key in keys]
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["step [s]", "configuration", "compliance torques", "signal", "status",
+                         "max error / range", "RMS error / range"])
+        writer.writerows(rows)
+    print(f"wrote {csv_path}")
     return rows
 
 
@@ -765,8 +899,9 @@ def _print_report(name, system, fmu_dir, steps, csv_path: Path | None = None) ->
 #: the comments around the tables `report --all --write FILE` rewrites in place
 ACCURACY_BEGIN = "<!-- begin: generated by `drivetrain-fmu report --all --write`; do not edit by hand -->"
 ACCURACY_END = "<!-- end: generated by `drivetrain-fmu report --all --write` -->"
-ACCURACY_HEADER = ("| system | step | RMS error / range of each compared signal (max error / range) |\n"
-                   "|---|---|---|")
+ACCURACY_HEADER = ("| system | step | separate FMUs: RMS error / range of each compared signal (max error / range) "
+                   "| one FMU: largest difference from the separate FMUs / range |\n"
+                   "|---|---|---|---|")
 MSL_HEADER = ("| system | step | lock and unlock instants against MSL's | speeds against MSL's at its sample times |\n"
               "|---|---|---|---|")
 
@@ -785,27 +920,22 @@ def _step_text(step: float) -> str:
 
 
 def _measure_reference(name: str, fmu_dir: Path) -> dict:
-    """`run NAME` at its file's step and binding against the monolithic reference: {name,
-    step, status ('ok', 'failed', 'diverged'), detail, errors {signal: (max, RMS) / range}}."""
+    """`run NAME` at its file's step and binding against the monolithic reference, and the
+    system as one FMU at that step: {name, step, status ('ok', 'failed', 'diverged'), detail,
+    errors {signal: (max, RMS) / range}, one_fmu {status, detail, difference: the largest
+    difference from the separate FMUs / range, None unless both ran}}."""
     import numpy as np
-
-    from systems.master import CoSimulationError
-    from systems.reference import error_report
 
     system = load_system(name)
     keys, step = REPORT_KEYS[_family(name)[0]], system.step
     grid = np.arange(int(round(system.stop / step)) + 1) * step
-    row = {"name": name, "step": step, "status": "ok", "detail": "", "errors": {}}
-    with _interruptible() as (at_point, state):
-        try:
-            result = _simulate(system, fmu_dir, step, progress=False, at_point=at_point)
-        except CoSimulationError as exc:
-            return {**row, "status": "failed", "detail": f"failed at t = {state['t']:g} s"}
     ref = _reference(name, grid)
-    diverged = _divergence(result, ref, keys, grid)
-    if diverged:
-        return {**row, "status": "diverged", "detail": diverged}
-    return {**row, "errors": error_report(result, ref, keys)}
+    separate = _measured(lambda at_point: _simulate(system, fmu_dir, step, progress=False, at_point=at_point),
+                         ref, keys, grid)
+    one = _measured_system_fmu(system, _built_system_fmu(system, keys, fmu_dir), step, ref, keys, grid)
+    return {"name": name, "step": step, "status": separate["status"], "detail": separate["detail"],
+            "errors": separate["errors"], "one_fmu": {"status": one["status"], "detail": one["detail"],
+                                                      "difference": _largest_difference(one, separate, ref, keys)}}
 
 
 def _measure_msl(name: str, fmu_dir: Path) -> dict:
@@ -819,12 +949,23 @@ def _measure_msl(name: str, fmu_dir: Path) -> dict:
             "speeds": [r for r in rows if "lock" not in r[1]]}
 
 
+def _status_cell(measured: dict, limit: int) -> str:
+    return measured["status"] + (f": {_one_line(measured['detail'], limit)}" if measured["detail"] else "")
+
+
 def _reference_row(row: dict) -> str:
     if row["status"] != "ok":
-        cell = row["status"] + (f": {_one_line(row['detail'], 200)}" if row["detail"] else "")
+        cell = _status_cell(row, 200)
     else:
         cell = ", ".join(f"`{key}` {_percent(rms)} ({_percent(peak)})" for key, (peak, rms) in row["errors"].items())
-    return f"| `{row['name']}` | {_step_text(row['step'])} | {cell} |"
+    one = row["one_fmu"]
+    if one["status"] != "ok":
+        one_cell = _status_cell(one, 200)
+    elif one["difference"] is None:
+        one_cell = "ran (the separate FMUs did not)"
+    else:
+        one_cell = _difference_text(one["difference"])
+    return f"| `{row['name']}` | {_step_text(row['step'])} | {cell} | {one_cell} |"
 
 
 def _msl_row(row: dict) -> str:
@@ -1108,7 +1249,8 @@ def _parser() -> Parser:
     compare.add_argument("--step", type=seconds, default=0.1, help="discretisation step T_d [s]")
     compare.add_argument("--duration", type=seconds, default=10.0, help="simulated time [s]")
     compare.add_argument("--out", type=Path, default=Path("results"), help=results_help)
-    report = command("report", help="co-simulation error against the monolithic reference")
+    report = command("report", help="co-simulation error against the monolithic reference, as separate FMUs "
+                                    "and as one system FMU")
     report.add_argument("system", metavar="SYSTEM", nargs="?", help=system_help)
     report.add_argument("--steps", type=seconds, nargs="+", help="steps to compare at [s] (default 1e-4 1e-3 1e-2)")
     report.add_argument("--all", action="store_true",

@@ -40,14 +40,15 @@ import json
 import math
 import os
 from dataclasses import replace
-from functools import partial
+from types import SimpleNamespace
 
 from pythonfmu import Fmi2Slave
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
 import fmus
-from fmus.base import CONVERT, ElementSlave, FmiCallError, FmiCommonCalls, ParameterError, StateError, fmi_entry
+from fmus.base import (CONVERT, ElementSlave, FmiCallError, FmiCommonCalls, ParameterError, StateError, fmi_entry,
+                        values_getter)
 from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -197,24 +198,27 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
         self.variables = interface(self.system)
         self._vars = {v.name: v for v in self.variables}
-        # value reference -> reader, per type; value reference -> (object, attribute, kind), settable
-        self._readers = {kind: {} for kind in _ZERO}
+        # every element under its instance name: operator.attrgetter("inst.var") reads a
+        # variable (a feedthrough output once _refresh has copied it into the element)
+        self._components = SimpleNamespace(**self.elements)
+        # value reference -> (inst.var or None for internal_step, element whose feedthrough
+        # it is or None), per type; value reference -> (object, attribute, kind), settable
+        self._sources = {kind: {} for kind in _ZERO}
         self._writers = {kind: {} for kind in _ZERO}
+        self._get_plans = {kind: {} for kind in _ZERO}
         fmu_inputs = set(self.system["inputs"])
         for var in self.variables:
             fmi = ElementSlave._fmi_variable(var)
             self.register_variable(fmi, nested=False)
             vr = fmi.value_reference
             if var.name == INTERNAL_STEP:
-                self._readers[REAL][vr] = partial(getattr, self, INTERNAL_STEP)
+                self._sources[REAL][vr] = (None, None)
                 self._writers[REAL][vr] = (self, INTERNAL_STEP, PARAMETER)
                 continue
             inst, name = var.name.split(".", 1)
             element = self.elements[inst]
-            through = var.causality == OUTPUT and any(v.name == name and v.causality == OUTPUT and v.depends
-                                                      for v in element.VARIABLES)
-            self._readers[var.type][vr] = (partial(self._feedthrough, element, name) if through
-                                           else partial(getattr, element, name))
+            through = var.causality == OUTPUT and self._is_feedthrough(inst, name)
+            self._sources[var.type][vr] = (var.name, element if through else None)
             if var.causality != OUTPUT:
                 self._writers[var.type][vr] = (element, name, var.causality)
         # FMU inputs whose value reaches a stage-2 connection (a new value re-runs stage 2)
@@ -222,45 +226,53 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                             for key in self.system["inputs"]]
         self._plan(fmu_inputs)
 
+    def _is_feedthrough(self, inst: str, name: str) -> bool:
+        """inst.name is an output with direct feedthrough (read through _refresh)."""
+        return any(v.name == name and v.causality == OUTPUT and v.depends for v in self.elements[inst].VARIABLES)
+
+    @staticmethod
+    def _refresh(elements):
+        """Copy each element's feedthrough outputs at its current state and inputs into its
+        attributes (computed once per state and set of inputs: fmus.base's cache)."""
+        for element in elements:
+            element.__dict__.update(element._feedthrough_values())
+
     # ------------------------------------------------------------------ exchange plan
     def _plan(self, fmu_inputs):
-        """The two exchange stages of systems.master.run, as (readers, writers, copies)
-        lists.  A connection to an element with its own rate writes into that element's
-        inbox; ``copies`` moves a stage's inbox values into the element when its step
-        starts (its lag is 0).  A compliance's angle phi_X driven by such an element, with
-        its w_X from the same element, is read advanced by the held speed over the lag."""
-        def feedthrough(inst, name):
-            return any(v.name == name and v.depends for v in self.elements[inst].VARIABLES if v.causality == OUTPUT)
-
-        def reader(inst, name):
-            element = self.elements[inst]
-            return partial(self._feedthrough, element, name) if feedthrough(inst, name) else \
-                partial(getattr, element, name)
-
+        """The two exchange stages of systems.master.run, as (elements to refresh, reader of
+        the source values, angles read ahead, writers, copies).  A connection to an element
+        with its own rate writes into that element's inbox; ``copies`` moves a stage's inbox
+        values into the element when its step starts (its lag is 0).  A compliance's angle
+        phi_X driven by such an element, with its w_X from the same element, is read
+        advanced by the held speed over the lag: ``ahead`` lists (position of the angle,
+        position of the speed among the values read, instance)."""
         links = self.system["connections"]
         slow = set(self.rates)
         self._lags = {inst: 0.0 for inst in slow}
         self._inbox = {inst: {c[3]: getattr(self.elements[inst], c[3]) for c in links if c[2] == inst}
                        for inst in slow}
         speed_source = {(c[2], c[3]): (c[0], c[1]) for c in links}
-        stages = [[c for c in links if not feedthrough(c[0], c[1])], [c for c in links if feedthrough(c[0], c[1])]]
+        stages = [[c for c in links if not self._is_feedthrough(c[0], c[1])],
+                  [c for c in links if self._is_feedthrough(c[0], c[1])]]
         self._stages = []
         for stage, chosen in enumerate(stages):
             # the master gets per source instance (in order of first use) and type, then sets
-            readers = []
-            for c in chosen:
-                read = reader(c[0], c[1])
+            paths = [f"{c[0]}.{c[1]}" for c in chosen]
+            ahead = []
+            for i, c in enumerate(chosen):
                 target = {v.name: v for v in self.elements[c[2]].VARIABLES if v.causality == INPUT}
                 speed = "w_" + c[3][len("phi_"):]
                 if (c[0] in slow and c[3].startswith("phi_") and target[c[3]].unit == "rad"
                         and speed in target and target[speed].unit == "rad/s"
                         and speed_source.get((c[2], speed), ("",))[0] == c[0]):
-                    read = partial(self._ahead, read, reader(*speed_source[(c[2], speed)]), c[0])
-                readers.append(read)
+                    ahead.append((i, len(paths), c[0]))
+                    paths.append(".".join(speed_source[(c[2], speed)]))
+            through = list({id(self.elements[c[0]]): self.elements[c[0]] for c in chosen
+                            if self._is_feedthrough(c[0], c[1])}.values())
             writers = [(self._inbox[c[2]] if c[2] in slow else self.elements[c[2]].__dict__, c[3]) for c in chosen]
             copies = [(inst, self.elements[inst].__dict__, self._inbox[inst], [c[3] for c in chosen if c[2] == inst])
                       for inst in self.rates if any(c[2] == inst for c in chosen)]
-            self._stages.append((readers, writers, copies))
+            self._stages.append((through, values_getter(paths), ahead, writers, copies))
         # does a new FMU input value change what stage 2 moves?
         sources = {f"{c[0]}.{c[1]}" for c in stages[1]}
         reach = set()
@@ -284,22 +296,19 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                         found |= self._input_reach(*source, seen + (key,))
         return found
 
-    @staticmethod
-    def _feedthrough(element, name):
-        return element._feedthrough_values()[name]
-
-    def _ahead(self, angle, speed, inst):
-        """An angle of an element with its own rate, advanced with its held speed over the
-        time since its last step (0 at a communication point: the angle itself)."""
-        return angle() + speed() * self._lags[inst]
-
     def _exchange(self, stages=None):
-        for readers, writers, copies in (self._stages if stages is None else stages):
-            values = [read() for read in readers]
+        components, lags = self._components, self._lags
+        for through, read, ahead, writers, copies in (self._stages if stages is None else stages):
+            self._refresh(through)
+            values = read(components)
+            if ahead:
+                values = list(values)
+                for angle, speed, inst in ahead:
+                    values[angle] = values[angle] + values[speed] * lags[inst]
             for (target, name), value in zip(writers, values):
                 target[name] = value
             for inst, element_values, inbox, names in copies:
-                if not self._lags[inst]:            # its step starts: these are its inputs
+                if not lags[inst]:            # its step starts: these are its inputs
                     for name in names:
                         element_values[name] = inbox[name]
         self._due = 0
@@ -307,7 +316,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     def _targets(self) -> list:
         """The values the connections have set, per stage (an element with its own rate:
         its inbox)."""
-        return [[target[name] for target, name in writers] for _, writers, _ in self._stages]
+        return [[target[name] for target, name in stage[3]] for stage in self._stages]
 
     # ------------------------------------------------------------------ FMI
     @fmi_entry("fmi2ExitInitializationMode")
@@ -400,7 +409,10 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             return (f"communication point t = {current_time!r} does not continue from the last one "
                     f"(t = {expected!r}): the system FMU counts its internal steps")
         if step_size <= SLIVER * h:           # a host's final remainder (e.g. OMSimulator's 1e-13 s)
-            return 1, step_size
+            # it ends at the host's current_time + step_size: only what lies beyond this FMU's own
+            # time is stepped (none when the host's accumulated time lagged the count n h)
+            remainder = min(step_size, current_time + step_size - expected)
+            return (1, remainder) if remainder > 0.0 else (0, h)
         count = round(step_size / h)
         if count >= 1 and abs(step_size - count * h) <= STEP_ROUNDING * step_size:
             if count % self._frame:
@@ -498,7 +510,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 self._exchange()
                 end = self._targets()
                 self._restore(saved)
-                for (_, writers, _), first, last in zip(self._stages, start, end):
+                for (*_, writers, _), first, last in zip(self._stages, start, end):
                     for (target, name), a, b in zip(writers, first, last):
                         target[name] = 0.5 * (a + b)
             for element, step in self._do_steps:
@@ -559,15 +571,33 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
     # ------------------------------------------------------------------ get / set
     def _get_values(self, vrs, kind: str):
-        table = self._readers[kind]
-        try:
-            readers = [table[vr] for vr in vrs]
-        except KeyError as missing:
-            raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
+        plans = self._get_plans[kind]
+        key = tuple(vrs)
+        plan = plans.get(key)
+        if plan is None:
+            plan = self._get_plan(key, kind)
+            if len(plans) < 256:            # a host asks a few fixed lists; any other is read unkept
+                plans[key] = plan
         if self._due and self._initialized:
             self._exchange(None if self._due == 2 else self._stages[1:])
-        convert = CONVERT[kind]
-        return [convert(read()) for read in readers]
+        through, read, own = plan
+        self._refresh(through)
+        values = list(map(CONVERT[kind], read(self._components)))
+        for position in own:
+            values.insert(position, self.internal_step)
+        return values
+
+    def _get_plan(self, vrs, kind: str):
+        """(elements to refresh, reader of the element variables, positions of internal_step)
+        for the value references ``vrs`` (TypeError naming one that is not of type ``kind``)."""
+        table = self._sources[kind]
+        try:
+            sources = [table[vr] for vr in vrs]
+        except KeyError as missing:
+            raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
+        through = list({id(element): element for _, element in sources if element is not None}.values())
+        own = [i for i, (path, _) in enumerate(sources) if path is None]
+        return through, values_getter([path for path, _ in sources if path is not None]), own
 
     def _set_values(self, vrs, values, kind: str):
         table = self._writers[kind]

@@ -4,6 +4,7 @@ as accurate as stated, and docs/systems.md's accuracy tables are those `report -
 from __future__ import annotations
 
 import csv
+import math
 import re
 import time
 
@@ -124,11 +125,73 @@ def test_report_says_when_a_coupling_diverged(fmu_dir, tmp_path, capsys):
     assert drivetrain_cli.main(["report", "z3", "--steps", "1e-2", "--fmus", str(fmu_dir), "--out",
                                 str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    step_mean, sampled = out.split("step 0.01 s, sampled compliance torques: ")
-    assert "DIVERGED" not in step_mean and "clutch.w_2           max " in step_mean
+    table, sampled = out.split("    separate FMUs, sampled torques: ")
+    signal_rows = [line.split() for line in table.splitlines() if line.startswith("    clutch.w_")]
+    assert signal_rows and all(row[3] == "DIVERGED" and "DIVERGED" not in row[1:3] + row[4:] for row in signal_rows)
     assert sampled.startswith("DIVERGED: clutch.w_1 leaves the reference by more than 10 times its range")
     assert "e+" not in sampled.split("reaches")[0] and "no error to report" in sampled
-    assert "sampled,,diverged" in (tmp_path / "report" / "z3" / "z3_errors.csv").read_text()
+    assert "separate FMUs,sampled,,diverged" in (tmp_path / "report" / "z3" / "z3_errors.csv").read_text()
+
+
+def _report_rows(path) -> dict[tuple[str, str], dict[str, tuple[str, float, float]]]:
+    """`report`'s CSV: {(configuration, compliance torques): {signal: (status, max, RMS)}}
+    of its one step ('' for the signal of a run that failed or diverged)."""
+    with open(path) as handle:
+        rows = list(csv.DictReader(handle))
+    found = {}
+    for row in rows:
+        figures = [float(row[k]) if row[k] else math.nan for k in ("max error / range", "RMS error / range")]
+        found.setdefault((row["configuration"], row["compliance torques"]), {})[row["signal"]] = (row["status"],
+                                                                                                  *figures)
+    return found
+
+
+def test_report_prints_the_system_as_one_fmu_beside_the_separate_fmus(fmu_dir, tmp_path, capsys):
+    """Z3 at 1 ms (its file's step is 2 ms): the system as one FMU, whose internal step the
+    report sets to 1 ms at instantiation (left at 2 ms the FMU would refuse every 1 ms
+    step), runs the same element code in the same order as the separate FMUs with
+    step-mean torques, so its errors are theirs and the two runs differ by at most 1e-9
+    of a signal's range (docs/composite-fmu.md: equal to 1e-12 of each signal's largest
+    value; measured 0).  About 15 s (the system FMU's build 5-8 s of it)."""
+    assert drivetrain_cli.main(["report", "z3", "--steps", "1e-3", "--fmus", str(fmu_dir), "--out",
+                                str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\n +separate FMUs +separate FMUs +one FMU\n +step-mean torques +sampled torques +"
+                     r"step-mean torques\n", out), out
+    difference = re.search(r"one FMU against separate FMUs, step-mean torques: largest difference (\S+) of a "
+                           r"signal's range", out)
+    assert difference and float(difference.group(1)) <= 1e-9, out
+    rows = _report_rows(tmp_path / "report" / "z3" / "z3_errors.csv")
+    assert set(rows) == {("separate FMUs", "step-mean"), ("separate FMUs", "sampled"), ("one FMU", "step-mean")}
+    keys = drivetrain_cli.REPORT_KEYS["z3"]
+    one, separate = rows["one FMU", "step-mean"], rows["separate FMUs", "step-mean"]
+    assert list(one) == keys and all(status == "ok" for status, _, _ in one.values())
+    for key in keys:
+        assert one[key][1:] == pytest.approx(separate[key][1:], rel=1e-9, abs=1e-9), key
+    for line in out.splitlines():             # the printed figures: the same, signal by signal
+        cells = line.split()
+        if cells and cells[0] in keys:
+            assert cells[5:7] == cells[1:3] and cells[3:5] != cells[1:3], line
+
+
+def test_report_says_when_the_system_fmu_refused_a_step(fmu_dir, tmp_path, capsys):
+    """Fan F2 at 10 ms: the Vehicle's stick/slip problem has no solution at t = 0.16 s and it
+    refuses the step, in its own FMU and inside the system FMU alike: `report` says FAILED
+    for both runs, at the same time, with the FMU's reason, in one line each (no traceback),
+    and goes on.  About 25 s (the F2 reference 15 s of it)."""
+    assert drivetrain_cli.main(["report", "fan_F2", "--steps", "1e-2", "--fmus", str(fmu_dir), "--out",
+                                str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    separate = re.search(r"\n    separate FMUs, step-mean torques: FAILED at t = (\S+) s \(vehicle: .*Lemke",
+                         captured.out)
+    one = re.search(r"\n    one FMU, step-mean torques: FAILED at t = (\S+) s \(system: .*the FMU says: vehicle "
+                    r"\(Vehicle\): .*Lemke", captured.out)
+    assert separate and one and one.group(1) == separate.group(1), captured.out
+    assert all(cells[-1] == "FAILED" for cells in (line.split() for line in captured.out.splitlines())
+               if cells and cells[0] in drivetrain_cli.REPORT_KEYS["fan"])
+    rows = _report_rows(tmp_path / "report" / "fan_F2" / "fan_F2_errors.csv")
+    assert [(list(rows[run]), rows[run][""][0]) for run in rows] == [([""], "failed")] * 3
 
 
 def test_export_prints_an_ecos_step_at_which_it_was_measured_stable(fmu_dir, tmp_path, capsys):
@@ -205,24 +268,34 @@ def _generated_tables() -> str:
 _PERCENT = r"(\d+(?:\.\d+)?(?:e[-+]\d+)?) %"
 
 
-def _committed_errors(tables: str) -> dict[str, tuple[float, dict[str, tuple[float, float]]]]:
-    """{system: (step, {signal: (max, RMS) / range})} of the rows the reference table holds
-    with figures (rows of failed or diverged runs have none)."""
+def _committed_errors(tables: str) -> dict[str, tuple[float, dict[str, tuple[float, float]], str]]:
+    """{system: (step, {signal: (max, RMS) / range}, the one-FMU cell)} of the rows the
+    reference table holds with figures (rows of failed or diverged runs have none)."""
     found = {}
     for line in tables.splitlines():
-        row = re.fullmatch(r"\| `(\w+)` \| ([\d.e-]+) ms \| (.*) \|", line)
+        row = re.fullmatch(r"\| `(\w+)` \| ([\d.e-]+) ms \| (.*) \| (.*) \|", line)
         if row and "lock" not in line:
             errors = {key: (float(peak) / 100, float(rms) / 100) for key, rms, peak in
                       re.findall(rf"`([\w.]+)` {_PERCENT} \({_PERCENT}\)", row.group(3))}
-            found[row.group(1)] = (float(row.group(2)) * 1e-3, errors)
+            found[row.group(1)] = (float(row.group(2)) * 1e-3, errors, row.group(4))
     return found
+
+
+#: the largest difference between the system as one FMU and the separate FMUs at the same
+#: step, divided by the signal's range, that the tables may show: the contract is 1e-12 of
+#: each signal's largest value (docs/composite-fmu.md; measured 0), and every compared
+#: signal's range is more than 1e-2 of its largest value (the references on a 1 ms grid;
+#: smallest fan_F2_100's vehicle.v, 0.013), so 1e-12 of the value is below 1e-10 of the range
+ONE_FMU_DIFFERENCE = 1e-9
 
 
 def test_the_accuracy_tables_in_docs_are_those_report_all_writes():
     """docs/systems.md's measured accuracy is written by `drivetrain-fmu report --all
     --write`, not typed: its tables have one row per documented system in the command's
     order and format (a reference row, re-made by the command's own formatting from the
-    figures it shows, is the same line), at each system's step.  Cheap: runs nothing."""
+    figures it shows, is the same line), at each system's step; the system as one FMU
+    ran for each and is as far from the separate FMUs as the contract allows.  Cheap:
+    runs nothing."""
     tables = _generated_tables()
     lines = tables.splitlines()
     assert lines[:2] == [drivetrain_cli.ACCURACY_BEGIN, ""] and lines[-2:] == ["", drivetrain_cli.ACCURACY_END]
@@ -237,13 +310,15 @@ def test_the_accuracy_tables_in_docs_are_those_report_all_writes():
     for line in reference_lines[2:]:
         name = re.match(r"\| `(\w+)` ", line).group(1)
         if name not in committed or not committed[name][1]:          # a failed or diverged run
-            assert re.fullmatch(rf"\| `{name}` \| [\d.]+ ms \| (failed|diverged)(: .*)? \|", line), line
+            assert re.fullmatch(rf"\| `{name}` \| [\d.]+ ms \| (failed|diverged)(: .*)? \| .* \|", line), line
             continue
-        step, errors = committed[name]
+        step, errors, one_fmu = committed[name]
         assert step == pytest.approx(load_system(name).step)
         assert list(errors) == drivetrain_cli.REPORT_KEYS[drivetrain_cli._family(name)[0]], line
-        assert drivetrain_cli._reference_row({"name": name, "step": load_system(name).step, "status": "ok",
-                                              "detail": "", "errors": errors}) == line
+        assert re.fullmatch(r"0|\d\.\de-\d\d", one_fmu) and float(one_fmu) <= ONE_FMU_DIFFERENCE, line
+        assert drivetrain_cli._reference_row({
+            "name": name, "step": load_system(name).step, "status": "ok", "detail": "", "errors": errors,
+            "one_fmu": {"status": "ok", "detail": "", "difference": float(one_fmu)}}) == line
     for line, name in zip(msl_lines[2:], sorted(msl.EVENTS)):
         assert re.fullmatch(rf"\| `{name}` \| {load_system(name).step * 1e3:g} ms \| \d+ of \d+ found, within "
                             rf"[\d.]+ ms \(largest: `[\w.]+` (un)?locks at [\d.]+ s\) \| within {_PERCENT} of the "
@@ -263,15 +338,18 @@ def test_the_committed_accuracy_is_within_what_the_tests_assert():
 
 def test_report_all_rewrites_only_its_tables_and_refuses_a_file_without_the_comments(tmp_path, capsys):
     rows = [{"name": "z3", "step": 2e-3, "status": "ok", "detail": "",
-             "errors": {"clutch.w_1": (5.5e-3, 1.4e-3), "vehicle.w": (1.7e-4, 7.5e-5)}},
-            {"name": "r3_spring_1", "step": 1e-3, "status": "diverged", "detail": "DIVERGED: spring.phi_rel ..."}]
+             "errors": {"clutch.w_1": (5.5e-3, 1.4e-3), "vehicle.w": (1.7e-4, 7.5e-5)},
+             "one_fmu": {"status": "ok", "detail": "", "difference": 0.0}},
+            {"name": "r3_spring_1", "step": 1e-3, "status": "diverged", "detail": "DIVERGED: spring.phi_rel ...",
+             "one_fmu": {"status": "failed", "detail": "FAILED: not built (...)", "difference": None}}]
     msl_rows = [{"name": "msl_friction", "step": 1e-3,
                  "events": [("clutch.locked", "locks at [s]", 0.0068, 0.00678), ("brake.locked", "locks at [s]",
                                                                                   0.641, 0.64061)],
                  "speeds": [("clutch.w_1", "at 2 s [rad/s]", 4.459, 4.449), ("brake.w", "at 1 s [rad/s]", 0.0, 0.0)]}]
     tables = drivetrain_cli.accuracy_tables(rows, msl_rows)
-    assert "| `z3` | 2 ms | `clutch.w_1` 0.14 % (0.55 %), `vehicle.w` 0.0075 % (0.017 %) |" in tables
-    assert "| `r3_spring_1` | 1 ms | diverged: DIVERGED: spring.phi_rel ... |" in tables
+    assert "| `z3` | 2 ms | `clutch.w_1` 0.14 % (0.55 %), `vehicle.w` 0.0075 % (0.017 %) | 0 |" in tables
+    assert ("| `r3_spring_1` | 1 ms | diverged: DIVERGED: spring.phi_rel ... | failed: FAILED: not built (...) |"
+            in tables)
     assert ("| `msl_friction` | 1 ms | 2 of 2 found, within 0.39 ms (largest: `brake.locked` locks at 0.64061 s) | "
             "within 0.22 % of the value (largest: `clutch.w_1` at 2 s); held at exactly 0 where MSL's is 0 |") in tables
     page = tmp_path / "page.md"

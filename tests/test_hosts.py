@@ -66,12 +66,14 @@ def test_ecos_command_line_runs_the_ssp_like_fmpy(fmu_dir, tmp_path):
     assert ecos[0, header.index("clutch::J_2[REAL]")] == 0.3 and ecos[0, header.index("load::J[REAL]")] == 2.0
 
 
-def _run_c_host(host, ssp, step, n_steps, names, folder, timeout=600) -> np.ndarray:
-    """tests/ecos_host.c on ``ssp`` from a clean environment: one row per communication
-    point (time, then ``names`` as 'instance::variable'), n_steps + 1 rows."""
-    done = subprocess.run([str(host), ssp.name, str(step), str(n_steps), *names], cwd=folder,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
-                          capture_output=True, text=True, timeout=timeout)
+def _run_c_host(host, ssp, step, n_steps, names, folder, timeout=600, run=None) -> np.ndarray:
+    """tests/ecos_host.c on ``ssp`` from a clean environment, or through ``run(command, cwd,
+    timeout)`` when given (the ``without_python`` fixture): one row per communication point
+    (time, then ``names`` as 'instance::variable'), n_steps + 1 rows."""
+    command = [str(host), ssp.name, str(step), str(n_steps), *names]
+    done = run(command, folder, timeout) if run else subprocess.run(
+        command, cwd=folder, env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
+        capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     return np.array([[float(x) for x in line.split()] for line in done.stdout.splitlines()])
 
@@ -285,12 +287,21 @@ def test_simulate_fmu_twice_in_one_process(fmu_dir, tmp_path):
 
 
 OMSIMULATOR = HOSTS / "omsimulator"
+#: OMSimulator's Python API on an .ssp, or on an .fmu as the one component (named after the
+#: file) of a new SSP, whose system is 'default'
 OMS_API_SCRIPT = """
 import sys
-from OMSimulator import SSP
+from pathlib import Path
+from OMSimulator import SSP, CRef
 
 path, result, stop, step = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-model = SSP(path).instantiate()
+if path.endswith(".fmu"):
+    ssp = SSP()
+    ssp.addResource(path, new_name=f"resources/{Path(path).name}")
+    ssp.addComponent(CRef("default", Path(path).stem), f"resources/{Path(path).name}")
+else:
+    ssp = SSP(path)
+model = ssp.instantiate()
 model.setResultFile(result)
 model.setStopTime(stop)
 model.setFixedStepSize(step)
@@ -304,17 +315,37 @@ model.delete()
 OMS_STEPS = 2000
 
 
+def _omsimulator_result(path: Path) -> tuple[list[str], np.ndarray]:
+    """(names, rows with the time first) of an OMSimulator result file: a CSV (12 significant
+    digits) or a MAT file (doubles; of it the time and the trajectories). The MAT file has
+    OpenModelica's MAT v4 'binTrans' layout: one name per column of the character matrix
+    ``name``; ``dataInfo`` gives each name its matrix (0 the time, 1 the constants, 2 the
+    trajectories, one row per signal) and its signed 1-based row in it."""
+    if path.suffix == ".mat":
+        from scipy.io import loadmat
+
+        mat = loadmat(path, chars_as_strings=False)
+        names = ["".join(column).rstrip() for column in mat["name"].T]
+        where = [(name, int(row)) for name, matrix, row in zip(names, *mat["dataInfo"][:2]) if matrix in (0, 2)]
+        return [name for name, _ in where], np.column_stack([np.sign(row) * mat["data_2"][abs(row) - 1]
+                                                             for _, row in where])
+    rows = list(csv.reader(open(path)))
+    return [name.strip().strip('"') for name in rows[0]], np.array([[float(value) for value in row]
+                                                                      for row in rows[1:]])
+
+
 def _omsimulator_signals(path: Path, system: str, record: list[str], times: np.ndarray) -> dict:
     """The recorded signals of an OMSimulator result file at the communication points.
     OMSimulator writes each point twice (before and after it exchanges the connections)
     and accumulates time (the last point about 1e-13 s off): the last row within 1e-9 s
-    of each point is the one after the exchange, which is what systems.master records."""
-    rows = list(csv.reader(open(path)))
-    header = [name.strip().strip('"') for name in rows[0]]
-    data = np.array([[float(value) for value in row] for row in rows[1:]])
+    of each point is the one after the exchange, which is what systems.master records.
+    ``system`` '' reads a bare FMU's run, whose signals carry the FMU's own names."""
+    header, data = _omsimulator_result(path)
     last = [int(np.flatnonzero(np.abs(data[:, 0] - t) < 1e-9)[-1]) for t in times]
     # the CLI names a signal model.system.instance.variable, the API system.instance.variable
-    column = {key: [i for i, name in enumerate(header) if name.endswith(f"{system}.{key}")] for key in record}
+    suffixes = {key: f".{system}.{key}" if system else f".{key}" for key in record}
+    column = {key: [i for i, name in enumerate(header) if f".{name}".endswith(suffix)]
+              for key, suffix in suffixes.items()}
     assert all(len(found) == 1 for found in column.values()), (header, column)
     return {key: data[last, found[0]] for key, found in column.items()}
 
