@@ -215,6 +215,25 @@ def _times(system, step: float | None, stop: float | None, step_option: str = "-
     return step, stop
 
 
+def _rates(system, texts: list[str] | None, step: float, stop: float) -> dict[str, float]:
+    """{inst: H} of the --rate options, checked before anything is built (systems.composite.
+    checked_rates; the stop a whole number of the slowest common step): usage errors."""
+    if not texts:
+        return {}
+    from systems.composite import checked_rates
+    from systems.composite_slave import element_classes
+
+    try:
+        rates = checked_rates(texts, system.components, step, element_classes(), "step", f"in {_shown(system)}")
+    except ValueError as exc:
+        raise UsageError(_one_line(exc)) from None
+    frame = step * math.lcm(*(round(h / step) for h in rates.values()))
+    if not _divides(frame, stop):
+        raise UsageError(f"--rate: the stop {stop:g} s is not a whole number of {frame:g} s, the common step of "
+                         f"{', '.join(f'{inst} {h:g} s' for inst, h in rates.items())}: give --stop n x {frame:g}")
+    return rates
+
+
 def _divides(step: float, stop: float) -> bool:
     n = round(stop / step)
     return n >= 1 and abs(n * step - stop) <= 1e-9 * max(1.0, stop)
@@ -363,7 +382,7 @@ def _failure(exc, t: float) -> SimulationFailed:
 
 
 def _simulate(system, fmu_dir: Path, step: float, stop: float | None = None, step_mean: bool | None = None,
-              record: list[str] | None = None, progress: bool = True, at_point=None):
+              record: list[str] | None = None, progress: bool = True, at_point=None, rates=None):
     """Co-simulate ``system`` at ``step`` until ``stop`` (default: its DefaultExperiment).
     A file's compliances with T_comm > 0 average over ``step`` (``step_mean`` True or False
     overrides the file); an .ssp archive runs as bound, with its own FMUs from ``fmu_dir``."""
@@ -373,7 +392,7 @@ def _simulate(system, fmu_dir: Path, step: float, stop: float | None = None, ste
     components = system.components if system.is_archive else system.at_step(step, step_mean)
     record = _recorded(system, _default_record(system) if record is None else record)
     return _derived(system, run_system(fmu_dir, components, system.connections, stop, step, record, progress,
-                                       at_point=at_point))
+                                       at_point=at_point, rates=rates))
 
 
 def _recorded(system, record: list[str]) -> list[str]:
@@ -499,7 +518,7 @@ def _plot(path: Path, system, result, record: list[str], units: dict) -> None:
 
 
 def _run_system(system, fmu_dir: Path, step: float, stop: float, out: Path, record: list[str] | None = None,
-                plot: bool = True) -> list[Path]:
+                plot: bool = True, rates=None) -> list[Path]:
     """Run ``system`` (arguments checked) and write out/LABEL.csv (and .png): the paths.
     Ctrl-C writes the rows computed so far and raises KeyboardInterrupt."""
     from systems.master import CoSimulationError
@@ -509,7 +528,7 @@ def _run_system(system, fmu_dir: Path, step: float, stop: float, out: Path, reco
     label = _label(system)
     with _interruptible() as (at_point, state):
         try:
-            result = _simulate(system, fmu_dir, step, stop, record=record, at_point=at_point)
+            result = _simulate(system, fmu_dir, step, stop, record=record, at_point=at_point, rates=rates)
         except KeyboardInterrupt as exc:
             partial = getattr(exc, "partial", None)
             if partial is None:
@@ -540,6 +559,7 @@ def _run(args, command: str) -> None:
     if command == "ssp" and not system.is_archive:
         raise UsageError(f"{args.system}: ssp runs an .ssp archive; run an .ssd with `{PROG} run {args.system}`")
     step, stop = _times(system, args.step, args.stop)
+    rates = _rates(system, args.rate, step, stop)
     if system.is_archive:
         _check_t_comm(system, step)
     _check_parameters(system)
@@ -555,7 +575,7 @@ def _run(args, command: str) -> None:
             _check_record(system, args.record, _variables(system, fmu_dir))
         if fmu_dir is None:
             fmu_dir = _fmus_for(system, args.fmus)
-        paths = _run_system(system, fmu_dir, step, stop, out, args.record, plot=command == "run")
+        paths = _run_system(system, fmu_dir, step, stop, out, args.record, plot=command == "run", rates=rates)
     print(f"wrote {' and '.join(str(p) for p in paths)}")
 
 
@@ -1242,6 +1262,9 @@ def _parser() -> Parser:
         run.add_argument("--record", nargs="+", metavar="INST.VAR",
                          help="instance.variable to record (default: the system's signals and every connected "
                               "output)")
+        run.add_argument("--rate", nargs="+", metavar="INST=H",
+                         help="multi-rate: component INST steps every H s (a whole multiple of --step) with its "
+                              "inputs averaged over its step, e.g. vehicle=1e-3 (docs/composite-fmu.md)")
         run.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT, help="FMU folder (built if needed)")
         run.add_argument("--out", type=Path, default=Path("results"), help=results_help)
     compare = command("compare", help="compare the PWA discretisation methods (no FMU)")

@@ -67,6 +67,31 @@ def test_commands_do_not_overwrite_each_others_outputs(fmu_dir, tmp_path):
         assert np.array_equal(run[key], ssp[key]), key
 
 
+def test_run_with_a_rate_steps_that_component_at_its_own_step(fmu_dir, tmp_path):
+    """`run fan_F2 --rate vehicle=1e-3` (base step 0.1 ms): the vehicle steps once per 1 ms,
+    so its speed changes only at whole milliseconds and is held over the nine base steps in
+    between, while the engine moves at every base step; the CSV is the master's multi-rate
+    run (systems.fan.simulate(rates=...)) to its 10 written digits, and not the uniform run."""
+    stop = 0.05
+    assert drivetrain_cli.main(["run", "fan_F2", "--stop", str(stop), "--rate", "vehicle=1e-3", "--fmus",
+                                str(fmu_dir), "--out", str(tmp_path)]) == 0
+    data, _ = _csv(tmp_path / "run" / "fan_F2" / "fan_F2.csv")
+    inside = np.abs(data["time"] * 1e3 - np.round(data["time"] * 1e3)) > 1e-6      # not a whole ms
+    assert inside.sum() == 9 * 50
+    v = data["vehicle.v"]
+    changed = np.flatnonzero(np.diff(v) != 0.0) + 1
+    assert len(changed) > 10 and not inside[changed].any()
+    assert np.all(np.diff(data["engine.w"])[inside[1:]] != 0.0)
+    from systems import fan
+
+    multirate = fan.simulate(fmu_dir, "F2", step=1e-4, stop=stop, rates={"vehicle": 1e-3})
+    uniform = fan.simulate(fmu_dir, "F2", step=1e-4, stop=stop)
+    for key in ("engine.w", "clutch.w_1", "vehicle.v"):
+        scale = np.max(np.abs(multirate[key]))
+        assert np.max(np.abs(data[key] - multirate[key])) <= 1e-9 * scale, key
+    assert np.max(np.abs(uniform["vehicle.v"] - multirate["vehicle.v"])) > 1e-6 * np.max(np.abs(uniform["vehicle.v"]))
+
+
 def test_new_writes_an_editable_copy_that_runs_and_reports_by_path(fmu_dir, tmp_path, monkeypatch, capsys):
     """`new my_spring --from r3_spring_1` writes ./my_spring.ssd; `run my_spring.ssd` runs
     that file (an installed package read its own catalog before), plotted as its family;

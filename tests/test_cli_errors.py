@@ -117,6 +117,14 @@ def test_an_unknown_record_name_is_named_with_what_exists(tmp_path, fmu_dir, arg
                                        "allowed: 10 s / n, e.g. 0.0025 or 0.004"),
     (["report", "z3", "--steps", "1e-3", "3e-3"], "--steps 0.003 does not divide the stop time 10 s of z3"),
     (["export", "r3_spring_1", "--step", "0.3"], "--step 0.3 does not divide the stop time 1 s of r3_spring_1"),
+    (["run", "fan_F2", "--rate", "input_shaft=1e-3"], "--rate input_shaft=0.001: input_shaft (Shaft) has no state: "
+                                                      "it is evaluated at every step; components that take a rate: "
+                                                      "engine, clutch, vehicle"),
+    (["run", "fan_F2", "--rate", "vehicle=1.5e-4"], "--rate vehicle=0.00015: 0.00015 s is not a whole multiple of "
+                                                    "the step 0.0001 s"),
+    (["run", "fan_F2", "--stop", "0.5005", "--rate", "vehicle=1e-3"],
+     "--rate: the stop 0.5005 s is not a whole number of 0.001 s, the common step of vehicle 0.001 s"),
+    (["run", "fan_F2", "--rate", "vehicle"], "--rate 'vehicle': give INST=H"),
 ])
 def test_a_bad_step_is_a_usage_error_found_before_any_build(tmp_path, argv, message):
     """A negative step is named as --step (it reached the FMU as T_comm before), and a step
