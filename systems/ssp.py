@@ -137,19 +137,22 @@ def run_system(fmu_dir, components: dict[str, Component], connections: list[Conn
     FMU is stepping (e.g. to stop the run there by raising KeyboardInterrupt).  ``rates``
     ({inst: H} or 'inst=H' texts, as the system FMU's ``--rate``): multi-rate, H a whole
     multiple of ``step`` for a component with a state (systems.master.run's ``rates``;
-    checked before any FMU is loaded, ValueError naming the bad one)."""
+    ValueError naming the bad one).  They are checked once the FMUs are loaded: the check
+    reads the element classes, which must then be the FMUs' own code (an element module
+    imported first from elsewhere, e.g. an older installed copy, would make FMUs of another
+    build refuse to instantiate); the command line checks them before building anything."""
     from .master import Instance, run
 
-    if rates:
-        from . import composite, composite_slave
-
-        rates = composite.checked_rates(rates, components, step, composite_slave.element_classes(), "step",
-                                        "in this system")
     fmu_dir = Path(fmu_dir)
     instances = {}
     try:
         for name, c in components.items():
             instances[name] = Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
+        if rates:
+            from . import composite, composite_slave
+
+            rates = composite.checked_rates(rates, components, step, composite_slave.element_classes(), "step",
+                                            "in this system")
         inputs = None if at_point is None else (lambda t: at_point(t) or {})
         return run(instances, connections, stop, step, record, inputs=inputs, progress=progress,
                    iterations=iterations, rates=rates)
