@@ -1017,13 +1017,14 @@ STUDY_PLOTS = {
 
 
 def _study(args) -> None:
-    """Threshold studies on dask (systems.study): CSV and plot in OUT/study/KIND/."""
+    """Threshold studies (systems.study) on this machine's cores or a dask cluster: CSV and plot in
+    OUT/study/KIND/."""
     from systems import study
 
     out = _out_folder(args, "study", args.kind)
     _writable(Path(args.fmus), "--fmus")
     build_fmus.build_all(args.fmus, force=False)
-    client = study.default_client(args.scheduler)
+    client = study.study_workers(args.scheduler)
     try:
         if args.kind == "judder-onset":
             # Fan et al. F2: the engine torque above which the clutch sticks and slips in steady state
