@@ -145,19 +145,19 @@ class Study:
 
 
 class LocalPool:
-    """Tasks on this machine without a cluster: ``workers`` single-threaded processes
+    """Tasks on this machine without a cluster: ``size`` single-threaded worker processes
     (default: one per core) forked from this one, so they start at once with the modules
     this process has imported (a dask LocalCluster starts a scheduler, then workers that
     import dask and this project again).  Use it as a context manager, or ``close`` it."""
 
-    def __init__(self, workers: int | None = None):
-        if workers is not None and not (isinstance(workers, int) and workers >= 1):
-            raise ValueError(f"workers = {workers!r} must be an integer >= 1 (or None: one per core)")
-        self.workers = workers or os.cpu_count() or 1
+    def __init__(self, size: int | None = None):
+        if size is not None and not (isinstance(size, int) and size >= 1):
+            raise ValueError(f"size = {size!r} must be an integer >= 1 (or None: one worker per core)")
+        self.size = size or os.cpu_count() or 1
         self._executor = self._forked()
 
     def _forked(self) -> ProcessPoolExecutor:
-        executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"))
+        executor = ProcessPoolExecutor(self.size, mp_context=multiprocessing.get_context("fork"))
         # a first task forks every worker now, while this process runs no other thread
         # (a progress bar's monitor thread, started later, is not copied into them)
         executor.submit(os.getpid).result()
@@ -213,10 +213,10 @@ def study_workers(scheduler: str | None = None):
     return LocalPool()
 
 
-def _worker_count(workers) -> int:
-    """How many tasks ``workers`` (a LocalPool or a dask client) runs at once."""
+def _tasks_at_once(workers) -> int:
+    """How many tasks ``workers`` (a LocalPool or a dask client) run at once."""
     if isinstance(workers, LocalPool):
-        return workers.workers
+        return workers.size
     return sum(workers.nthreads().values())
 
 
@@ -249,13 +249,14 @@ def _run_tasks(workers, fmu_dir, study: Study, parameter_sets, bar=None, retries
     return results
 
 
-def run_grid(study: Study, fmu_dir, client, progress: bool = True) -> list[dict]:
-    """One co-simulation per grid point: rows {parameters..., metric}.  One progress bar
-    (one step per co-simulation) on stderr unless ``progress`` is False."""
+def run_grid(study: Study, fmu_dir, workers, progress: bool = True) -> list[dict]:
+    """One co-simulation per grid point on ``workers`` (a LocalPool or a dask client): rows
+    {parameters..., metric}.  One progress bar (one step per co-simulation) on stderr unless
+    ``progress`` is False."""
     points = study.points()
     bar = _progress_bar(study, len(points), progress)
     try:
-        values = _run_tasks(client, fmu_dir, study, points, bar)
+        values = _run_tasks(workers, fmu_dir, study, points, bar)
     finally:
         if bar is not None:
             bar.close()
@@ -268,8 +269,8 @@ def search_plan(workers: int, points: int, width: float, tolerance: float) -> tu
     all in one batch, as many as the workers run at once (at least one: bisection), and
     cuts every bracket into ``sections`` equal parts; ``rounds`` is the fewest rounds that
     bring a bracket of ``width`` to ``tolerance``.  One grid point on 2 workers: trisection,
-    a bracket 3x narrower per round (log 3 / log 2 = 1.58x fewer rounds than bisection,
-    each of the same wall time)."""
+    a bracket 3x narrower per round (log 3 / log 2 = 1.58x fewer rounds than bisection; on
+    idle workers a round of two co-simulations takes the time of one)."""
     sections = 1 + max(1, workers // points)
     rounds = 0
     while width / sections ** rounds > tolerance:
@@ -283,13 +284,14 @@ def _sections(low: float, high: float, sections: int) -> list[float]:
     return [((sections - j) * low + j * high) / sections for j in range(1, sections)]
 
 
-def threshold_search(study: Study, fmu_dir, client, parameter: str, low: float, high: float,
+def threshold_search(study: Study, fmu_dir, workers, parameter: str, low: float, high: float,
                      level: float, tolerance: float, progress: bool = True) -> list[dict]:
     """For every grid point the smallest value of ``parameter`` in [low, high] (to
     ``tolerance``) at which the metric exceeds ``level`` (it must not at ``low`` and must
     at ``high``: checked first, with a message naming the point), by a k-section search on
-    ``client`` (a LocalPool or a dask client; ``search_plan``): a bracket keeps its ends
-    the last value tried below the level and the first one above it.  Rows {grid
+    ``workers`` (a LocalPool or a dask client; ``search_plan``): a round keeps, of each
+    bracket, the part between the last value tried at which the metric does not exceed the
+    level and the first at which it does.  Rows {grid
     parameters..., PARAMETER_threshold: the bracket's upper end, where the metric exceeds
     the level, PARAMETER_below: its lower end, where it does not}.  One progress bar for the
     whole search (2 + rounds x (sections - 1) co-simulations per grid point) on stderr
@@ -298,10 +300,10 @@ def threshold_search(study: Study, fmu_dir, client, parameter: str, low: float, 
         raise ValueError(f"need low < high and tolerance > 0, got low = {low!r}, high = {high!r}, "
                          f"tolerance = {tolerance!r}")
     points = study.points()
-    sections, rounds = search_plan(_worker_count(client), len(points), high - low, tolerance)
+    sections, rounds = search_plan(_tasks_at_once(workers), len(points), high - low, tolerance)
     bar = _progress_bar(study, (2 + rounds * (sections - 1)) * len(points), progress)
     try:
-        ends = _run_tasks(client, fmu_dir, study, [{**p, parameter: x} for p in points for x in (low, high)], bar)
+        ends = _run_tasks(workers, fmu_dir, study, [{**p, parameter: x} for p in points for x in (low, high)], bar)
         brackets = []
         for k, p in enumerate(points):
             below, above = ends[2 * k], ends[2 * k + 1]
@@ -311,13 +313,13 @@ def threshold_search(study: Study, fmu_dir, client, parameter: str, low: float, 
             brackets.append([low, high])
         for _ in range(rounds):
             tried = [_sections(lo, hi, sections) for lo, hi in brackets]
-            values = _run_tasks(client, fmu_dir, study,
+            values = _run_tasks(workers, fmu_dir, study,
                                 [{**p, parameter: x} for p, xs in zip(points, tried) for x in xs], bar)
             for k, (bracket, xs) in enumerate(zip(brackets, tried)):
                 found = values[k * (sections - 1):(k + 1) * (sections - 1)]
                 first_above = next((j for j, value in enumerate(found) if value > level), len(xs))
-                ends = [bracket[0], *xs, bracket[1]]
-                bracket[:] = ends[first_above:first_above + 2]
+                cuts = [bracket[0], *xs, bracket[1]]
+                bracket[:] = cuts[first_above:first_above + 2]
     finally:
         if bar is not None:
             bar.close()

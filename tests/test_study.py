@@ -114,31 +114,43 @@ def _fail_once(marker: str, *arguments):
     return study.evaluate(*arguments)
 
 
-def test_local_pool_survives_a_killed_worker_and_leaves_no_unpacked_fmu(fmu_dir, tmp_path, monkeypatch):
+def _clutch_sweep(points: int) -> list[tuple]:
+    """study.evaluate's arguments for a sweep of the held clutch's torque (0.5 s at 0.1 ms)."""
+    sweep = study.Study("clutch_hold", "max_slip_amplitude", grid={"tau": list(np.linspace(180.0, 330.0, points))},
+                        fixed={"stop": 0.5, "step": 1e-4})
+    return [(sweep.system, {**sweep.fixed, **p}, sweep.metric) for p in sweep.points()]
+
+
+def test_local_pool_survives_a_killed_worker(fmu_dir, tmp_path):
     """A study without --scheduler runs on a LocalPool (forked worker processes, no dask
     cluster).  A 6-point sweep in which one task kills its worker (SIGKILL): the pool is
-    forked again and every result arrives once, equal bit for bit to the serial run's.
-    Forked workers end without running atexit handlers, where systems.master removed the
-    FMUs it unpacked (12 MB each): they are removed all the same (none is left in the
-    temporary folder)."""
-    import tempfile
-
-    temporary = tmp_path / "temp"
-    temporary.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temporary))     # where the workers' fmpy unpacks
-    sweep = study.Study("clutch_hold", "max_slip_amplitude", grid={"tau": list(np.linspace(180.0, 330.0, 6))},
-                        fixed={"stop": 0.5, "step": 1e-4})
-    arguments = [(str(tmp_path / "killed"), str(fmu_dir), sweep.system, {**sweep.fixed, **p}, sweep.metric)
-                 for p in sweep.points()]
+    forked again and every result arrives once, equal bit for bit to the serial run's."""
+    arguments = [(str(tmp_path / "killed"), str(fmu_dir), *task) for task in _clutch_sweep(6)]
     finished = []
     with study.LocalPool(2) as pool:
         results = pool.run(_fail_once, arguments, done=lambda: finished.append(1), retries=1)
     assert (tmp_path / "killed").exists()                        # a worker was killed
     assert len(finished) == len(arguments)
-    assert list(temporary.iterdir()) == []
-    monkeypatch.undo()
-    serial = [study.evaluate(*a[1:]) for a in arguments]
+    serial = [study.evaluate(str(fmu_dir), *task) for task in _clutch_sweep(6)]
     assert results == serial and len(set(results)) > 1
+
+
+def test_local_pool_workers_remove_the_fmus_they_unpacked(fmu_dir, tmp_path, monkeypatch):
+    """Forked workers end without running atexit handlers, where systems.master removed the
+    FMUs it unpacked (12 MB each, in the temporary folder): they left them there.  A
+    LocalPool's workers, closed, leave none.  (A worker killed, and those its pool then
+    ends, still leave theirs.)  The FMU is a fresh copy: no process has unpacked it yet."""
+    import shutil
+    import tempfile
+
+    fresh, temporary = tmp_path / "fmus", tmp_path / "temp"
+    fresh.mkdir()
+    temporary.mkdir()
+    shutil.copy(fmu_dir / "Clutch.fmu", fresh)
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))     # where the workers' fmpy unpacks
+    with study.LocalPool(2) as pool:
+        pool.run(study.evaluate, [(str(fresh), *task) for task in _clutch_sweep(4)])
+    assert list(temporary.iterdir()) == []
 
 
 def test_recording_only_what_the_metric_reads_leaves_the_run_unchanged(fmu_dir):
