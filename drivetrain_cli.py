@@ -1178,13 +1178,14 @@ STUDY_PLOTS = {
 
 
 def _study(args) -> None:
-    """Threshold studies on dask (systems.study): CSV and plot in OUT/study/KIND/."""
+    """Threshold studies (systems.study) on this machine's cores or a dask cluster: CSV and plot in
+    OUT/study/KIND/."""
     from systems import study
 
     out = _out_folder(args, "study", args.kind)
     _writable(Path(args.fmus), "--fmus")
     build_fmus.build_all(args.fmus, force=False)
-    client = study.default_client(args.scheduler)
+    client = study.study_workers(args.scheduler)
     try:
         if args.kind == "judder-onset":
             # Fan et al. F2: the engine torque above which the clutch sticks and slips in steady state
@@ -1297,9 +1298,10 @@ def _parser() -> Parser:
     new.add_argument("name", metavar="NAME")
     new.add_argument("--from", dest="source", required=True, metavar="SYSTEM", help=system_help)
     new.add_argument("--dir", default=".", help="folder to write NAME.ssd into (default: the working directory)")
-    studies = command("study", help="threshold studies on a local or remote dask cluster")
+    studies = command("study", help="threshold studies on this machine's cores or a dask cluster")
     studies.add_argument("kind", choices=["judder-onset", "tire-slip-onset", "breakaway"])
-    studies.add_argument("--scheduler", help="tcp://HOST:PORT of a running dask scheduler (default: local cluster)")
+    studies.add_argument("--scheduler", help="tcp://HOST:PORT of a running dask scheduler (default: one "
+                         "worker process per core of this machine)")
     studies.add_argument("--T_S", type=float, nargs="+", default=[400.0], help="clutch static capacities [N.m]")
     studies.add_argument("--T_C", type=float, nargs="+", default=[320.0], help="clutch kinetic capacities [N.m]")
     studies.add_argument("--low", type=float, help="engine torque at the lower end of the search [N.m] "
@@ -1309,7 +1311,8 @@ def _parser() -> Parser:
                          "tire-slip-onset: -160, the tire settles to rolling)")
     studies.add_argument("--mu_k_road", type=float, nargs="+", default=[0.07],
                          help="tire-slip-onset: kinetic road friction (ice: 0.07)")
-    studies.add_argument("--tolerance", type=float, default=0.5, help="bisection tolerance [N.m]")
+    studies.add_argument("--tolerance", type=float, default=0.5, help="the width the search brings each "
+                         "threshold's bracket to [N.m]")
     studies.add_argument("--stop", type=seconds, help="simulated time per run [s] (judder-onset 4.5, "
                          "tire-slip-onset 8)")
     studies.add_argument("--mu_s", type=float, nargs="+", default=[0.3, 0.4, 0.5])

@@ -91,12 +91,14 @@ def connections(case: str = "F1") -> list[Connection]:
 
 def simulate(fmu_dir, case: str = "F1", step: float | None = None, stop: float | None = None,
              progress: bool = False, iterations: int = 0, step_mean: bool | None = None, rates=None,
-             **values) -> Result:
+             record: list[str] | None = None, **values) -> Result:
     """Co-simulate a case (``step`` and ``stop`` default to its file's); ``iterations`` > 0
     repeats each step from saved FMU states (systems.master.run), ``step_mean`` = False
     samples the shaft torques (T_comm = 0), True averages them (default: as the file says);
-    ``rates`` {inst: H}: multi-rate over the base step ``step`` (systems.ssp.run_system)."""
+    ``rates`` {inst: H}: multi-rate over the base step ``step`` (systems.ssp.run_system);
+    ``record``: the signals recorded (default RECORD; a run records what it is asked,
+    reading values changes nothing in it)."""
     step = system(case).step if step is None else step
     stop = system(case).stop if stop is None else stop
-    return run_system(fmu_dir, components(case, step, step_mean, **values), connections(case), stop, step, RECORD,
-                      progress, iterations, rates=rates)
+    return run_system(fmu_dir, components(case, step, step_mean, **values), connections(case), stop, step,
+                      RECORD if record is None else record, progress, iterations, rates=rates)

@@ -13,9 +13,9 @@ Every FMI call goes through :class:`Instance`, which turns a failing status into
 """
 from __future__ import annotations
 
-import atexit
 import ctypes
 import math
+import multiprocessing.util
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,8 +76,12 @@ class Instance:
             unzip_dir = extract(fmu_path)
             # the extracted copy serves every instance of this process (a loaded FMU's binary
             # and resources must stay until exit); removed at exit, it no longer piles up in
-            # the temporary folder (12 MB per FMU and process: 79 GB after some test runs)
-            atexit.register(shutil.rmtree, unzip_dir, ignore_errors=True)
+            # the temporary folder (12 MB per FMU and process: 79 GB after some test runs).
+            # A multiprocessing finalizer, not atexit: a forked worker process (a study's
+            # LocalPool) ends without running atexit handlers, but runs the finalizers it
+            # registered itself (not those of the process it was forked from)
+            multiprocessing.util.Finalize(None, shutil.rmtree, args=(unzip_dir,), kwargs={"ignore_errors": True},
+                                          exitpriority=0)
             Instance._unpacked[fmu_path] = (read_model_description(fmu_path), unzip_dir)
         self.model, unzip_dir = Instance._unpacked[fmu_path]
         self.name = instance_name

@@ -5,23 +5,27 @@ A study is declared, not programmed: a system (a key of ``SYSTEMS``), a metric (
 parameters.  Two ways to run it:
 
 * ``run_grid``: one co-simulation per grid point, results as rows {parameters..., metric};
-* ``threshold_search``: for every grid point, bisection on one more parameter for the
-  value where the metric first exceeds a level (e.g. Fan et al.'s judder-onset torque,
+* ``threshold_search``: for every grid point, a k-section search on one more parameter for
+  the value where the metric first exceeds a level (e.g. Fan et al.'s judder-onset torque,
   323.47 N.m for T_S = 400, T_C = 320 N.m).  All grid points advance together, one round
-  of co-simulations per halving.
+  of co-simulations at a time; a round tries as many values inside each bracket as the
+  workers run at once (bisection when there are no more workers than grid points).
 
 Every task is one co-simulation in a fresh set of FMU instances (``evaluate``: nothing
-is shared between tasks) submitted with retries, so a task whose worker dies runs again
-elsewhere.  Without a scheduler address a LocalCluster sized to the machine is started
-(one single-threaded worker process per core: pythonfmu holds the GIL).  Results are
-written as CSV rows and plotted (heat map of a 2-D grid, or the threshold curve).
+is shared between tasks but the FMUs a worker process has unpacked) recording only the
+signals its metric reads, and a task whose worker dies runs again.  Without a scheduler
+address the tasks run in a ``LocalPool``: one single-threaded process per core (pythonfmu
+holds the GIL) forked from this one, no cluster to start; with one, on that dask cluster.
+Results are written as CSV rows and plotted (heat map of a 2-D grid, or the threshold curve).
 """
 from __future__ import annotations
 
 import csv
 import itertools
-import math
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +35,10 @@ from .optional import require
 
 
 # ------------------------------------------------------------------ systems and metrics
-def _clutch_hold(fmu_dir, tau=150.0, mu_s=0.4, stop=0.1, step=1e-3):
+# A system is called as system(fmu_dir, record, **parameters): ``record`` lists the signals
+# ('inst.var') the co-simulation records, those its metric reads.
+
+def _clutch_hold(fmu_dir, record, tau=150.0, mu_s=0.4, stop=0.1, step=1e-3):
     """Z2 bodies locked at rest (T_s = mu_s r n f_n = 250 mu_s N.m), constant torque on
     body 1: the clutch breaks away iff tau J_2 / (J_1 + J_2) > T_s (analytic threshold)."""
     from .master import Instance, run
@@ -39,18 +46,17 @@ def _clutch_hold(fmu_dir, tau=150.0, mu_s=0.4, stop=0.1, step=1e-3):
     clutch = Instance(Path(fmu_dir) / "Clutch.fmu", "clutch",
                       {"w_1_start": 0.0, "w_2_start": 0.0, "locked_start": True, "mu_s": mu_s, "mu_k": 0.8 * mu_s})
     try:
-        return run({"clutch": clutch}, [], stop, step, ["clutch.locked", "clutch.w_slip"],
-                   inputs=lambda t: {"clutch.tau_1": tau})
+        return run({"clutch": clutch}, [], stop, step, record, inputs=lambda t: {"clutch.tau_1": tau})
     finally:
         clutch.free()
 
 
-def _fan(fmu_dir, T0=323.47, T_S=400.0, T_C=320.0, stop=4.5, step=1e-3, case="F2", **road):
+def _fan(fmu_dir, record, T0=323.47, T_S=400.0, T_C=320.0, stop=4.5, step=1e-3, case="F2", **road):
     """Fan et al.'s drivetrain (systems.fan) with the engine torque, the clutch and
     optionally the road friction (mu_s_road, mu_k_road) overridden."""
     from . import fan
 
-    return fan.simulate(fmu_dir, case, step=step, stop=stop, T0=T0, T_S=T_S, T_C=T_C, **road)
+    return fan.simulate(fmu_dir, case, step=step, stop=stop, record=record, T0=T0, T_S=T_S, T_C=T_C, **road)
 
 
 SYSTEMS = {"clutch_hold": _clutch_hold, "fan": _fan}
@@ -60,11 +66,23 @@ def _steady(result, fraction=2.0 / 3.0):
     return result.time >= fraction * result.time[-1]
 
 
+def reads(*signals):
+    """Declare the signals ('inst.var') a metric reads: its co-simulations record only
+    those: every recorded signal costs FMI gets at every communication point, and
+    recording fewer leaves a run's values bit for bit as they were (tests/test_study.py)."""
+    def declare(metric):
+        metric.signals = list(signals)
+        return metric
+    return declare
+
+
+@reads("clutch.locked")
 def breakaway(result) -> float:
     """1 if the clutch unlocked at any communication point, else 0."""
     return float(not np.all(result["clutch.locked"]))
 
 
+@reads("clutch.locked")
 def stick_slip_cycles_per_second(result) -> float:
     """Clutch lock events per second in the last third of the run (the steady state)."""
     window = _steady(result)
@@ -73,6 +91,7 @@ def stick_slip_cycles_per_second(result) -> float:
     return np.count_nonzero(np.diff(locked) == 1) / span
 
 
+@reads("vehicle.stick_f")
 def driven_tire_rolls(result) -> float:
     """1 if the front tire (the driven wheel of every F case in systems.fan) sticks, i.e.
     rolls without slip, at every communication point of the last third of the run, else 0
@@ -80,11 +99,13 @@ def driven_tire_rolls(result) -> float:
     return float(np.all(result["vehicle.stick_f"][_steady(result)]))
 
 
+@reads("clutch.w_slip")
 def max_slip_amplitude(result) -> float:
     """Largest |clutch slip speed| in the last third of the run [rad/s]."""
     return float(np.max(np.abs(result["clutch.w_slip"][_steady(result)])))
 
 
+@reads("vehicle.ax")
 def pitch_acceleration_amplitude(result) -> float:
     """Peak-to-peak body longitudinal acceleration in the last third [m/s2]."""
     return float(np.ptp(result["vehicle.ax"][_steady(result)]))
@@ -95,8 +116,10 @@ METRICS = {f.__name__: f for f in (breakaway, stick_slip_cycles_per_second, driv
 
 
 def evaluate(fmu_dir, system: str, params: dict, metric: str) -> float:
-    """One task: one co-simulation in fresh FMU instances, reduced to the metric."""
-    return float(METRICS[metric](SYSTEMS[system](fmu_dir, **params)))
+    """One task: one co-simulation in fresh FMU instances recording the signals the metric
+    reads, reduced to the metric."""
+    measure = METRICS[metric]
+    return float(measure(SYSTEMS[system](fmu_dir, measure.signals, **params)))
 
 
 # ------------------------------------------------------------------ studies
@@ -121,16 +144,80 @@ class Study:
         return [dict(zip(names, combo)) for combo in itertools.product(*(self.grid[n] for n in names))]
 
 
-def default_client(scheduler: str | None = None):
-    """A client of the given scheduler, or of a LocalCluster sized to the machine."""
-    distributed = require("distributed", "studies need", "study")
-    Client, LocalCluster = distributed.Client, distributed.LocalCluster
+class LocalPool:
+    """Tasks on this machine without a cluster: ``size`` single-threaded worker processes
+    (default: one per core) forked from this one, so they start at once with the modules
+    this process has imported (a dask LocalCluster starts a scheduler, then workers that
+    import dask and this project again).  Use it as a context manager, or ``close`` it."""
 
+    def __init__(self, size: int | None = None):
+        if size is not None and not (isinstance(size, int) and size >= 1):
+            raise ValueError(f"size = {size!r} must be an integer >= 1 (or None: one worker per core)")
+        self.size = size or os.cpu_count() or 1
+        self._executor = self._forked()
+
+    def _forked(self) -> ProcessPoolExecutor:
+        executor = ProcessPoolExecutor(self.size, mp_context=multiprocessing.get_context("fork"))
+        # a first task forks every worker now, while this process runs no other thread
+        # (a progress bar's monitor thread, started later, is not copied into them)
+        executor.submit(os.getpid).result()
+        return executor
+
+    def run(self, function, argument_sets: list[tuple], done=None, retries: int = 3) -> list:
+        """``function(*arguments)`` for every tuple of ``argument_sets`` on the workers; the
+        results in their order.  ``done()`` is called once per finished task.  When a
+        worker dies (the pool then fails every unfinished task) the pool is forked again
+        and the unfinished tasks run again, ``retries`` times at most; an exception a task
+        raises is raised here."""
+        results, unfinished, restarts = [None] * len(argument_sets), set(range(len(argument_sets))), 0
+        while unfinished:
+            futures = {self._executor.submit(function, *argument_sets[i]): i for i in sorted(unfinished)}
+
+            def keep(future):
+                index = futures[future]
+                if index in unfinished:
+                    results[index] = future.result()
+                    unfinished.discard(index)
+                    if done is not None:
+                        done()
+            try:
+                for future in as_completed(futures):
+                    keep(future)
+            except BrokenProcessPool:
+                if restarts == retries:
+                    raise
+                restarts += 1
+                for future in futures:          # those finished before the worker died count
+                    if future.done() and future.exception() is None:
+                        keep(future)
+                self._executor.shutdown(wait=True)
+                self._executor = self._forked()
+        return results
+
+    def close(self):
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def study_workers(scheduler: str | None = None):
+    """Where a study's tasks run: a dask client of the scheduler at ``scheduler``
+    ('tcp://HOST:PORT'), or, without one, a LocalPool of this machine's cores.  Close it
+    after the study (``close()``)."""
     if scheduler:
-        return Client(scheduler)
-    cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
-    return Client(cluster)
+        return require("distributed", "studies need", "study").Client(scheduler)
+    return LocalPool()
+
+
+def _tasks_at_once(workers) -> int:
+    """How many tasks ``workers`` (a LocalPool or a dask client) run at once."""
+    if isinstance(workers, LocalPool):
+        return workers.size
+    return sum(workers.nthreads().values())
 
 
 def _progress_bar(study: Study, total: int, progress: bool):
@@ -141,51 +228,82 @@ def _progress_bar(study: Study, total: int, progress: bool):
     return tqdm(total=total, desc=f"{study.system} {study.metric}", unit="run")
 
 
-def _run_tasks(client, fmu_dir, study: Study, parameter_sets, bar=None, retries=3):
-    """Submit one task per parameter set; results in submission order.  ``bar`` (the
-    study's one progress bar) advances by one per finished task."""
-    from distributed import as_completed
+def _run_tasks(workers, fmu_dir, study: Study, parameter_sets, bar=None, retries=3):
+    """One task per parameter set on ``workers`` (a LocalPool or a dask client), a task
+    whose worker dies run again (``retries`` times at most); results in submission order.
+    ``bar`` (the study's one progress bar) advances by one per finished task."""
+    argument_sets = [(str(fmu_dir), study.system, {**study.fixed, **params}, study.metric)
+                     for params in parameter_sets]
+    done = None if bar is None else (lambda: bar.update(1))
+    if isinstance(workers, LocalPool):
+        return workers.run(evaluate, argument_sets, done, retries)
+    from distributed import as_completed as completed_on_dask
 
-    futures = [client.submit(evaluate, str(fmu_dir), study.system, {**study.fixed, **params}, study.metric,
-                             pure=False, retries=retries) for params in parameter_sets]
+    futures = [workers.submit(evaluate, *arguments, pure=False, retries=retries) for arguments in argument_sets]
     index = {f.key: i for i, f in enumerate(futures)}
     results = [None] * len(futures)
-    for future in as_completed(futures):
+    for future in completed_on_dask(futures):
         results[index[future.key]] = future.result()
-        if bar is not None:
-            bar.update(1)
+        if done is not None:
+            done()
     return results
 
 
-def run_grid(study: Study, fmu_dir, client, progress: bool = True) -> list[dict]:
-    """One co-simulation per grid point: rows {parameters..., metric}.  One progress bar
-    (one step per co-simulation) on stderr unless ``progress`` is False."""
+def run_grid(study: Study, fmu_dir, workers, progress: bool = True) -> list[dict]:
+    """One co-simulation per grid point on ``workers`` (a LocalPool or a dask client): rows
+    {parameters..., metric}.  One progress bar (one step per co-simulation) on stderr unless
+    ``progress`` is False."""
     points = study.points()
     bar = _progress_bar(study, len(points), progress)
     try:
-        values = _run_tasks(client, fmu_dir, study, points, bar)
+        values = _run_tasks(workers, fmu_dir, study, points, bar)
     finally:
         if bar is not None:
             bar.close()
     return [{**p, study.metric: v} for p, v in zip(points, values)]
 
 
-def threshold_search(study: Study, fmu_dir, client, parameter: str, low: float, high: float,
+def search_plan(workers: int, points: int, width: float, tolerance: float) -> tuple[int, int]:
+    """(sections, rounds) of a k-section search for ``points`` grid points on ``workers``
+    workers: each round tries ``sections - 1`` equally spaced values inside every bracket,
+    all in one batch, as many as the workers run at once (at least one: bisection), and
+    cuts every bracket into ``sections`` equal parts; ``rounds`` is the fewest rounds that
+    bring a bracket of ``width`` to ``tolerance``.  One grid point on 2 workers: trisection,
+    a bracket 3x narrower per round (log 3 / log 2 = 1.58x fewer rounds than bisection; on
+    idle workers a round of two co-simulations takes the time of one)."""
+    sections = 1 + max(1, workers // points)
+    rounds = 0
+    while width / sections ** rounds > tolerance:
+        rounds += 1
+    return sections, rounds
+
+
+def _sections(low: float, high: float, sections: int) -> list[float]:
+    """The ``sections - 1`` values cutting [low, high] into equal parts, in increasing order
+    (bisection's one value is (low + high) / 2)."""
+    return [((sections - j) * low + j * high) / sections for j in range(1, sections)]
+
+
+def threshold_search(study: Study, fmu_dir, workers, parameter: str, low: float, high: float,
                      level: float, tolerance: float, progress: bool = True) -> list[dict]:
     """For every grid point the smallest value of ``parameter`` in [low, high] (to
     ``tolerance``) at which the metric exceeds ``level`` (it must not at ``low`` and must
-    at ``high``: checked first, with a message naming the point).  Rows {grid parameters...,
-    PARAMETER_threshold: the bracket's upper end, where the metric exceeds the level,
-    PARAMETER_below: its lower end, where it does not}.  One progress bar for the whole
-    search (2 + rounds co-simulations per grid point) on stderr unless ``progress`` is False."""
+    at ``high``: checked first, with a message naming the point), by a k-section search on
+    ``workers`` (a LocalPool or a dask client; ``search_plan``): a round keeps, of each
+    bracket, the part between the last value tried at which the metric does not exceed the
+    level and the first at which it does.  Rows {grid
+    parameters..., PARAMETER_threshold: the bracket's upper end, where the metric exceeds
+    the level, PARAMETER_below: its lower end, where it does not}.  One progress bar for the
+    whole search (2 + rounds x (sections - 1) co-simulations per grid point) on stderr
+    unless ``progress`` is False."""
     if not (low < high and tolerance > 0):
         raise ValueError(f"need low < high and tolerance > 0, got low = {low!r}, high = {high!r}, "
                          f"tolerance = {tolerance!r}")
     points = study.points()
-    rounds = max(0, math.ceil(math.log2((high - low) / tolerance)))
-    bar = _progress_bar(study, (2 + rounds) * len(points), progress)
+    sections, rounds = search_plan(_tasks_at_once(workers), len(points), high - low, tolerance)
+    bar = _progress_bar(study, (2 + rounds * (sections - 1)) * len(points), progress)
     try:
-        ends = _run_tasks(client, fmu_dir, study, [{**p, parameter: x} for p in points for x in (low, high)], bar)
+        ends = _run_tasks(workers, fmu_dir, study, [{**p, parameter: x} for p in points for x in (low, high)], bar)
         brackets = []
         for k, p in enumerate(points):
             below, above = ends[2 * k], ends[2 * k + 1]
@@ -194,10 +312,14 @@ def threshold_search(study: Study, fmu_dir, client, parameter: str, low: float, 
                                  f"{parameter} = {high!r}: the level {level!r} is not bracketed")
             brackets.append([low, high])
         for _ in range(rounds):
-            mids = [0.5 * (lo + hi) for lo, hi in brackets]
-            values = _run_tasks(client, fmu_dir, study, [{**p, parameter: m} for p, m in zip(points, mids)], bar)
-            for bracket, mid, value in zip(brackets, mids, values):
-                bracket[value > level] = mid          # above: new high; else new low
+            tried = [_sections(lo, hi, sections) for lo, hi in brackets]
+            values = _run_tasks(workers, fmu_dir, study,
+                                [{**p, parameter: x} for p, xs in zip(points, tried) for x in xs], bar)
+            for k, (bracket, xs) in enumerate(zip(brackets, tried)):
+                found = values[k * (sections - 1):(k + 1) * (sections - 1)]
+                first_above = next((j for j, value in enumerate(found) if value > level), len(xs))
+                cuts = [bracket[0], *xs, bracket[1]]
+                bracket[:] = cuts[first_above:first_above + 2]
     finally:
         if bar is not None:
             bar.close()
