@@ -382,7 +382,8 @@ def _failure(exc, t: float) -> SimulationFailed:
 
 
 def _simulate(system, fmu_dir: Path, step: float, stop: float | None = None, step_mean: bool | None = None,
-              record: list[str] | None = None, progress: bool = True, at_point=None, rates=None):
+              record: list[str] | None = None, progress: bool = True, at_point=None, rates=None,
+              output_interval: float | None = None):
     """Co-simulate ``system`` at ``step`` until ``stop`` (default: its DefaultExperiment).
     A file's compliances with T_comm > 0 average over ``step`` (``step_mean`` True or False
     overrides the file); an .ssp archive runs as bound, with its own FMUs from ``fmu_dir``."""
@@ -392,7 +393,7 @@ def _simulate(system, fmu_dir: Path, step: float, stop: float | None = None, ste
     components = system.components if system.is_archive else system.at_step(step, step_mean)
     record = _recorded(system, _default_record(system) if record is None else record)
     return _derived(system, run_system(fmu_dir, components, system.connections, stop, step, record, progress,
-                                       at_point=at_point, rates=rates))
+                                       at_point=at_point, rates=rates, output_interval=output_interval))
 
 
 def _recorded(system, record: list[str]) -> list[str]:
@@ -518,7 +519,7 @@ def _plot(path: Path, system, result, record: list[str], units: dict) -> None:
 
 
 def _run_system(system, fmu_dir: Path, step: float, stop: float, out: Path, record: list[str] | None = None,
-                plot: bool = True, rates=None) -> list[Path]:
+                plot: bool = True, rates=None, output_interval: float | None = None) -> list[Path]:
     """Run ``system`` (arguments checked) and write out/LABEL.csv (and .png): the paths.
     Ctrl-C writes the rows computed so far and raises KeyboardInterrupt."""
     from systems.master import CoSimulationError
@@ -528,7 +529,8 @@ def _run_system(system, fmu_dir: Path, step: float, stop: float, out: Path, reco
     label = _label(system)
     with _interruptible() as (at_point, state):
         try:
-            result = _simulate(system, fmu_dir, step, stop, record=record, at_point=at_point, rates=rates)
+            result = _simulate(system, fmu_dir, step, stop, record=record, at_point=at_point, rates=rates,
+                               output_interval=output_interval)
         except KeyboardInterrupt as exc:
             partial = getattr(exc, "partial", None)
             if partial is None:
@@ -560,6 +562,10 @@ def _run(args, command: str) -> None:
         raise UsageError(f"{args.system}: ssp runs an .ssp archive; run an .ssd with `{PROG} run {args.system}`")
     step, stop = _times(system, args.step, args.stop)
     rates = _rates(system, args.rate, step, stop)
+    if args.output_interval is not None and not (_divides(step, args.output_interval)
+                                                 and _divides(args.output_interval, stop)):
+        raise UsageError(f"--output-interval {args.output_interval:g} must be a whole multiple of the step {step:g} s "
+                         f"that divides the stop time {stop:g} s")
     if system.is_archive:
         _check_t_comm(system, step)
     _check_parameters(system)
@@ -575,7 +581,8 @@ def _run(args, command: str) -> None:
             _check_record(system, args.record, _variables(system, fmu_dir))
         if fmu_dir is None:
             fmu_dir = _fmus_for(system, args.fmus)
-        paths = _run_system(system, fmu_dir, step, stop, out, args.record, plot=command == "run", rates=rates)
+        paths = _run_system(system, fmu_dir, step, stop, out, args.record, plot=command == "run", rates=rates,
+                            output_interval=args.output_interval)
     print(f"wrote {' and '.join(str(p) for p in paths)}")
 
 
@@ -1263,6 +1270,8 @@ def _parser() -> Parser:
         run.add_argument("--record", nargs="+", metavar="INST.VAR",
                          help="instance.variable to record (default: the system's signals and every connected "
                               "output)")
+        run.add_argument("--output-interval", type=seconds, metavar="DT",
+                         help="write a row every DT s (a whole multiple of the step; default: every step)")
         run.add_argument("--rate", nargs="+", metavar="INST=H",
                          help="multi-rate: component INST steps every H s (a whole multiple of --step) with its "
                               "inputs averaged over its step, e.g. vehicle=1e-3 (docs/composite-fmu.md)")

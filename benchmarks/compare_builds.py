@@ -117,9 +117,9 @@ def run_arguments(system: str) -> dict:
     original, captured = systems.ssp.run_system, {}
 
     def capture(fmu_dir, components, connections, stop, step, record, progress=False, iterations=0, at_point=None,
-                rates=None):
+                rates=None, output_interval=None):
         captured.update(components=components, connections=connections, stop=stop, step=step,
-                        record=list(record), iterations=iterations, rates=rates)
+                        record=list(record), iterations=iterations, rates=rates, output_interval=output_interval)
         raise _Captured
 
     modules = [m for name, m in list(sys.modules.items())
@@ -150,7 +150,8 @@ def child_run(spec_path: Path, out_path: Path) -> None:
     spec = pickle.loads(spec_path.read_bytes())
     start = time.perf_counter()
     result = run_system(spec["fmu_dir"], spec["components"], spec["connections"], spec["stop"], spec["step"],
-                        spec["record"], iterations=spec["iterations"], rates=spec["rates"])
+                        spec["record"], iterations=spec["iterations"], rates=spec["rates"],
+                        output_interval=spec["output_interval"])
     wall = time.perf_counter() - start
     unpacked = [folder for _, folder in Instance._unpacked.values()]
     code = sys.modules["fmus"].__file__

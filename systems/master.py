@@ -537,8 +537,12 @@ def _phases(plan: _Exchange, instances, connections, multiples: dict[str, int], 
 
 def run(instances: dict[str, Instance], connections: list[Connection], stop: float, step: float,
         record: list[str], inputs: Callable[[float], dict[str, float]] | None = None,
-        progress: bool = False, iterations: int = 0, rates: dict[str, float] | None = None) -> Result:
+        progress: bool = False, iterations: int = 0, rates: dict[str, float] | None = None,
+        output_interval: float | None = None) -> Result:
     """Co-simulate from t = 0 to ``stop``; ``inputs(t)`` gives {'inst.var': value} set each step.
+    ``output_interval`` (a whole multiple of ``step`` dividing ``stop``; default ``step``):
+    the rows recorded, t = 0, output_interval, ..., stop (what is not recorded is not read:
+    the run itself is the same).
 
     Connections are exchanged in two stages: first those whose source has no direct
     feedthrough (body outputs), then the others (compliance outputs), so a compliance
@@ -578,6 +582,11 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
         raise ValueError(f"stop = {stop!r} is not a whole number of steps of {step!r}")
     if not (isinstance(iterations, int) and iterations >= 0):
         raise ValueError(f"iterations = {iterations!r} must be an integer >= 0")
+    every = 1 if output_interval is None else round(output_interval / step)
+    if output_interval is not None and not (every >= 1 and abs(every * step - output_interval) <= 1e-9 * max(1.0, output_interval)
+                                            and n_steps % every == 0):
+        raise ValueError(f"output_interval = {output_interval!r} must be a whole multiple of the step {step!r} "
+                         f"that divides stop = {stop!r}")
     multiples = _rate_multiples(rates or {}, instances, step)
     if multiples and iterations:
         raise ValueError("iterations with rates is not supported: iterations repeat every instance's step, "
@@ -604,7 +613,7 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     moved_at = {f"{c.source}.{c.output}": (stage, i) for stage, links in enumerate(stages)
                 for i, c in enumerate(links) if stage == 0 or settled(c)}
     plan = _Exchange(instances, stages, record, moved_at)
-    values = np.empty((n_steps + 1, len(record)))          # columns: plan.columns
+    values = np.empty((n_steps // every + 1, len(record)))  # columns: plan.columns; a row per output
     slaves = list(instances.values())
     steppers = {name: inst.stepper(no_rollback=not iterations) for name, inst in instances.items()}
     phases, fast = _phases(plan, instances, connections, multiples, step, steppers)
@@ -640,15 +649,17 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     recorded = 0
 
     def result(rows: int) -> Result:
-        return Result(np.arange(rows) * step, {r: values[:rows, plan.columns[i]] for i, r in enumerate(record)})
+        return Result(np.arange(0, rows * every, every) * step,
+                      {r: values[:rows, plan.columns[i]] for i, r in enumerate(record)})
 
     try:
         for n in iterator:
             t = n * step
             phase, collecting, ending = phases[n % frame]
             start_values = exchange(t, phase)
-            phase.record(values[n])
-            recorded = n + 1
+            if n % every == 0:
+                phase.record(values[n // every])
+                recorded = n // every + 1
             if n == n_steps:
                 break
             if iterations:
@@ -666,4 +677,4 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     except KeyboardInterrupt as exc:     # Ctrl-C: the rows recorded so far go with it
         exc.partial = result(recorded)
         raise
-    return result(n_steps + 1)
+    return result(n_steps // every + 1)

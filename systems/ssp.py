@@ -130,7 +130,7 @@ def fmpy_parameter_set(components: dict[str, Component]):
 
 def run_system(fmu_dir, components: dict[str, Component], connections: list[Connection], stop: float,
                step: float, record: list[str], progress: bool = False, iterations: int = 0,
-               at_point: Callable[[float], None] | None = None, rates=None):
+               at_point: Callable[[float], None] | None = None, rates=None, output_interval: float | None = None):
     """Instantiate every component from ``fmu_dir`` (fresh instances), co-simulate with
     systems.master.run and free them: the one way every documented system is run.
     ``at_point(t)`` is called at every communication point before the exchange, while no
@@ -140,7 +140,8 @@ def run_system(fmu_dir, components: dict[str, Component], connections: list[Conn
     ValueError naming the bad one).  They are checked once the FMUs are loaded: the check
     reads the element classes, which must then be the FMUs' own code (an element module
     imported first from elsewhere, e.g. an older installed copy, would make FMUs of another
-    build refuse to instantiate); the command line checks them before building anything."""
+    build refuse to instantiate); the command line checks them before building anything.
+    ``output_interval``: the rows recorded (systems.master.run's)."""
     from .master import Instance, run
 
     fmu_dir = Path(fmu_dir)
@@ -155,7 +156,7 @@ def run_system(fmu_dir, components: dict[str, Component], connections: list[Conn
                                             "in this system")
         inputs = None if at_point is None else (lambda t: at_point(t) or {})
         return run(instances, connections, stop, step, record, inputs=inputs, progress=progress,
-                   iterations=iterations, rates=rates)
+                   iterations=iterations, rates=rates, output_interval=output_interval)
     finally:
         for inst in instances.values():
             inst.free()

@@ -125,6 +125,8 @@ def test_an_unknown_record_name_is_named_with_what_exists(tmp_path, fmu_dir, arg
     (["run", "fan_F2", "--stop", "0.5005", "--rate", "vehicle=1e-3"],
      "--rate: the stop 0.5005 s is not a whole number of 0.001 s, the common step of vehicle 0.001 s"),
     (["run", "fan_F2", "--rate", "vehicle"], "--rate 'vehicle': give INST=H"),
+    (["run", "fan_F2", "--output-interval", "1.5e-4"], "--output-interval 0.00015 must be a whole multiple of the "
+                                                       "step 0.0001 s that divides the stop time 4.5 s"),
 ])
 def test_a_bad_step_is_a_usage_error_found_before_any_build(tmp_path, argv, message):
     """A negative step is named as --step (it reached the FMU as T_comm before), and a step

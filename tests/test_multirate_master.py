@@ -114,3 +114,21 @@ def test_the_master_refuses_a_rate_for_an_instance_it_does_not_run(fmu_dir):
             assert str(refused.value) == text
     finally:
         engine.free()
+
+
+def test_an_output_interval_records_every_nth_row_of_the_same_run(fmu_dir):
+    """output_interval = 1 ms over a 0.1 ms base step, the vehicle at 1 ms: the rows are t = 0,
+    1 ms, ..., 0.1 s, each the every-step run's row at that time bit for bit (values not
+    recorded are not read, and reading changes nothing in the run); an interval that is not a
+    whole multiple of the step, or does not divide the stop, is refused naming it."""
+    from systems.ssp import run_system
+
+    run = (fmu_dir, fan.components("F2", 1e-4), fan.connections("F2"), 0.1, 1e-4, fan.RECORD)
+    every_step = run_system(*run, rates={"vehicle": 1e-3})
+    sparse = run_system(*run, rates={"vehicle": 1e-3}, output_interval=1e-3)
+    assert len(sparse.time) == 101 and sparse.time.tobytes() == every_step.time[::10].tobytes()
+    for key in fan.RECORD:
+        assert sparse[key].tobytes() == every_step[key][::10].tobytes(), key
+    for bad in (1.5e-4, 3e-3):
+        with pytest.raises(ValueError, match=f"output_interval = {bad!r} must be a whole multiple of the step"):
+            run_system(*run, output_interval=bad)
