@@ -84,6 +84,19 @@ def values_getter(names):
     return attrgetter(*names) if names else lambda obj: ()
 
 
+def kept_plan(plans: dict, vrs, make, kind: str):
+    """The reader of the value references ``vrs`` of type ``kind``: from ``plans``, or
+    ``make(tuple(vrs), kind)`` kept there (a host asks a few fixed lists; beyond 256 a
+    list's reader is made per call)."""
+    key = tuple(vrs)
+    plan = plans.get(key)
+    if plan is None:
+        plan = make(key, kind)
+        if len(plans) < 256:
+            plans[key] = plan
+    return plan
+
+
 def items_getter(positions):
     """sequence -> tuple of its items at ``positions`` (operator.itemgetter, always a tuple)."""
     if len(positions) == 1:
@@ -425,14 +438,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         """fmi2Get<kind>: pythonfmu's own loop type-checks every variable and re-evaluates
         the feedthrough key per variable; here the feedthrough outputs are looked up once,
         and a list of value references asked before is read by a reader made for it."""
-        plans = self._get_plans[kind]
-        key = tuple(vrs)
-        read = plans.get(key)
-        if read is None:
-            read = self._get_plan(key, kind)
-            if len(plans) < 256:            # a host asks a few fixed lists; any other is read uncached
-                plans[key] = read
-        return read(self)
+        return kept_plan(self._get_plans[kind], vrs, self._get_plan, kind)(self)
 
     def _get_plan(self, vrs, kind: str):
         """A function of the slave returning the values of ``vrs`` (raises TypeError, naming

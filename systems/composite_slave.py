@@ -48,7 +48,7 @@ from pythonfmu.enums import Fmi2Status
 
 import fmus
 from fmus.base import (CONVERT, ElementSlave, FmiCallError, FmiCommonCalls, ParameterError, StateError, fmi_entry,
-                        values_getter)
+                        kept_plan, values_getter)
 from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -571,13 +571,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
     # ------------------------------------------------------------------ get / set
     def _get_values(self, vrs, kind: str):
-        plans = self._get_plans[kind]
-        key = tuple(vrs)
-        plan = plans.get(key)
-        if plan is None:
-            plan = self._get_plan(key, kind)
-            if len(plans) < 256:            # a host asks a few fixed lists; any other is read unkept
-                plans[key] = plan
+        plan = kept_plan(self._get_plans[kind], vrs, self._get_plan, kind)
         if self._due and self._initialized:
             self._exchange(None if self._due == 2 else self._stages[1:])
         through, read, own = plan
