@@ -84,17 +84,44 @@ def values_getter(names):
     return attrgetter(*names) if names else lambda obj: ()
 
 
-def kept_plan(plans: dict, vrs, make, kind: str):
-    """The reader of the value references ``vrs`` of type ``kind``: from ``plans``, or
-    ``make(tuple(vrs), kind)`` kept there (a host asks a few fixed lists; beyond 256 a
-    list's reader is made per call)."""
-    key = tuple(vrs)
-    plan = plans.get(key)
-    if plan is None:
-        plan = make(key, kind)
-        if len(plans) < 256:
-            plans[key] = plan
-    return plan
+class PlanCache(dict):
+    """The readers of the lists of value references a host gets, by tuple: a hit is one
+    dict lookup (fmi2Get runs at every step); a missing one is made by ``make(key)`` and
+    kept, up to 256 lists (a host asks a few fixed lists; beyond, a reader is made per
+    call).  ``make`` must not hold the slave (the slave holds this cache)."""
+
+    def __init__(self, make):
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, key):
+        plan = self._make(key)
+        if len(self) < 256:
+            self[key] = plan
+        return plan
+
+
+def _get_plan(access: dict, kind: str, vrs):
+    """A function of an element slave returning the values of the value references ``vrs``
+    of type ``kind`` (``access``: value reference -> (name, feedthrough?), the slave's for
+    that type); TypeError naming one that is not of that type.  It holds no slave."""
+    convert = CONVERT[kind]
+    try:
+        wanted = [access[vr] for vr in vrs]
+    except KeyError as missing:
+        raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
+    names = [name for name, _ in wanted]
+    if not any(through for _, through in wanted):
+        state_values = values_getter(names)
+        return lambda slave: list(map(convert, state_values(slave)))
+    if all(through for _, through in wanted):
+        feedthrough_values = items_getter(names)
+        return lambda slave: list(map(convert, feedthrough_values(slave._feedthrough_values())))
+
+    def mixed(slave):
+        feedthrough = slave._feedthrough_values()
+        return [convert(feedthrough[name] if through else getattr(slave, name)) for name, through in wanted]
+    return mixed
 
 
 def items_getter(positions):
@@ -219,7 +246,8 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         # and value reference -> name of the settable variables (parameters, inputs) per type
         table = {v.name: v for v in self.VARIABLES}
         self._access = {kind: {} for kind in _FMI_TYPES}
-        self._get_plans = {kind: {} for kind in _FMI_TYPES}
+        self._get_plans = {kind: PlanCache(functools.partial(_get_plan, self._access[kind], kind))
+                           for kind in _FMI_TYPES}
         self._settable = {kind: {} for kind in _FMI_TYPES}
         parameters = [v.name for v in self.VARIABLES if v.causality == PARAMETER]
         self._parameters = set(parameters)
@@ -438,28 +466,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         """fmi2Get<kind>: pythonfmu's own loop type-checks every variable and re-evaluates
         the feedthrough key per variable; here the feedthrough outputs are looked up once,
         and a list of value references asked before is read by a reader made for it."""
-        return kept_plan(self._get_plans[kind], vrs, self._get_plan, kind)(self)
-
-    def _get_plan(self, vrs, kind: str):
-        """A function of the slave returning the values of ``vrs`` (raises TypeError, naming
-        a value reference that is not of type ``kind``); it holds no reference to the slave."""
-        access, convert = self._access[kind], CONVERT[kind]
-        try:
-            wanted = [access[vr] for vr in vrs]
-        except KeyError as missing:
-            raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
-        names = [name for name, _ in wanted]
-        if not any(through for _, through in wanted):
-            state_values = values_getter(names)
-            return lambda slave: list(map(convert, state_values(slave)))
-        if all(through for _, through in wanted):
-            feedthrough_values = items_getter(names)
-            return lambda slave: list(map(convert, feedthrough_values(slave._feedthrough_values())))
-
-        def mixed(slave):
-            feedthrough = slave._feedthrough_values()
-            return [convert(feedthrough[name] if through else getattr(slave, name)) for name, through in wanted]
-        return mixed
+        return self._get_plans[kind][tuple(vrs)](self)
 
     def _set_values(self, vrs, values, kind: str):
         """fmi2Set<kind>: pythonfmu's own loop calls one setter closure per variable; here

@@ -40,6 +40,7 @@ import json
 import math
 import os
 from dataclasses import replace
+from functools import partial
 from types import SimpleNamespace
 
 from pythonfmu import Fmi2Slave
@@ -48,7 +49,7 @@ from pythonfmu.enums import Fmi2Status
 
 import fmus
 from fmus.base import (CONVERT, ElementSlave, FmiCallError, FmiCommonCalls, ParameterError, StateError, fmi_entry,
-                        kept_plan, values_getter)
+                        PlanCache, values_getter)
 from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -144,6 +145,20 @@ def interface(description: dict) -> list[Var]:
     return variables
 
 
+def _get_plan(table: dict, kind: str, vrs):
+    """(elements to refresh, reader of the element variables, positions of internal_step)
+    for the value references ``vrs`` of type ``kind`` (``table``: value reference -> (inst.var
+    or None for internal_step, element whose feedthrough output it is or None));
+    TypeError naming one that is not of that type."""
+    try:
+        sources = [table[vr] for vr in vrs]
+    except KeyError as missing:
+        raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
+    through = list({id(element): element for _, element in sources if element is not None}.values())
+    own = [i for i, (path, _) in enumerate(sources) if path is None]
+    return through, values_getter([path for path, _ in sources if path is not None]), own
+
+
 def read_description(resources: str) -> dict:
     with open(os.path.join(resources, DESCRIPTION_FILE), encoding="utf-8") as handle:
         description = json.load(handle)
@@ -205,7 +220,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         # it is or None), per type; value reference -> (object, attribute, kind), settable
         self._sources = {kind: {} for kind in _ZERO}
         self._writers = {kind: {} for kind in _ZERO}
-        self._get_plans = {kind: {} for kind in _ZERO}
+        self._get_plans = {kind: PlanCache(partial(_get_plan, self._sources[kind], kind)) for kind in _ZERO}
         fmu_inputs = set(self.system["inputs"])
         for var in self.variables:
             fmi = ElementSlave._fmi_variable(var)
@@ -571,27 +586,14 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
     # ------------------------------------------------------------------ get / set
     def _get_values(self, vrs, kind: str):
-        plan = kept_plan(self._get_plans[kind], vrs, self._get_plan, kind)
+        through, read, own = self._get_plans[kind][tuple(vrs)]
         if self._due and self._initialized:
             self._exchange(None if self._due == 2 else self._stages[1:])
-        through, read, own = plan
         self._refresh(through)
         values = list(map(CONVERT[kind], read(self._components)))
         for position in own:
             values.insert(position, self.internal_step)
         return values
-
-    def _get_plan(self, vrs, kind: str):
-        """(elements to refresh, reader of the element variables, positions of internal_step)
-        for the value references ``vrs`` (TypeError naming one that is not of type ``kind``)."""
-        table = self._sources[kind]
-        try:
-            sources = [table[vr] for vr in vrs]
-        except KeyError as missing:
-            raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
-        through = list({id(element): element for _, element in sources if element is not None}.values())
-        own = [i for i, (path, _) in enumerate(sources) if path is None]
-        return through, values_getter([path for path, _ in sources if path is not None]), own
 
     def _set_values(self, vrs, values, kind: str):
         table = self._writers[kind]
