@@ -8,6 +8,8 @@ dependencies and no InitialUnknowns; :func:`finish_model_description` adds them 
 variable table.  :mod:`host_support` bundles the CPython runtime the FMU needs (libpython,
 the standard-library modules it imports, a starter), so the FMU runs on a machine without
 Python; ``--python-hosts-only`` leaves it out (FMUs for a CPython host of the build's version).
+:mod:`compiled_modules` compiles our modules with Cython into extension modules put beside
+their sources in ``resources/``, which the FMU then runs; ``--pure-python`` leaves them out.
 
 Each FMU is written under a temporary name and renamed when complete, and stamped with a
 fingerprint of everything it is built from (``resources/build.json``): ``build_all(...,
@@ -34,6 +36,7 @@ if str(ROOT) not in sys.path:
 
 from fmus import ELEMENTS, source_fingerprint  # noqa: E402
 from fmus.variables import INTEGER, OUTPUT, PARAMETER, REAL, UNITS  # noqa: E402
+import compiled_modules  # noqa: E402
 import host_support  # noqa: E402
 
 DEFAULT_OUT = Path("build") / "fmus"   # relative to the working directory (not site-packages)
@@ -181,14 +184,36 @@ class Runtime:
     description: str
 
 
-def build_fingerprint(python_hosts_only: bool) -> str:
+def element_modules() -> dict:
+    """The modules of ``solvers`` and ``fmus`` compiled into every FMU: {qualified name: source}
+    (the packages' ``__init__`` stay source: fmus/__init__.py fingerprints the sources beside it)."""
+    return {f"{package}.{path.stem}": path for package in ("solvers", "fmus")
+            for path in sorted((ROOT / package).glob("*.py")) if path.name != "__init__.py"}
+
+
+def compiled_extensions(modules: dict, pure_python: bool) -> dict:
+    """The extension modules of ``modules`` (compiled_modules.extensions), none for a pure-Python
+    build; a missing tool or a failed compilation stops the build with the message."""
+    return {} if pure_python else _compiling(compiled_modules.extensions, modules)
+
+
+def _compiling(function, *args):
+    try:
+        return function(*args)
+    except compiled_modules.CompileError as exc:
+        raise SystemExit(f"{exc}\n(or build with --pure-python)") from None
+
+
+def build_fingerprint(python_hosts_only: bool, pure_python: bool = False) -> str:
     """Identity of a build: the element code, the build's own code, pythonfmu and the Python
-    whose runtime is bundled, and the options.  FMUs stamped with it are up to date."""
+    whose runtime is bundled, the compiler (unless pure Python) and the options.  FMUs
+    stamped with it are up to date."""
     from importlib import metadata
 
     digest = hashlib.sha256()
+    compiler = "pure Python" if pure_python else _compiling(compiled_modules.toolchain)
     for part in (source_fingerprint(), Path(__file__).read_bytes(), Path(host_support.__file__).read_bytes(),
-                 metadata.version("pythonfmu"), sys.version, f"python_hosts_only={python_hosts_only}"):
+                 metadata.version("pythonfmu"), sys.version, f"python_hosts_only={python_hosts_only}", compiler):
         digest.update(part if isinstance(part, bytes) else part.encode())
     return digest.hexdigest()
 
@@ -203,7 +228,7 @@ def is_up_to_date(path: Path, fingerprint: str) -> bool:
         return False
 
 
-def build_element(element, out_dir: Path, runtime: Runtime | None, fingerprint: str) -> Path:
+def build_element(element, out_dir: Path, runtime: Runtime | None, fingerprint: str, extensions: dict) -> Path:
     """Build one FMU into ``out_dir`` and return its path.  The archive is written under a
     temporary name and renamed when complete: an interrupted build leaves the previous FMU."""
     from pythonfmu import FmuBuilder
@@ -219,15 +244,15 @@ def build_element(element, out_dir: Path, runtime: Runtime | None, fingerprint: 
             canGetAndSetFMUstate=True, canSerializeFMUstate=True,
         )
         sys.modules.pop(script.stem, None)
-        _finish_fmu(raw, target, partial, name, element, runtime, fingerprint)
+        _finish_fmu(raw, target, partial, name, element, runtime, fingerprint, extensions)
     return target
 
 
 def _finish_fmu(raw: Path, target: Path, partial: Path, name: str, described, runtime: Runtime | None,
-                fingerprint: str) -> None:
+                fingerprint: str, extensions: dict) -> None:
     """Write pythonfmu's archive ``raw`` as the FMU ``target`` (through ``partial``, renamed
     when complete): modelDescription completed from ``described.VARIABLES``, the forwarder
-    and the bundled runtime, the build stamp."""
+    and the bundled runtime, the compiled modules ({path in the FMU: bytes}), the build stamp."""
     binary = f"binaries/linux64/{name}.so"
     try:
         with zipfile.ZipFile(raw) as src, zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as dst:
@@ -245,6 +270,8 @@ def _finish_fmu(raw: Path, target: Path, partial: Path, name: str, described, ru
                 for relative, data in runtime.files.items():
                     dst.writestr(f"binaries/linux64/{relative}", data)
                 dst.writestr("resources/host.json", runtime.description)
+            for path, data in extensions.items():
+                dst.writestr(path, data)
             dst.writestr(BUILD_STAMP, json.dumps({"fingerprint": fingerprint}) + "\n")
         os.replace(partial, target)
     finally:
@@ -314,7 +341,7 @@ def _system_runtime(package: Path, script_source: str) -> Runtime:
     import atexit
     import shutil
 
-    key = (build_fingerprint(False), hashlib.sha256(Path(package / "slave.py").read_bytes()).hexdigest())
+    key = (build_fingerprint(False, pure_python=True), hashlib.sha256(Path(package / "slave.py").read_bytes()).hexdigest())
     if key in _SYSTEM_RUNTIMES:
         return _SYSTEM_RUNTIMES[key]
     python = host_support.PythonInstallation.current()
@@ -334,7 +361,8 @@ def _system_runtime(package: Path, script_source: str) -> Runtime:
 
 
 def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs=(), internal_step=None,
-                     python_hosts_only: bool = False, rates=(), iterations: int = 0, force: bool = True) -> Path:
+                     python_hosts_only: bool = False, rates=(), iterations: int = 0, force: bool = True,
+                     pure_python: bool = False) -> Path:
     """Build ``out_dir/<SYSTEM>.fmu``: the whole system ``system`` (a documented system's name,
     the path of an .ssd or .ssp of this project's elements, or a description from
     ``systems.composite.describe``) as one co-simulation FMU whose elements run in-process
@@ -342,6 +370,7 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     ``inputs``/``outputs`` ('inst.var'), ``internal_step``, ``rates`` ({inst: H}, multi-rate) and
     ``iterations``: systems.composite.describe.  With ``force=False`` an FMU already there that
     is up to date (stamped with the same code, build, options and description) is kept.
+    ``pure_python``: without the compiled modules (compiled_modules).
     ValueError (naming the problem) for a system or an interface that cannot be built."""
     import shutil
     from pythonfmu import FmuBuilder
@@ -359,7 +388,7 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     partial = out_dir / f".{name}.fmu{PARTIAL_SUFFIX}-{os.getpid()}"
     document = json.dumps(description, indent=1) + "\n"
     digest = hashlib.sha256()
-    for part in (build_fingerprint(python_hosts_only), composite_slave.source_fingerprint(), document):
+    for part in (build_fingerprint(python_hosts_only, pure_python), composite_slave.source_fingerprint(), document):
         digest.update(part.encode())
     if not force and is_up_to_date(target, digest.hexdigest()):
         return target
@@ -389,8 +418,10 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
         runtime = None
         if not python_hosts_only and sys.platform.startswith("linux"):
             runtime = _system_runtime(package, script.read_text())
+        extensions = compiled_extensions({**element_modules(), f"{COMPOSITE_PACKAGE}.slave": package / "slave.py"},
+                                         pure_python)
         _finish_fmu(raw, target, partial, name, _Described(composite_slave.interface(description)), runtime,
-                    digest.hexdigest())
+                    digest.hexdigest(), extensions)
     return target
 
 
@@ -405,9 +436,10 @@ def _process_alive(pid: int) -> bool:
 
 
 def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = False,
-              force: bool = True) -> list[Path]:
+              force: bool = True, pure_python: bool = False) -> list[Path]:
     """Build the chosen elements (default all) into ``out_dir``; with ``force=False`` FMUs
-    that are up to date (same fingerprint: code, build, Python, options) are kept."""
+    that are up to date (same fingerprint: code, build, Python, compiler, options) are kept.
+    ``pure_python``: without the compiled modules (compiled_modules)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     unknown = set(only or ()) - {e.__name__ for e in ELEMENTS}
@@ -417,7 +449,7 @@ def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = 
     for stale in out_dir.glob(f".*.fmu{PARTIAL_SUFFIX}-*"):      # left by a killed build
         if not _process_alive(int(stale.name.rsplit("-", 1)[1])):
             stale.unlink(missing_ok=True)
-    fingerprint = build_fingerprint(python_hosts_only)
+    fingerprint = build_fingerprint(python_hosts_only, pure_python)
     todo = [e for e in chosen if force or not is_up_to_date(out_dir / f"{e.__name__}.fmu", fingerprint)]
     if todo:
         with tempfile.TemporaryDirectory(prefix="runtime_") as tmp:
@@ -430,8 +462,9 @@ def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = 
                     runtime = bundled_runtime(Path(tmp))
                 except host_support.HostSupportError as exc:
                     raise SystemExit(f"{exc}\n(or build with --python-hosts-only)") from None
+            extensions = compiled_extensions(element_modules(), pure_python)
             for element in todo:
-                build_element(element, out_dir, runtime, fingerprint)
+                build_element(element, out_dir, runtime, fingerprint, extensions)
     return [out_dir / f"{e.__name__}.fmu" for e in chosen]
 
 
@@ -440,10 +473,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for the .fmu files")
     parser.add_argument("--only", nargs="*", help="element names to build (default: all)")
     parser.add_argument("--python-hosts-only", action="store_true",
-                        help="no bundled Python (no gcc/strip/patchelf needed): the FMUs then run only "
+                        help="no bundled Python (no patchelf needed): the FMUs then run only "
                              "in a CPython process of the build's version")
+    parser.add_argument("--pure-python", action="store_true",
+                        help="without the element code compiled by Cython (no Cython or gcc needed): "
+                             "slower, the same results")
     args = parser.parse_args(argv)
-    for path in build_all(args.out, args.only, args.python_hosts_only):
+    for path in build_all(args.out, args.only, args.python_hosts_only, pure_python=args.pure_python):
         print(f"built {path}")
     return 0
 

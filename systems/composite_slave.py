@@ -64,9 +64,11 @@ _ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
 
 
 def source_fingerprint() -> str:
-    """SHA-256 of this file (the composite runtime); the slave script compares it with the
-    build's (one copy of this module per process, as for the element code)."""
-    with open(__file__, "rb") as handle:
+    """SHA-256 of this module's source (the composite runtime); the slave script compares it
+    with the build's (one copy of this module per process, as for the element code).  The
+    source lies beside the module also when the FMU runs it compiled (compiled_modules)."""
+    source = os.path.join(os.path.dirname(__file__), __name__.rpartition(".")[2] + ".py")
+    with open(source, "rb") as handle:
         return hashlib.sha256(handle.read()).hexdigest()
 
 
