@@ -17,14 +17,17 @@ instruction counts (callgrind, ``--instructions``) are what goes on record.
   the cost per step depends on the clutches' phases, so fewer steps count another mix);
   target: at least 3x fewer for the one FMU than the old revision's seven FMUs under its
   own master (bench_clutch.old_tree: a git archive of that revision, its FMUs built by its
-  build_fmus, Z3 run by its systems.z3.simulate: "today's 7-FMU run" of the issue).  Wall time of 10 s of each (best of 3, alternated); goal
-  0.1 s.
+  build_fmus, Z3 run by its systems.z3.simulate: "today's 7-FMU run" of the issue).  Wall time of 10 s of each (best of 3); goal
+  0.1 s.  The one FMU runs in an fmpy script of its own (benchmarks/fmpy_host.py, importing
+  nothing of this project), where it runs the compiled modules it carries, as in any host;
+  beside it the same FMU built ``--pure-python`` (instructions).
 * fan_F2, 4.5 s at an accurate step: the separate FMUs at the catalog's step (0.1 ms,
   as ``drivetrain-fmu run fan_F2`` runs it: compare_builds.run_arguments), the
   old revision's FMUs beside the working tree's (compare_builds.run_both: each in its own
   process, concurrently, same master); then fan_F2 as one multi-rate FMU
   (build_fmus.build_system_fmu: the vehicle at 1 ms, engine, shafts and clutch at an internal
-  step of 0.05 ms, docs/composite-fmu.md) under fmpy at a host step of 1 ms.  Accuracy: the RMS error of
+  step of 0.05 ms, docs/composite-fmu.md) under fmpy at a host step of 1 ms (fmpy_host.py,
+  beside the same FMU built ``--pure-python``).  Accuracy: the RMS error of
   engine.w over its range against the monolithic reference (systems.reference.
   fan_reference) on the 1 ms grid; target: below 1 % and faster than real time.
 * ``drivetrain-fmu study judder-onset --T_S 400 --T_C 320`` (one grid point at the study's
@@ -95,27 +98,32 @@ def measure_z3(folder: Path, instructions: bool, steps: int, old_revision: str |
     import numpy as np
 
     import bench_composite
+    import build_fmus
     from systems import z3
 
     bench_composite.build(folder)
     results = {case: bench_composite.run(folder, case, Z3_STOP) for case in ("master", "composite")}
     worst = max(float(np.max(np.abs(results["composite"][k] - results["master"][k])))
                 / (float(np.max(np.abs(results["master"][k]))) or 1.0) for k in z3.RECORD)
-    walls = {"master": float("inf"), "composite": float("inf")}
-    for _ in range(3):                              # alternated, best of 3 each
-        for case in walls:
-            start = time.perf_counter()
-            bench_composite.run(folder, case, Z3_STOP)
-            walls[case] = min(walls[case], time.perf_counter() - start)
+    walls = {"master": float("inf")}
+    for _ in range(3):                              # best of 3
+        start = time.perf_counter()
+        bench_composite.run(folder, "master", Z3_STOP)
+        walls["master"] = min(walls["master"], time.perf_counter() - start)
+    # the system FMU under an fmpy script of its own (its compiled modules), best of 3
+    walls["composite"] = bench_composite.host_run(folder / "z3.fmu", Z3_STOP, Z3_STEP, 3)
     print(f"Z3, {Z3_STOP:g} s at {Z3_STEP * 1e3:g} ms: one FMU vs seven FMUs differ by {worst:.1e} relative at most; "
           f"wall (best of 3) seven FMUs {walls['master']:.3f} s, one FMU {walls['composite']:.3f} s", flush=True)
     out = {"z3_difference": worst, "z3_wall": walls}
     if instructions:
         from bench_clutch import old_tree, per_step
 
+        pure = build_fmus.build_system_fmu("z3", folder / "pure", outputs=z3.RECORD, pure_python=True)
+        host = str(bench_composite.FMPY_HOST)
         with ThreadPoolExecutor(2) as pool:
-            futures = {case: pool.submit(per_step, folder, case, steps, 1, bench_composite.__file__)
-                       for case in walls}
+            futures = {"master": pool.submit(per_step, folder, "master", steps, 1, bench_composite.__file__),
+                       "composite": pool.submit(per_step, folder, "z3", steps, 1, host),
+                       "composite_pure": pool.submit(per_step, pure.parent, "z3", steps, 1, host)}
             if old_revision is not None:        # the old tree's own master, element code and FMUs
                 driver, old_fmus = old_tree(old_revision, folder / "old_tree")
                 futures["master_old"] = pool.submit(per_step, old_fmus, "z3", steps, 1, str(driver))
@@ -138,8 +146,8 @@ def engine_error(time_grid, engine_w, reference) -> float:
 def measure_f2(builds: dict, folder: Path, stop: float) -> dict:
     """fan_F2 with the separate FMUs of every build (compare_builds.run_both) and as one FMU."""
     import numpy as np
-    from fmpy import simulate_fmu
 
+    import bench_composite
     import build_fmus
     import compare_builds
     from systems import fan
@@ -167,13 +175,16 @@ def measure_f2(builds: dict, folder: Path, stop: float) -> dict:
               f"{wall:.1f} s wall, engine.w RMS error {out[f'f2_separate_{label}'][1]:.2%}", flush=True)
     fmu = build_fmus.build_system_fmu("fan_F2", folder / "system", outputs=fan.RECORD, internal_step=F2_INTERNAL,
                                       rates=F2_RATES)
-    start = time.perf_counter()
-    result = simulate_fmu(str(fmu), stop_time=stop, step_size=F2_HOST, output_interval=F2_HOST, output=fan.RECORD)
-    wall = time.perf_counter() - start
-    out["f2_composite"] = (wall, engine_error(result["time"], result["engine.w"].astype(float), reference))
-    print(f"  one FMU, internal step {F2_INTERNAL * 1e3:g} ms, rates {F2_RATES}, host step {F2_HOST * 1e3:g} ms: "
-          f"{wall:.1f} s wall, "
-          f"engine.w RMS error {out['f2_composite'][1]:.2%}", flush=True)
+    pure = build_fmus.build_system_fmu("fan_F2", folder / "system_pure", outputs=fan.RECORD,
+                                       internal_step=F2_INTERNAL, rates=F2_RATES, pure_python=True)
+    for key, system_fmu in (("f2_composite", fmu), ("f2_composite_pure", pure)):
+        saved = system_fmu.with_suffix(".npz")          # an fmpy script of its own: the FMU's own modules
+        wall = bench_composite.host_run(system_fmu, stop, F2_HOST, save=saved)
+        with np.load(saved) as result:
+            out[key] = (wall, engine_error(result["time"], result["engine.w"], reference))
+        print(f"  one FMU{' (pure Python)' if key.endswith('pure') else ''}, internal step {F2_INTERNAL * 1e3:g} ms, "
+              f"rates {F2_RATES}, host step {F2_HOST * 1e3:g} ms: {wall:.1f} s wall, "
+              f"engine.w RMS error {out[key][1]:.2%}", flush=True)
     return out
 
 
@@ -215,7 +226,8 @@ def table(m: dict, old: str | None, cores: int) -> list[str]:
         old_count = (f"7 FMUs of {old} under its own master, this run: {group(counts['master_old'])}; "
                      if "master_old" in counts else "")
         row("z3_instructions", f"{group(counts['composite'])} ({ratio:.2f}x fewer than {against}; "
-            f"{counts['master'] / counts['composite']:.2f}x fewer than this tree's)",
+            f"{counts['master'] / counts['composite']:.2f}x fewer than this tree's; the same FMU built "
+            f"--pure-python, this run: {group(counts['composite_pure'])})",
             f"{old_count}this tree's 7 FMUs, this run: {group(counts['master'])}; {quoted_z3}",
             "yes" if ratio >= 3 else "no")
     else:
@@ -230,10 +242,11 @@ def table(m: dict, old: str | None, cores: int) -> list[str]:
     uniform.append(("this tree's separate FMUs", m["f2_separate_new"]))
     baseline = "; ".join([f"{who} at {F2_STEP * 1e3:g} ms, this run: {wall:.1f} s, error {error * 100:.2f} %"
                           for who, (wall, error) in uniform] + [quoted_f2])
+    pure = {"f2_composite": f"; the same FMU built --pure-python, this run: {m['f2_composite_pure'][0]:.1f} s"}
     for key, measured in (("f2_separate", m["f2_separate_new_multirate"]), ("f2_composite", m["f2_composite"])):
         wall, error = measured
-        row(key, f"{wall:.1f} s ({wall / stop:.1f} s per simulated s), error {error * 100:.2f} %", baseline,
-            "yes" if wall < stop and error < 0.01 else "no")
+        row(key, f"{wall:.1f} s ({wall / stop:.1f} s per simulated s), error {error * 100:.2f} %{pure.get(key, '')}",
+            baseline, "yes" if wall < stop and error < 0.01 else "no")
     if "study_new" in m and "study_old" in m:
         new, old_wall = m["study_new"][0], m["study_old"][0]
         (new_low, new_high), (old_low, old_high) = (bracket(m[key][1]) for key in ("study_new", "study_old"))
