@@ -22,12 +22,20 @@ Extension modules are cached per module, source and toolchain in
 ``$XDG_CACHE_HOME/drivetrain-fmu/extensions`` (default ``~/.cache``): a build compiles only
 what changed (a first build: about 1.5 min on 2 cores).  The folder is locked while
 compiling, so that concurrent builds (the tests' processes) compile each module once.
+
+The modules of a process are process-global: an FMU loaded by a Python process that has
+already imported ``fmus`` and ``solvers`` runs those (same source: the fingerprint check
+passes).  :func:`prefer_compiled` lets such a process (the ``drivetrain-fmu`` command) import
+them from the cache too, where the cache holds them compiled from the very sources it would
+import.
 """
 from __future__ import annotations
 
 import fcntl
 import functools
 import hashlib
+import importlib.machinery
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -79,17 +87,19 @@ def toolchain() -> str:
                       repr(CFLAGS)])
 
 
+def cached_path(name: str, source: Path) -> Path:
+    """Where the extension module ``name`` compiled from ``source`` by this toolchain is cached."""
+    key = hashlib.sha256(f"{name}\n{toolchain()}\n".encode() + Path(source).read_bytes()).hexdigest()[:24]
+    return cache_folder() / f"{name}-{key}{extension_suffix()}"
+
+
 def extensions(modules: dict) -> dict:
     """``{qualified module name: its source file}`` -> ``{the extension module's path in the
     FMU ('resources/solvers/friction.cpython-311-x86_64-linux-gnu.so'): its bytes}``,
     compiled or taken from the cache.  CompileError naming the module when one fails."""
-    chain = toolchain()
     folder = cache_folder()
     folder.mkdir(parents=True, exist_ok=True)
-    cached = {}
-    for name, source in modules.items():
-        key = hashlib.sha256(f"{name}\n{chain}\n".encode() + Path(source).read_bytes()).hexdigest()[:24]
-        cached[name] = folder / f"{name}-{key}{extension_suffix()}"
+    cached = {name: cached_path(name, source) for name, source in modules.items()}
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         missing = [name for name, path in cached.items() if not path.exists()]
@@ -118,3 +128,35 @@ def _compile(name: str, source: Path, target: Path) -> None:
         partial = target.with_name(f".{target.name}.{os.getpid()}")
         shutil.copyfile(built, partial)
         os.replace(partial, target)
+
+
+class _CachedExtensionFinder:
+    """Finds a module of ``packages`` as the cached extension module compiled from the source
+    Python's path finder would load, when the cache holds it (else leaves it to that finder)."""
+
+    def __init__(self, packages):
+        self.packages = frozenset(packages)
+
+    def find_spec(self, name, path, target=None):
+        if name.rpartition(".")[0] not in self.packages or not path:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return None
+        cached = cached_path(name, Path(spec.origin))
+        if not cached.is_file():
+            return None
+        return importlib.util.spec_from_file_location(name, cached)
+
+
+def prefer_compiled(packages=("fmus", "solvers")) -> bool:
+    """From now on, import the modules of ``packages`` (not the packages themselves) from the
+    cache where it holds them compiled from the sources this process would import; True if
+    the toolchain is there (the cache cannot be current without it)."""
+    try:
+        toolchain()
+    except CompileError:
+        return False
+    if not any(isinstance(finder, _CachedExtensionFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _CachedExtensionFinder(packages))
+    return True

@@ -37,11 +37,17 @@ import tempfile
 import threading
 from pathlib import Path
 
-import build_fmus
-from fmus import ELEMENTS
-from systems.optional import MissingExtra, check, require
-from systems import msl
-from systems.ssp import catalog, load_system
+import compiled_modules
+
+# the element code of this process compiled, where the build has cached it for the sources
+# imported here (compiled_modules.prefer_compiled): the FMUs this process runs share it
+compiled_modules.prefer_compiled()
+
+import build_fmus  # noqa: E402
+from fmus import ELEMENTS  # noqa: E402
+from systems.optional import MissingExtra, check, require  # noqa: E402
+from systems import msl  # noqa: E402
+from systems.ssp import catalog, load_system  # noqa: E402
 
 PROG = "drivetrain-fmu"
 FAILED, USAGE, INTERRUPTED = 1, 2, 130

@@ -8,11 +8,14 @@
   at every step (bit for bit: the compiled code makes the same CPython calls in the same
   order; gcc may not fuse a multiply and an add);
 * a module that cannot be compiled stops the build with its name; a second build compiles
-  nothing (the cache).
+  nothing (the cache);
+* the ``drivetrain-fmu`` process imports the element code compiled from the cache, only where
+  the cache holds it compiled from the very source it would import.
 """
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -107,3 +110,44 @@ def test_a_second_build_takes_every_module_from_the_cache(tmp_path, monkeypatch)
     source.write_text("def energy(J, w):\n    return J * w * w / 2\n")
     with pytest.raises(AssertionError, match="compiled again"):
         compiled_modules.extensions({"solvers.kinetic": source})
+
+
+#: where a process that called prefer_compiled imported the element modules from
+WHERE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import compiled_modules
+compiled_modules.prefer_compiled()
+import fmus, solvers.friction, solvers.vehicle
+print(json.dumps({name: sys.modules[name].__file__ for name in ("fmus", "fmus.clutch", "solvers.friction",
+                                                                 "solvers.vehicle")}))
+"""
+
+
+def test_the_command_line_process_imports_the_element_code_compiled_from_its_own_sources(fmu_dir, tmp_path):
+    """drivetrain_cli calls prefer_compiled before importing the element code: with the cache
+    warm (the session's build), a process imports the compiled modules; a copy of the tree
+    whose friction solver has been edited imports that module from its source (the cached
+    one was compiled from another text) and the others compiled."""
+    tree = tmp_path / "tree"
+    for package in ("fmus", "solvers"):
+        shutil.copytree(ROOT / package, tree / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(ROOT / "compiled_modules.py", tree / "compiled_modules.py")
+    for edited in (False, True):
+        if edited:
+            with open(tree / "solvers" / "friction.py", "a") as source:
+                source.write("\n# edited after the build\n")
+        done = subprocess.run([sys.executable, "-c", WHERE, str(tree)], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        where = json.loads(done.stdout)
+        assert where["fmus"] == str(tree / "fmus" / "__init__.py")
+        cache = str(compiled_modules.cache_folder())
+        for name in ("fmus.clutch", "solvers.vehicle"):
+            assert where[name].startswith(cache) and where[name].endswith(SUFFIX), where
+        if edited:
+            assert where["solvers.friction"] == str(tree / "solvers" / "friction.py")
+        else:
+            assert where["solvers.friction"].startswith(cache), where
+    source = (ROOT / "drivetrain_cli.py").read_text()
+    assert source.index("compiled_modules.prefer_compiled()") < source.index("import build_fmus")
