@@ -13,8 +13,9 @@ one get per type per step).  The results are checked equal (the system FMU runs 
 element code in the master's order) before anything is timed.  The system FMU's timed and
 counted runs are an fmpy script of their own (benchmarks/fmpy_host.py), which imports nothing
 of this project: there, as in any host, the FMU runs the compiled modules it carries
-(compiled_modules.py).  This process has imported the element code's sources to build the
-FMUs, and the FMUs it runs share them (the master's seven FMUs and the FMU2Slave loop).
+(compiled_modules.py).  The FMUs this process runs (the master's seven FMUs, the FMU2Slave
+loop) share its element modules, imported compiled from the build's cache as the
+``drivetrain-fmu`` command imports them (compiled_modules.prefer_compiled).
 
 Wall time: best of ``--repeat`` runs each (the machine is shared: only the ratio means
 something).  ``--instructions`` counts CPU instructions with callgrind instead (one
@@ -51,6 +52,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
+
+import compiled_modules  # noqa: E402
+
+# the element code of this process (the seven FMUs under the master, the FMU2Slave loop) as
+# drivetrain-fmu imports it: compiled where the build has cached it
+compiled_modules.prefer_compiled()
 
 import build_fmus  # noqa: E402
 from systems import z3  # noqa: E402
