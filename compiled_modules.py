@@ -61,8 +61,16 @@ def extension_suffix() -> str:
 
 
 def cache_folder() -> Path:
+    """``$XDG_CACHE_HOME/drivetrain-fmu/extensions`` (default ``~/.cache``); where that cannot be
+    made (a read-only home), a folder of this user's in the temporary folder."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "drivetrain-fmu" / "extensions"
+    folder = Path(base) / "drivetrain-fmu" / "extensions"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        folder = Path(tempfile.gettempdir()) / f"drivetrain-fmu-extensions-{os.getuid()}"
+        folder.mkdir(exist_ok=True)
+    return folder
 
 
 @functools.lru_cache(maxsize=None)
@@ -98,7 +106,6 @@ def extensions(modules: dict) -> dict:
     FMU ('resources/solvers/friction.cpython-311-x86_64-linux-gnu.so'): its bytes}``,
     compiled or taken from the cache.  CompileError naming the module when one fails."""
     folder = cache_folder()
-    folder.mkdir(parents=True, exist_ok=True)
     cached = {name: cached_path(name, source) for name, source in modules.items()}
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

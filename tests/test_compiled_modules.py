@@ -18,6 +18,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -151,3 +152,16 @@ def test_the_command_line_process_imports_the_element_code_compiled_from_its_own
             assert where["solvers.friction"].startswith(cache), where
     source = (ROOT / "drivetrain_cli.py").read_text()
     assert source.index("compiled_modules.prefer_compiled()") < source.index("import build_fmus")
+
+
+def test_a_cache_location_that_cannot_be_made_falls_back_to_the_temporary_folder(tmp_path, monkeypatch):
+    """A home that cannot hold the cache (here: its path runs through a file) does not stop
+    the build: the cache goes to a folder of this user's in the temporary folder."""
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    folder = compiled_modules.cache_folder()
+    assert folder.is_dir() and folder.parent == tmp_path / "tmp"
