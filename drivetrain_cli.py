@@ -338,7 +338,8 @@ def _fmus_for(system, fmu_dir: Path) -> Path:
     todo = [e for e in needed if not build_fmus.is_up_to_date(fmu_dir / f"{e}.fmu", fingerprint)]
     if todo:
         _writable(fmu_dir, "--fmus")
-        print(f"building {len(todo)} FMU(s) into {fmu_dir} ({', '.join(todo)}; about 5 s each)", file=sys.stderr)
+        print(f"building {len(todo)} FMU(s) into {fmu_dir} ({', '.join(todo)}; about 5 s each, and about a "
+              "minute more when the element code is compiled for the first time)", file=sys.stderr)
         build_fmus.build_all(fmu_dir, only=todo, force=False)
     return fmu_dir
 
@@ -1266,6 +1267,9 @@ def _parser() -> Parser:
         "--variables", action="store_true", help="print only the variable tables of docs/contract.md")
     build = command("build", help="build every element FMU")
     build.add_argument("--out", type=Path, default=build_fmus.DEFAULT_OUT)
+    build.add_argument("--pure-python", action="store_true",
+                       help="without the element code compiled by Cython (no Cython or C headers needed): "
+                            "the same results, slower")
     for name, text in (("run", "co-simulate a system: CSV and plot"),
                        ("ssp", "run an .ssp archive with this project's master: CSV")):
         run = command(name, help=text)
@@ -1442,7 +1446,7 @@ def _dispatch(args) -> None:
             _list()
     elif args.command == "build":
         _writable(Path(args.out), "--out")
-        for path in build_fmus.build_all(args.out):
+        for path in build_fmus.build_all(args.out, pure_python=args.pure_python):
             print(f"built {path}")
     elif args.command == "study":
         _study(args)

@@ -165,3 +165,14 @@ def test_a_cache_location_that_cannot_be_made_falls_back_to_the_temporary_folder
     monkeypatch.setattr(tempfile, "tempdir", None)
     folder = compiled_modules.cache_folder()
     assert folder.is_dir() and folder.parent == tmp_path / "tmp"
+
+
+def test_pure_python_builds_carry_no_extension_modules(tmp_path):
+    """build_fmus.py --pure-python (and drivetrain-fmu build --pure-python, the same call): the
+    FMU carries the sources only; without the option it carries the compiled modules too."""
+    for pure in (False, True):
+        out = tmp_path / str(pure)
+        assert build_fmus.main(["--only", "Shaft", "--out", str(out)] + (["--pure-python"] if pure else [])) == 0
+        with zipfile.ZipFile(out / "Shaft.fmu") as archive:
+            compiled = [n for n in archive.namelist() if n.startswith("resources/") and n.endswith(SUFFIX)]
+        assert (compiled == []) == pure, compiled
