@@ -20,7 +20,8 @@ with ``functools.wraps`` works), and gcc may not fuse a multiply and an add
 
 Extension modules are cached per module, source and toolchain in
 ``$XDG_CACHE_HOME/drivetrain-fmu/extensions`` (default ``~/.cache``): a build compiles only
-what changed (a first build: about 1.5 min on 2 cores).  The folder is locked while
+what changed (a first build: about 1.5 min on 2 cores); a module no build has used for 30
+days is removed.  The folder is locked while
 compiling, so that concurrent builds (the tests' processes) compile each module once.
 
 The modules of a process are process-global: an FMU loaded by a Python process that has
@@ -42,6 +43,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -49,6 +51,9 @@ from pathlib import Path
 DIRECTIVES = {"language_level": "3", "binding": "True", "annotation_typing": "False"}
 #: gcc's flags: CPython's own semantics flags, no contraction of a*b+c into one rounding
 CFLAGS = ("-O2", "-fPIC", "-shared", "-fwrapv", "-fno-strict-aliasing", "-ffp-contract=off")
+#: a cached extension module no build has used for this long is removed (every source edit
+#: adds one per changed module: 0.1 to 0.5 MB)
+UNUSED_FOR = 30 * 86400.0
 
 
 class CompileError(RuntimeError):
@@ -113,6 +118,12 @@ def extensions(modules: dict) -> dict:
         if missing:
             with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
                 list(pool.map(lambda name: _compile(name, Path(modules[name]), cached[name]), missing))
+        for path in cached.values():
+            os.utime(path)                                  # used now
+        oldest = time.time() - UNUSED_FOR
+        for path in folder.glob(f"*{extension_suffix()}"):
+            if path.stat().st_mtime < oldest:
+                path.unlink(missing_ok=True)
     return {f"resources/{name.replace('.', '/')}{extension_suffix()}": cached[name].read_bytes()
             for name in modules}
 

@@ -9,16 +9,19 @@
   order; gcc may not fuse a multiply and an add);
 * a module that cannot be compiled stops the build with its name; a second build compiles
   nothing (the cache);
+* a cached module no build has used for 30 days is removed;
 * the ``drivetrain-fmu`` process imports the element code compiled from the cache, only where
   the cache holds it compiled from the very source it would import.
 """
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -176,3 +179,21 @@ def test_pure_python_builds_carry_no_extension_modules(tmp_path):
         with zipfile.ZipFile(out / "Shaft.fmu") as archive:
             compiled = [n for n in archive.namelist() if n.startswith("resources/") and n.endswith(SUFFIX)]
         assert (compiled == []) == pure, compiled
+
+
+def test_cached_modules_no_build_used_for_30_days_are_removed(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    source = tmp_path / "kinetic.py"
+    source.write_text("def energy(J, w):\n    return 0.5 * J * w * w\n")
+    compiled_modules.extensions({"solvers.kinetic": source})
+    folder = compiled_modules.cache_folder()
+    stale, recent = folder / f"solvers.old-1{SUFFIX}", folder / f"solvers.other-2{SUFFIX}"
+    for path, days in ((stale, 31), (recent, 29)):
+        path.write_bytes(b"")
+        age = time.time() - days * 86400
+        os.utime(path, (age, age))
+    in_use = compiled_modules.cached_path("solvers.kinetic", source)
+    os.utime(in_use, (0, 0))                 # used by this build: kept and marked used
+    compiled_modules.extensions({"solvers.kinetic": source})
+    assert not stale.exists() and recent.exists() and in_use.exists()
+    assert in_use.stat().st_mtime > time.time() - 60
