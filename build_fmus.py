@@ -18,6 +18,7 @@ force=False)`` keeps FMUs that are up to date.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import importlib.util
 import json
@@ -191,27 +192,50 @@ def element_modules() -> dict:
             for path in sorted((ROOT / package).glob("*.py")) if path.name != "__init__.py"}
 
 
-def compiled_extensions(modules: dict, pure_python: bool) -> dict:
-    """The extension modules of ``modules`` (compiled_modules.extensions), none for a pure-Python
-    build; a missing tool or a failed compilation stops the build with the message."""
-    return {} if pure_python else _compiling(compiled_modules.extensions, modules)
+def uncompiled(pure_python: bool | None) -> bool:
+    """Whether a build leaves the element code uncompiled: ``pure_python`` True, or None (the
+    default: compiled when it can be) on a machine without Cython, gcc, strip or CPython's C
+    headers, which one warning line on stderr names.  False asks for compiled code: a missing
+    tool then stops the build (compiled_extensions)."""
+    if pure_python is not None:
+        return pure_python
+    try:
+        compiled_modules.toolchain()
+        return False
+    except compiled_modules.CompileError as exc:
+        _warn_once(f"warning: {exc}; the FMUs are built with the element code uncompiled "
+                   "(the same results, slower)")
+        return True
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_once(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def compiled_extensions(modules: dict, pure_python: bool | None) -> dict:
+    """The extension modules of ``modules`` (compiled_modules.extensions), none for a build
+    left uncompiled (:func:`uncompiled`); a missing tool or a failed compilation stops the
+    build with the message."""
+    return {} if uncompiled(pure_python) else _compiling(compiled_modules.extensions, modules)
 
 
 def _compiling(function, *args):
+    """``function(*args)``, a CompileError turned into the build's stop with its message."""
     try:
         return function(*args)
     except compiled_modules.CompileError as exc:
         raise SystemExit(f"{exc}\n(or build with --pure-python)") from None
 
 
-def build_fingerprint(python_hosts_only: bool, pure_python: bool = False) -> str:
+def build_fingerprint(python_hosts_only: bool, pure_python: bool | None = None) -> str:
     """Identity of a build: the element code, the build's own code, pythonfmu and the Python
     whose runtime is bundled, the compiler (unless pure Python) and the options.  FMUs
     stamped with it are up to date."""
     from importlib import metadata
 
     digest = hashlib.sha256()
-    compiler = "pure Python" if pure_python else _compiling(compiled_modules.toolchain)
+    compiler = "pure Python" if uncompiled(pure_python) else _compiling(compiled_modules.toolchain)
     for part in (source_fingerprint(), Path(__file__).read_bytes(), Path(host_support.__file__).read_bytes(),
                  metadata.version("pythonfmu"), sys.version, f"python_hosts_only={python_hosts_only}", compiler):
         digest.update(part if isinstance(part, bytes) else part.encode())
@@ -341,7 +365,8 @@ def _system_runtime(package: Path, script_source: str) -> Runtime:
     import atexit
     import shutil
 
-    key = (build_fingerprint(False, pure_python=True), hashlib.sha256(Path(package / "slave.py").read_bytes()).hexdigest())
+    # what the runtime is made from: the element code, this Python, the composite runtime
+    key = (source_fingerprint(), sys.version, hashlib.sha256(Path(package / "slave.py").read_bytes()).hexdigest())
     if key in _SYSTEM_RUNTIMES:
         return _SYSTEM_RUNTIMES[key]
     python = host_support.PythonInstallation.current()
@@ -362,7 +387,7 @@ def _system_runtime(package: Path, script_source: str) -> Runtime:
 
 def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs=(), internal_step=None,
                      python_hosts_only: bool = False, rates=(), iterations: int = 0, force: bool = True,
-                     pure_python: bool = False) -> Path:
+                     pure_python: bool | None = None) -> Path:
     """Build ``out_dir/<SYSTEM>.fmu``: the whole system ``system`` (a documented system's name,
     the path of an .ssd or .ssp of this project's elements, or a description from
     ``systems.composite.describe``) as one co-simulation FMU whose elements run in-process
@@ -370,7 +395,7 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     ``inputs``/``outputs`` ('inst.var'), ``internal_step``, ``rates`` ({inst: H}, multi-rate) and
     ``iterations``: systems.composite.describe.  With ``force=False`` an FMU already there that
     is up to date (stamped with the same code, build, options and description) is kept.
-    ``pure_python``: without the compiled modules (compiled_modules).
+    ``pure_python``: without the compiled modules (:func:`uncompiled`).
     ValueError (naming the problem) for a system or an interface that cannot be built."""
     import shutil
     from pythonfmu import FmuBuilder
@@ -436,10 +461,10 @@ def _process_alive(pid: int) -> bool:
 
 
 def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = False,
-              force: bool = True, pure_python: bool = False) -> list[Path]:
+              force: bool = True, pure_python: bool | None = None) -> list[Path]:
     """Build the chosen elements (default all) into ``out_dir``; with ``force=False`` FMUs
     that are up to date (same fingerprint: code, build, Python, compiler, options) are kept.
-    ``pure_python``: without the compiled modules (compiled_modules)."""
+    ``pure_python``: without the compiled modules (:func:`uncompiled`)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     unknown = set(only or ()) - {e.__name__ for e in ELEMENTS}
@@ -476,10 +501,10 @@ def main(argv=None) -> int:
                         help="no bundled Python (no patchelf needed): the FMUs then run only "
                              "in a CPython process of the build's version")
     parser.add_argument("--pure-python", action="store_true",
-                        help="without the element code compiled by Cython (no Cython or gcc needed): "
-                             "slower, the same results")
+                        help="without the element code compiled by Cython (no Cython or C headers "
+                             "needed): the same results, slower")
     args = parser.parse_args(argv)
-    for path in build_all(args.out, args.only, args.python_hosts_only, pure_python=args.pure_python):
+    for path in build_all(args.out, args.only, args.python_hosts_only, pure_python=args.pure_python or None):
         print(f"built {path}")
     return 0
 

@@ -20,7 +20,7 @@ with ``functools.wraps`` works), and gcc may not fuse a multiply and an add
 
 Extension modules are cached per module, source and toolchain in
 ``$XDG_CACHE_HOME/drivetrain-fmu/extensions`` (default ``~/.cache``): a build compiles only
-what changed (a first build: about 1.5 min on 2 cores); a module no build has used for 30
+what changed (a first build: about 1 to 1.5 min more on 2 cores); a module no build has used for 30
 days is removed.  The folder is locked while
 compiling, so that concurrent builds (the tests' processes) compile each module once.
 
@@ -39,6 +39,7 @@ import importlib.machinery
 import importlib.util
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -51,9 +52,12 @@ from pathlib import Path
 DIRECTIVES = {"language_level": "3", "binding": "True", "annotation_typing": "False"}
 #: gcc's flags: CPython's own semantics flags, no contraction of a*b+c into one rounding
 CFLAGS = ("-O2", "-fPIC", "-shared", "-fwrapv", "-fno-strict-aliasing", "-ffp-contract=off")
+STRIP = ("strip", "--strip-unneeded")
 #: a cached extension module no build has used for this long is removed (every source edit
 #: adds one per changed module: 0.1 to 0.5 MB)
 UNUSED_FOR = 30 * 86400.0
+#: the cache's lock file (held while compiling)
+LOCK = ".lock"
 
 
 class CompileError(RuntimeError):
@@ -66,22 +70,35 @@ def extension_suffix() -> str:
 
 
 def cache_folder() -> Path:
-    """``$XDG_CACHE_HOME/drivetrain-fmu/extensions`` (default ``~/.cache``); where that cannot be
-    made (a read-only home), a folder of this user's in the temporary folder."""
+    """``$XDG_CACHE_HOME/drivetrain-fmu/extensions`` (default ``~/.cache``) where it can be made
+    and written; else (a read-only home) a folder of this user's in the temporary folder, made
+    private and refused if another user could have put modules there.  CompileError when
+    neither is usable."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    folder = Path(base) / "drivetrain-fmu" / "extensions"
+    preferred = Path(base) / "drivetrain-fmu" / "extensions"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        preferred.mkdir(parents=True, exist_ok=True)
+        with open(preferred / LOCK, "a"):
+            return preferred
     except OSError:
-        folder = Path(tempfile.gettempdir()) / f"drivetrain-fmu-extensions-{os.getuid()}"
-        folder.mkdir(exist_ok=True)
-    return folder
+        pass
+    fallback = Path(tempfile.gettempdir()) / f"drivetrain-fmu-extensions-{os.getuid()}"
+    try:
+        fallback.mkdir(mode=0o700, exist_ok=True)
+        status = os.lstat(fallback)
+        if stat.S_ISDIR(status.st_mode) and status.st_uid == os.getuid() and not status.st_mode & 0o022:
+            with open(fallback / LOCK, "a"):
+                return fallback
+    except OSError:
+        pass
+    raise CompileError(f"no folder for the compiled modules: {preferred} cannot be written and {fallback} is "
+                       "not a private folder of this user's")
 
 
 @functools.lru_cache(maxsize=None)
 def toolchain() -> str:
-    """What an extension module depends on besides its source: Cython's and CPython's
-    versions, gcc's, the directives and the flags."""
+    """What an extension module depends on besides its source and name: Cython's and
+    CPython's versions, gcc's, the commands' options; CompileError naming a missing tool."""
     try:
         import Cython
     except ImportError:
@@ -91,18 +108,22 @@ def toolchain() -> str:
     if gcc is None:
         raise CompileError("gcc is not on PATH: it compiles the element code into the FMUs "
                            "(Debian: apt-get install gcc)")
+    if shutil.which(STRIP[0]) is None:
+        raise CompileError("strip is not on PATH: it strips the compiled element code for the FMUs "
+                           "(Debian: apt-get install binutils)")
     include = Path(sysconfig.get_paths()["include"])
     if not (include / "Python.h").is_file():
         raise CompileError(f"CPython's C headers are not installed (no Python.h in {include}): they compile the "
                            f"element code into the FMUs (Debian: apt-get install python3.{sys.version_info.minor}-dev)")
     gcc_version = subprocess.run([gcc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     return "\n".join([Cython.__version__, sys.version, gcc_version, repr(sorted(DIRECTIVES.items())),
-                      repr(CFLAGS)])
+                      repr(CFLAGS), str(include), repr(STRIP)])
 
 
-def cached_path(name: str, source: Path) -> Path:
-    """Where the extension module ``name`` compiled from ``source`` by this toolchain is cached."""
-    key = hashlib.sha256(f"{name}\n{toolchain()}\n".encode() + Path(source).read_bytes()).hexdigest()[:24]
+def cached_path(name: str, text: bytes) -> Path:
+    """Where the extension module ``name`` compiled from the source ``text`` by this toolchain
+    is cached."""
+    key = hashlib.sha256(f"{name}\n{toolchain()}\n".encode() + text).hexdigest()[:24]
     return cache_folder() / f"{name}-{key}{extension_suffix()}"
 
 
@@ -111,34 +132,38 @@ def extensions(modules: dict) -> dict:
     FMU ('resources/solvers/friction.cpython-311-x86_64-linux-gnu.so'): its bytes}``,
     compiled or taken from the cache.  CompileError naming the module when one fails."""
     folder = cache_folder()
-    cached = {name: cached_path(name, source) for name, source in modules.items()}
-    with open(folder / ".lock", "w") as lock:
+    texts = {name: Path(source).read_bytes() for name, source in modules.items()}   # read once: key and code
+    cached = {name: cached_path(name, text) for name, text in texts.items()}
+    with open(folder / LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         missing = [name for name, path in cached.items() if not path.exists()]
         if missing:
-            with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-                list(pool.map(lambda name: _compile(name, Path(modules[name]), cached[name]), missing))
+            with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool:
+                list(pool.map(lambda name: _compile(name, Path(modules[name]), texts[name], cached[name]), missing))
         for path in cached.values():
             os.utime(path)                                  # used now
-        oldest = time.time() - UNUSED_FOR
-        for path in folder.glob(f"*{extension_suffix()}"):
+        oldest = time.time() - UNUSED_FOR                   # modules, and partial files of killed builds
+        for path in [*folder.glob(f"*{extension_suffix()}"), *folder.glob(f".*{extension_suffix()}.*")]:
             if path.stat().st_mtime < oldest:
                 path.unlink(missing_ok=True)
     return {f"resources/{name.replace('.', '/')}{extension_suffix()}": cached[name].read_bytes()
             for name in modules}
 
 
-def _compile(name: str, source: Path, target: Path) -> None:
-    """Cython ``source`` as the module ``name`` into C, gcc it into ``target`` (written under a
-    temporary name, then renamed), stripped of its symbol tables."""
+def _compile(name: str, source: Path, text: bytes, target: Path) -> None:
+    """Cython ``text`` (the source ``source`` as read for the key) as the module ``name`` into
+    C, gcc it into ``target`` (written under a temporary name, then renamed), stripped of its
+    symbol tables."""
     include = sysconfig.get_paths()["include"]
     with tempfile.TemporaryDirectory(prefix="cython_") as tmp:
+        copy = Path(tmp) / source.name
+        copy.write_bytes(text)
         c_file, built = Path(tmp) / f"{name}.c", Path(tmp) / f"{name}{extension_suffix()}"
         directives = [arg for key, value in DIRECTIVES.items() for arg in ("-X", f"{key}={value}")]
         for command in ([sys.executable, "-m", "cython", "--module-name", name, *directives, "-o", str(c_file),
-                         str(source)],
+                         str(copy)],
                         ["gcc", *CFLAGS, f"-I{include}", "-o", str(built), str(c_file)],
-                        ["strip", "--strip-unneeded", str(built)]):
+                        [*STRIP, str(built)]):
             done = subprocess.run(command, capture_output=True, text=True)
             if done.returncode != 0:
                 raise CompileError(f"compiling {name} ({source}) failed: {Path(command[0]).name} exited with "
@@ -149,32 +174,36 @@ def _compile(name: str, source: Path, target: Path) -> None:
 
 
 class _CachedExtensionFinder:
-    """Finds a module of ``packages`` as the cached extension module compiled from the source
-    Python's path finder would load, when the cache holds it (else leaves it to that finder)."""
+    """Finds a module of ``fmus`` or ``solvers`` as the cached extension module compiled from
+    the source Python's path finder would load, when the cache holds it (else leaves it to
+    that finder)."""
 
-    def __init__(self, packages):
-        self.packages = frozenset(packages)
+    PACKAGES = frozenset({"fmus", "solvers"})
 
     def find_spec(self, name, path, target=None):
-        if name.rpartition(".")[0] not in self.packages or not path:
+        if name.rpartition(".")[0] not in self.PACKAGES or not path:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return None
-        cached = cached_path(name, Path(spec.origin))
+        try:
+            cached = cached_path(name, Path(spec.origin).read_bytes())
+        except (CompileError, OSError):       # no usable cache: the source
+            return None
         if not cached.is_file():
             return None
         return importlib.util.spec_from_file_location(name, cached)
 
 
-def prefer_compiled(packages=("fmus", "solvers")) -> bool:
-    """From now on, import the modules of ``packages`` (not the packages themselves) from the
-    cache where it holds them compiled from the sources this process would import; True if
-    the toolchain is there (the cache cannot be current without it)."""
+def prefer_compiled() -> bool:
+    """From now on, import the modules of ``fmus`` and ``solvers`` (not the packages
+    themselves) from the cache where it holds them compiled from the sources this process
+    would import; False (and nothing changed) when the toolchain is missing: the cache cannot
+    be current without it."""
     try:
         toolchain()
     except CompileError:
         return False
     if not any(isinstance(finder, _CachedExtensionFinder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _CachedExtensionFinder(packages))
+        sys.meta_path.insert(0, _CachedExtensionFinder())
     return True

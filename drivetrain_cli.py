@@ -338,8 +338,8 @@ def _fmus_for(system, fmu_dir: Path) -> Path:
     todo = [e for e in needed if not build_fmus.is_up_to_date(fmu_dir / f"{e}.fmu", fingerprint)]
     if todo:
         _writable(fmu_dir, "--fmus")
-        print(f"building {len(todo)} FMU(s) into {fmu_dir} ({', '.join(todo)}; about 5 s each, and about a "
-              "minute more when the element code is compiled for the first time)", file=sys.stderr)
+        print(f"building {len(todo)} FMU(s) into {fmu_dir} ({', '.join(todo)}; about 5 s each, and 1 to 1.5 "
+              "min more when the element code is compiled for the first time)", file=sys.stderr)
         build_fmus.build_all(fmu_dir, only=todo, force=False)
     return fmu_dir
 
@@ -1446,7 +1446,7 @@ def _dispatch(args) -> None:
             _list()
     elif args.command == "build":
         _writable(Path(args.out), "--out")
-        for path in build_fmus.build_all(args.out, pure_python=args.pure_python):
+        for path in build_fmus.build_all(args.out, pure_python=args.pure_python or None):
             print(f"built {path}")
     elif args.command == "study":
         _study(args)

@@ -312,7 +312,8 @@ def main(argv=None) -> int:
 
     # this process's element code (the seven Z3 FMUs under the master run here) as
     # drivetrain-fmu imports it: compiled from the build's cache
-    compiled_modules.prefer_compiled()
+    if not compiled_modules.prefer_compiled():
+        print("no compiler here: this process runs the element code uncompiled", flush=True)
 
     began, cores = time.perf_counter(), os.cpu_count() or 1
     old = None if args.quick else args.old_revision

@@ -153,32 +153,73 @@ def test_the_command_line_process_imports_the_element_code_compiled_from_its_own
             assert where["solvers.friction"] == str(tree / "solvers" / "friction.py")
         else:
             assert where["solvers.friction"].startswith(cache), where
-    source = (ROOT / "drivetrain_cli.py").read_text()
-    assert source.index("compiled_modules.prefer_compiled()") < source.index("import build_fmus")
+    # the command itself: importing drivetrain_cli imports the element code compiled
+    done = subprocess.run([sys.executable, "-c", "import sys, drivetrain_cli; print(sys.modules['fmus.clutch'].__file__)"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().startswith(cache) and done.stdout.strip().endswith(SUFFIX), done.stdout
 
 
-def test_a_cache_location_that_cannot_be_made_falls_back_to_the_temporary_folder(tmp_path, monkeypatch):
-    """A home that cannot hold the cache (here: its path runs through a file) does not stop
-    the build: the cache goes to a folder of this user's in the temporary folder."""
-    blocker = tmp_path / "not_a_folder"
-    blocker.write_text("")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+@pytest.mark.parametrize("unusable", ["path through a file", "lock cannot be written"])
+def test_a_cache_location_that_cannot_be_used_falls_back_to_a_private_temporary_folder(tmp_path, monkeypatch,
+                                                                                      unusable):
+    """A home that cannot hold the cache (its path runs through a file; or the folder exists
+    but its lock file cannot be written, as on a read-only home) does not stop the build: the
+    modules are compiled into a folder of this user's in the temporary folder, private (no
+    write access for others); such a folder another user could write into is refused."""
+    home = tmp_path / "home"
+    if unusable == "path through a file":
+        home.write_text("")
+    else:
+        (home / "drivetrain-fmu" / "extensions" / compiled_modules.LOCK).mkdir(parents=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", None)
+    source = tmp_path / "kinetic.py"
+    source.write_text("def energy(J, w):\n    return 0.5 * J * w * w\n")
+    built = compiled_modules.extensions({"solvers.kinetic": source})
     folder = compiled_modules.cache_folder()
-    assert folder.is_dir() and folder.parent == tmp_path / "tmp"
+    assert folder.parent == tmp_path / "tmp" and not os.stat(folder).st_mode & 0o077
+    assert list(built.values())[0] == compiled_modules.cached_path("solvers.kinetic", source.read_bytes()).read_bytes()
+    os.chmod(folder, 0o777)
+    with pytest.raises(compiled_modules.CompileError, match="not a private folder"):
+        compiled_modules.cache_folder()
+
+
+def test_a_machine_without_the_compiler_builds_uncompiled_fmus_with_one_warning(tmp_path, monkeypatch, capsys):
+    """Without gcc (here: the toolchain check says so) a default build warns once, naming the
+    missing tool, and builds FMUs without extension modules; a build that asks for compiled
+    code stops with the message."""
+    def no_gcc():
+        raise compiled_modules.CompileError("gcc is not on PATH: it compiles the element code into the FMUs")
+
+    monkeypatch.setattr(compiled_modules, "toolchain", no_gcc)
+    build_fmus._warn_once.cache_clear()
+    build_fmus.build_all(tmp_path, ["Shaft"])
+    warnings = capsys.readouterr().err.strip().splitlines()
+    assert len(warnings) == 1 and "gcc is not on PATH" in warnings[0] and "uncompiled" in warnings[0], warnings
+    with zipfile.ZipFile(tmp_path / "Shaft.fmu") as archive:
+        assert not [n for n in archive.namelist() if n.endswith(SUFFIX) and n.startswith("resources/")]
+    with pytest.raises(SystemExit, match="gcc is not on PATH"):
+        build_fmus.build_all(tmp_path / "asked", ["Shaft"], pure_python=False)
 
 
 def test_pure_python_builds_carry_no_extension_modules(tmp_path):
-    """build_fmus.py --pure-python (and drivetrain-fmu build --pure-python, the same call): the
-    FMU carries the sources only; without the option it carries the compiled modules too."""
-    for pure in (False, True):
-        out = tmp_path / str(pure)
-        assert build_fmus.main(["--only", "Shaft", "--out", str(out)] + (["--pure-python"] if pure else [])) == 0
-        with zipfile.ZipFile(out / "Shaft.fmu") as archive:
-            compiled = [n for n in archive.namelist() if n.startswith("resources/") and n.endswith(SUFFIX)]
-        assert (compiled == []) == pure, compiled
+    """drivetrain-fmu build --pure-python and build_fmus.py --pure-python: the FMU carries the
+    sources only; without the option it carries the compiled modules too."""
+    import drivetrain_cli
+
+    def compiled_in(fmu):
+        with zipfile.ZipFile(fmu) as archive:
+            return [n for n in archive.namelist() if n.startswith("resources/") and n.endswith(SUFFIX)]
+
+    assert build_fmus.main(["--only", "Shaft", "--out", str(tmp_path / "default")]) == 0
+    assert compiled_in(tmp_path / "default" / "Shaft.fmu")
+    assert build_fmus.main(["--only", "Shaft", "--out", str(tmp_path / "pure"), "--pure-python"]) == 0
+    assert not compiled_in(tmp_path / "pure" / "Shaft.fmu")
+    assert drivetrain_cli.main(["build", "--pure-python", "--out", str(tmp_path / "cli")]) == 0
+    assert not any(compiled_in(fmu) for fmu in (tmp_path / "cli").glob("*.fmu"))
 
 
 def test_cached_modules_no_build_used_for_30_days_are_removed(tmp_path, monkeypatch):
@@ -192,7 +233,7 @@ def test_cached_modules_no_build_used_for_30_days_are_removed(tmp_path, monkeypa
         path.write_bytes(b"")
         age = time.time() - days * 86400
         os.utime(path, (age, age))
-    in_use = compiled_modules.cached_path("solvers.kinetic", source)
+    in_use = compiled_modules.cached_path("solvers.kinetic", source.read_bytes())
     os.utime(in_use, (0, 0))                 # used by this build: kept and marked used
     compiled_modules.extensions({"solvers.kinetic": source})
     assert not stale.exists() and recent.exists() and in_use.exists()
