@@ -30,6 +30,11 @@ import math
 from operator import mul
 from typing import Callable, NamedTuple, Sequence
 
+try:
+    import cython
+except ImportError:         # uncompiled, where Cython is not installed
+    from . import cython_fallback as cython
+
 from .budget import BudgetExceeded
 
 _C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
@@ -72,6 +77,13 @@ class OdeResult(NamedTuple):
 _A1, _A2, _A3, _A4, _A5, _A6 = _A[1:]
 
 
+# The coefficients and the comprehensions' loop variables as C doubles: each element of a
+# stage sum is the same IEEE operations in the same order (gcc -ffp-contract=off), with one
+# Python float allocated for the result instead of one per operation.
+@cython.locals(c0=cython.double, c1=cython.double, c2=cython.double, c3=cython.double, c4=cython.double,
+               c5=cython.double, e0=cython.double, e2=cython.double, e3=cython.double, e4=cython.double,
+               e5=cython.double, e6=cython.double, v=cython.double, d0=cython.double, d1=cython.double,
+               d2=cython.double, d3=cython.double, d4=cython.double, d5=cython.double, d6=cython.double)
 def _rk_step(fun, t, y, k0, h):
     """One Dormand-Prince step from (t, y) with derivative k0; returns y_new, f_new, err.
     Each stage sum is one comprehension adding the terms in tableau order, one coefficient
