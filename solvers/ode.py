@@ -111,6 +111,18 @@ def _rk_step(fun, t, y, k0, h):
     return y_new, k6, err
 
 
+# The tolerances and the comprehensions' loop variables as C doubles: the same IEEE
+# operations in the same order (division by zero still raises), one Python float per element.
+@cython.locals(atol=cython.double, rtol=cython.double, e=cython.double, a=cython.double, b=cython.double,
+               v=cython.double)
+def _error_norm(err, y, y_new, atol, rtol) -> float:
+    """RMS of e / (atol + rtol max(|a|, |b|)) over the error estimates e of a step from the
+    states a to b, the absolute values and the maximum taken without a call."""
+    values = [e / (atol + rtol * (a if a >= b else b))
+              for e, a, b in zip(err, [-v if v < 0.0 else v for v in y], [-v if v < 0.0 else v for v in y_new])]
+    return math.sqrt(sum(map(mul, values, values)) / len(values))
+
+
 def _rms(values) -> float:
     """Root mean square of a sequence."""
     return math.sqrt(sum(v * v for v in values) / len(values))
@@ -149,15 +161,11 @@ def integrate(
         h = first_step
     h = min(h, t_end - t0)
     n_steps = attempts = 0
-    n = len(y)
     while attempts < max_steps:
         attempts += 1
         h = min(h, t_end - t)
         y_new, f_new, err = _rk_step(fun, t, y, f, h)
-        # RMS of e / (atol + rtol max(|a|, |b|)), the maximum taken without a call
-        values = [e / (atol + rtol * (a if a >= b else b))
-                  for e, a, b in zip(err, [-v if v < 0.0 else v for v in y], [-v if v < 0.0 else v for v in y_new])]
-        err_norm = math.sqrt(sum(map(mul, values, values)) / n)
+        err_norm = _error_norm(err, y, y_new, atol, rtol)
         if err_norm > 1.0:
             h *= max(0.2, 0.9 * err_norm ** -0.2)
             continue
