@@ -5,11 +5,9 @@ in an uncompiled module.  A compiled module never imports either: Cython reads
 ``import cython`` at compile time (compiled_modules)."""
 import builtins
 
-compiled = False
 double = builtins.float
 int = builtins.int
 bint = builtins.bool
-Py_ssize_t = builtins.int
 
 
 def locals(**types):
