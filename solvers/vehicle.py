@@ -43,6 +43,11 @@ import math
 from dataclasses import dataclass, field, fields
 from operator import mul
 
+try:
+    import cython
+except ImportError:         # uncompiled, where Cython is not installed
+    from . import cython_fallback as cython
+
 from .budget import Budget
 from .dense import dot, identity, matmul, matvec, min_norm_solve, pivoted_cholesky, transpose
 from .contract import GRAVITY, StepResult, check_step
@@ -336,6 +341,19 @@ class PlanarVehicle:
             entry = self._fast_cache[modes] = (evaluate, torque, last) if evaluate else None
         return entry
 
+    # The constants of the closure as C doubles, ints and booleans (Cython keeps them in the
+    # closure's C struct): converted once from Python floats, bools and small ints, exactly.
+    @cython.locals(sl_sf=cython.int, sl_rf=cython.int, sl_sr=cython.int, sl_rr=cython.int,
+                   st_sf=cython.bint, st_rf=cython.bint, st_sr=cython.bint, st_rr=cython.bint,
+                   w_m1=cython.double, w_mf=cython.double, w_mr=cython.double, im1=cython.double,
+                   iJ1=cython.double, imf=cython.double, iJf=cython.double, imr=cython.double,
+                   iJr=cython.double, a=cython.double, b=cython.double, R=cython.double, mb=cython.double,
+                   k_s=cython.double, c_s=cython.double, k_t=cython.double, L0f=cython.double,
+                   L0r=cython.double, ctf=cython.double, ctr=cython.double, mu_s=cython.double,
+                   mu_k=cython.double, delta=cython.double, alpha=cython.double, beta=cython.double,
+                   mf=cython.double, mr=cython.double, Jf=cython.double, Jr=cython.double, mRf=cython.double,
+                   mRr=cython.double, JRf=cython.double, JRr=cython.double, Dsf=cython.double,
+                   Dsr=cython.double)
     def _fast_dynamics(self, modes, torque, last):
         """``evaluate(t, yy) -> y'`` (y = q, q') for fixed contact modes with the wheel
         torques ``torque`` = [tau_f, tau_r] (read at every call), which leaves
@@ -370,6 +388,30 @@ class PlanarVehicle:
         Dsf, Dsr = imf + R * R * iJf, imr + R * R * iJr      # slip rows' diagonal
         cos, sin = math.cos, math.sin
 
+        # Every float of the evaluation a C double: the same IEEE operations in the same order
+        # as on Python floats (gcc -O2 -ffp-contract=off, division by zero still raises),
+        # without a Python float allocated per operation.
+        @cython.locals(x1=cython.double, y1=cython.double, th=cython.double, xf=cython.double,
+                       yf=cython.double, thf=cython.double, xr=cython.double, yr=cython.double,
+                       thr=cython.double, x1d=cython.double, y1d=cython.double, thd=cython.double,
+                       xfd=cython.double, yfd=cython.double, thfd=cython.double, xrd=cython.double,
+                       yrd=cython.double, thrd=cython.double, tau_f=cython.double, tau_r=cython.double,
+                       c=cython.double, s=cython.double, nx=cython.double, dx=cython.double, dy=cython.double,
+                       dxd=cython.double, dyd=cython.double, du_f=cython.double, push_f=cython.double,
+                       rho_f=cython.double, g_f=cython.double, du_r=cython.double, push_r=cython.double,
+                       rho_r=cython.double, g_r=cython.double, fn_f=cython.double, fn_r=cython.double,
+                       Q0=cython.double, Q1=cython.double, Q2=cython.double, Q3=cython.double,
+                       Q4=cython.double, Q5=cython.double, Q6=cython.double, Q7=cython.double,
+                       Q8=cython.double, t_sf=cython.double, t_rf=cython.double, t_sr=cython.double,
+                       t_rr=cython.double, a0=cython.double, a1=cython.double, a2=cython.double,
+                       a3=cython.double, a4=cython.double, a5=cython.double, a6=cython.double,
+                       a7=cython.double, a8=cython.double, body=cython.double, r0=cython.double,
+                       r1=cython.double, cc=cython.double, S00=cython.double, S01=cython.double,
+                       S11=cython.double, e_f=cython.double, rs_f=cython.double, rr_f=cython.double,
+                       e_r=cython.double, rs_r=cython.double, rr_r=cython.double, ratio=cython.double,
+                       pivot=cython.double, mu0=cython.double, mu1=cython.double, u=cython.double,
+                       ts_f=cython.double, tr_f=cython.double, ts_r=cython.double, tr_r=cython.double,
+                       joints=cython.double)
         def evaluate(_t, yy):
             (x1, y1, th, xf, yf, thf, xr, yr, thr,
              x1d, y1d, thd, xfd, yfd, thfd, xrd, yrd, thrd) = yy

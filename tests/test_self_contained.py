@@ -188,6 +188,22 @@ def test_fmusim_without_python(name, fmu_dir, fmpy_results, without_python, tmp_
     _assert_equal_to_fmpy(name, fmpy_results[name], _read_csv(tmp_path / "out.csv", outputs), "fmusim")
 
 
+def test_pure_python_vehicle_fmu_without_python(fmu_dir, fmpy_results, without_python, tmp_path):
+    """The Vehicle built ``--pure-python`` runs its sources (solvers.vehicle and solvers.ode,
+    typed for Cython) where Cython is hidden with every Python (solvers.cython_fallback),
+    and gives the compiled FMU's results in fmpy (same tolerance)."""
+    import build_fmus
+
+    fmu, = build_fmus.build_all(tmp_path / "pure", only=["Vehicle"], pure_python=True)
+    command = [_host("fmusim"), "--interface-type", "cs", "--stop-time", STOP, "--output-interval", STEP,
+               "--output-file", tmp_path / "out.csv", "--start-value", "tau_wheel_f",
+               repr(INPUTS["Vehicle"]["tau_wheel_f"])]
+    done = without_python([*command, fmu], tmp_path)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    _assert_equal_to_fmpy("Vehicle", fmpy_results["Vehicle"], _read_csv(tmp_path / "out.csv", _real_outputs(fmu)),
+                          "fmusim")
+
+
 @pytest.mark.parametrize("name", sorted(INPUTS))
 def test_fmu_compliance_checker_without_python(name, fmu_dir, fmpy_results, without_python, tmp_path):
     """fmuCheck at log level 6 (everything): no warning, no error, and fmpy's results."""
