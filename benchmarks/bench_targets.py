@@ -1,4 +1,5 @@
-"""The performance targets of issue 20 (section 3), measured in one run, as one table.
+"""The performance targets of issue 20 (section 3, and section 2's F2 step), measured in one
+run, as one table.
 
     python benchmarks/bench_targets.py [--instructions] [--quick] [--old-revision bff277c]
     python benchmarks/bench_targets.py --instructions --write     (rewrites docs/benchmarks.md's table)
@@ -37,6 +38,12 @@ instruction counts (callgrind, ``--instructions``) are what goes on record.
   target: at least 5x faster.  The two searches try different torques, so their brackets
   of the onset differ: they must overlap (each holds the onset).
 
+* fan_F2's 1 ms communication step (``--instructions``; section 2 of the issue: the
+  separate FMUs under systems.master, the 16 signals of systems.fan.RECORD recorded):
+  CPU instructions per step (benchmarks/bench_vehicle.py's counting processes: 200 steps
+  minus 1 step), the old revision's FMUs beside the working tree's; target: at most a tenth.
+  The Vehicle FMU's 1 ms fmi2DoStep alone (rolling at 5 m/s) is printed beside it.
+
 ``--quick`` shortens fan_F2 to 1 s, counts 200 steps, and measures no old revision (the
 baselines are then the issue's quoted figures, and the study is not run); it cannot
 ``--write``.
@@ -68,7 +75,8 @@ F2_STOP, F2_STEP, F2_INTERNAL, F2_HOST = 4.5, 1e-4, 5e-5, 1e-3
 F2_RATES = {"vehicle": F2_HOST}
 STUDY_POINT = {"T_S": 400.0, "T_C": 320.0}
 # the issue's own figures (measured at bff277c on its machine)
-QUOTED = {"z3_instructions": 873_000, "f2_cpu_per_step": 2.5e-3}
+QUOTED = {"z3_instructions": 873_000, "f2_cpu_per_step": 2.5e-3, "f2_step_instructions": 5_600_000}
+F2_COUNTED_STEPS = 200                 # bench_vehicle.py --instructions' default
 
 #: key -> (first cell: the target, second cell: its goal); the table's rows, in order
 TARGETS = {
@@ -79,6 +87,8 @@ TARGETS = {
                     "below 4.5 s (real time), engine.w RMS error < 1 %"),
     "f2_composite": ("fan_F2, 4.5 s, one FMU in fmpy, vehicle 1 ms, rest 0.05 ms, host step 1 ms: wall time",
                      "below 4.5 s (real time), engine.w RMS error < 1 %"),
+    "f2_step_instructions": ("fan_F2, 1 ms communication step (5 FMUs, master, 16 signals recorded): CPU "
+                             "instructions (section 2)", "at most 1/10 of the old revision's"),
     "study": ("`study judder-onset --T_S 400 --T_C 320`: wall time, 2 cores",
               "at most 1/5 of the old revision's"),
 }
@@ -188,6 +198,20 @@ def measure_f2(builds: dict, folder: Path, stop: float) -> dict:
     return out
 
 
+# --------------------------------------------------------------------------- F2 step (section 2)
+
+def measure_f2_step(builds: dict) -> dict:
+    """Instructions per 1 ms step of the fan_F2 system and of the Vehicle FMU alone, every
+    build side by side (bench_vehicle.py --instructions' cases and counting processes)."""
+    import bench_vehicle
+
+    counts = bench_vehicle.count_cases(builds, F2_COUNTED_STEPS)
+    for case, by_build in counts.items():
+        print(f"  {bench_vehicle.LABELS[case]}: " + ", ".join(f"{label} {count:.0f}" for label, count in by_build.items()),
+              flush=True)
+    return {"f2_step_instructions": counts}
+
+
 # --------------------------------------------------------------------------- study
 
 def measure_study(source: Path, fmu_dir: Path, out: Path) -> tuple[float, str]:
@@ -247,6 +271,19 @@ def table(m: dict, old: str | None, cores: int) -> list[str]:
         wall, error = measured
         row(key, f"{wall:.1f} s ({wall / stop:.1f} s per simulated s), error {error * 100:.2f} %{pure.get(key, '')}",
             baseline, "yes" if wall < stop and error < 0.01 else "no")
+    if "f2_step_instructions" in m:
+        f2, vehicle = m["f2_step_instructions"]["fan_F2"], m["f2_step_instructions"]["Vehicle"]
+        baseline_count = f2.get("old", QUOTED["f2_step_instructions"])
+        ratio = f2["new"] / baseline_count
+        alone = f"the Vehicle's fmi2DoStep alone: {group(vehicle['new'])}" + (
+            f" against {group(vehicle['old'])} ({vehicle['new'] / vehicle['old']:.3f})" if "old" in vehicle else "")
+        row("f2_step_instructions", f"{group(f2['new'])} ({ratio:.3f} of the baseline); {alone}",
+            f"{old}'s FMUs, this run: {group(f2['old'])}" if "old" in f2
+            else f"issue (quoted): {group(QUOTED['f2_step_instructions'])}",
+            "yes" if ratio <= 0.1 else "no")
+    else:
+        row("f2_step_instructions", "not counted (run with --instructions)",
+            f"issue (quoted): {group(QUOTED['f2_step_instructions'])}", "not measured")
     if "study_new" in m and "study_old" in m:
         new, old_wall = m["study_new"][0], m["study_old"][0]
         (new_low, new_high), (old_low, old_high) = (bracket(m[key][1]) for key in ("study_new", "study_old"))
@@ -329,6 +366,8 @@ def main(argv=None) -> int:
                                    old))
         (tmp / "f2").mkdir()
         measured.update(measure_f2(builds, tmp / "f2", measured["f2_stop"]))
+        if args.instructions:
+            measured.update(measure_f2_step(builds))
         if old:
             measured["study_new"] = measure_study(ROOT, builds["new"], tmp / "study_new")
             measured["study_old"] = measure_study(tmp / "old" / "source", builds["old"], tmp / "study_old")

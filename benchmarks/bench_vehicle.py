@@ -44,6 +44,8 @@ from systems.master import Instance  # noqa: E402
 ROLLING = {"v_start": 5.0, "w_wheel_f_start": 20.0, "w_wheel_r_start": 20.0}
 STEP = 1e-3
 CASES = ("Vehicle", "fan_F2")
+LABELS = {"Vehicle": "Vehicle fmi2DoStep (5 m/s, 200 N.m front)",
+          "fan_F2": "fan_F2 system step (5 FMUs, master, 16 signals recorded)"}
 
 
 def drive(case: str, fmu_dir: Path, steps: int) -> None:
@@ -84,33 +86,45 @@ def per_step(case: str, fmu_dir: Path, steps: int) -> float:
     return (count(case, fmu_dir, steps) - count(case, fmu_dir, 1)) / (steps - 1)
 
 
+def fan_f2_spec() -> bytes:
+    """fan_F2 at 1 ms as systems.fan.simulate runs it (the counted processes import no element
+    code of the working tree; systems.fan does, through the parameter tables)."""
+    from systems import fan
+
+    return pickle.dumps({"components": fan.components("F2", STEP), "connections": fan.connections("F2"),
+                         "record": fan.RECORD})
+
+
+def count_cases(builds: dict, steps: int) -> dict:
+    """{case: {label: instructions per 1 ms step}} for every case of CASES and every build
+    ({label: FMU folder}), the builds of a case counted side by side (two at a time)."""
+    spec = fan_f2_spec()
+    for folder in builds.values():
+        (folder.parent / "fan_F2.pickle").write_bytes(spec)
+    counts = {}
+    for case in CASES:
+        with ThreadPoolExecutor(2) as pool:
+            futures = {label: pool.submit(per_step, case, folder, steps) for label, folder in builds.items()}
+        counts[case] = {label: future.result() for label, future in futures.items()}
+    return counts
+
+
 def instructions(old_revision: str, steps: int) -> None:
     if shutil.which("valgrind") is None:
         raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
     sys.path.insert(0, str(Path(__file__).parent))
     import compare_builds
-    from systems import fan
 
-    # fan_F2 at 1 ms as systems.fan.simulate runs it; the counted processes import no
-    # element code of the working tree (systems.fan does, through the parameter tables)
-    spec = pickle.dumps({"components": fan.components("F2", STEP), "connections": fan.connections("F2"),
-                         "record": fan.RECORD})
     with tempfile.TemporaryDirectory(prefix="bench_vehicle_") as tmp:
         tmp = Path(tmp)
         builds = {"old": compare_builds.build_revision(old_revision, tmp / "old"),
                   "new": compare_builds.build(ROOT, tmp / "new" / "fmus", "working tree")}
-        for folder in builds.values():
-            (folder.parent / "fan_F2.pickle").write_bytes(spec)
         print(f"CPU instructions per 1 ms communication step (callgrind, {steps} steps minus 1 step, "
               f"divided by {steps - 1}); old = {old_revision}, new = the working tree")
         print(f"  {'case':58s} {'old':>12s} {'new':>12s} {'new/old':>8s}")
-        labels = {"Vehicle": "Vehicle fmi2DoStep (5 m/s, 200 N.m front)",
-                  "fan_F2": "fan_F2 system step (5 FMUs, master, 16 signals recorded)"}
-        for case in CASES:
-            with ThreadPoolExecutor(2) as pool:         # the two builds side by side
-                futures = {label: pool.submit(per_step, case, folder, steps) for label, folder in builds.items()}
-            old, new = futures["old"].result(), futures["new"].result()
-            print(f"  {labels[case]:58s} {old:12.0f} {new:12.0f} {new / old:8.3f}", flush=True)
+        for case, counts in count_cases(builds, steps).items():
+            old, new = counts["old"], counts["new"]
+            print(f"  {LABELS[case]:58s} {old:12.0f} {new:12.0f} {new / old:8.3f}", flush=True)
 
 
 def main(argv=None) -> int:
