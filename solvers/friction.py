@@ -150,12 +150,18 @@ def _dot(a, b) -> float:
     return total
 
 
-@cython.locals(products=list)
+@cython.locals(i=cython.int, n=cython.int, total=cython.double, a=cython.double, b=cython.double, products=list)
 def _row_products(rows, x) -> list[float]:
-    """The matrix-vector product [row . x for each row] (:func:`_dot`)."""
+    """The matrix-vector product [row . x for each row], each as :func:`_dot` sums it (in one
+    call: the rows are few and short)."""
     products = []
     for row in rows:
-        products.append(_dot(row, x))
+        n = len(row)
+        total = 0.0
+        for i in range(n):
+            a, b = row[i], x[i]
+            total += a * b
+        products.append(total)
     return products
 
 
@@ -349,6 +355,7 @@ class FrictionSystem:
             self._mass_free = [0.0] * n_coordinates
             self.j_total = math.inf
         self._offsets_of, self._offsets = None, []
+        self._energy_of = (None, 0.0)       # (the state advance() ended at, its kinetic energy)
         self._partitions = {}
         self._all_stuck = (STUCK,) * k_interfaces
         self._static_levers, self._kinetic_levers = (list(x) for x in zip(*(law.levers for law in self.laws)))
@@ -605,7 +612,7 @@ class FrictionSystem:
 
     @cython.locals(step=cython.double, a_mean=cython.double, theta=cython.double, w_mean=cython.double,
                    t=cython.double, dt=cython.double, d_theta=cython.double, work=cython.double,
-                   ke_start=cython.double, torque=cython.double, x=cython.double, i=cython.int, j=cython.int,
+                   ke_start=cython.double, ke_end=cython.double, torque=cython.double, x=cython.double, i=cython.int, j=cython.int,
                    m=cython.int, phase=cython.int, max_events=cython.int, substeps=cython.int, used=cython.int,
                    all_stuck=cython.bint, s=list, q=list, modes=list, dq=list, free=list)
     def advance(self, state: ChainState, torques, t_s, t_c, h: float, events=None,
@@ -643,7 +650,8 @@ class FrictionSystem:
             return _new_chain_state((theta, w_mean + a_mean * step, state.q, state.s, tuple(modes), state.e_loss))
         s = list(state.s)
         q = list(state.q)
-        ke_start = self.kinetic_energy(w_mean, s)
+        known_state, known_energy = self._energy_of
+        ke_start = known_energy if known_state is state else self.kinetic_energy(w_mean, s)
         t = 0.0
         breaking, refuted = None, ()
         max_events, substeps = _step_budgets(h)
@@ -682,8 +690,11 @@ class FrictionSystem:
         for i in range(self.n):                         # work of member i's torque over its rotation
             torque, x = torques[i], relative[i]
             work += torque * (free[i] * d_theta + x)
-        e_loss = state.e_loss + work - (self.kinetic_energy(w_mean, s) - ke_start)
-        return _new_chain_state((theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss))
+        ke_end = self.kinetic_energy(w_mean, s)
+        e_loss = state.e_loss + work - (ke_end - ke_start)
+        new_state = _new_chain_state((theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss))
+        self._energy_of = (new_state, ke_end)     # the next step's ke_start, if it starts here
+        return new_state
 
     @cython.locals(j=cython.int, mode=cython.int, d_visc=list, has_stribeck=list)
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
