@@ -224,6 +224,7 @@ class FrictionElement(ElementSlave):
         start = resolution if state is self.state and known is prepared else None
         return self.chain.advance(self.state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
 
+    @cython.locals(i=cython.int, values=list, names=list, attributes=dict)
     def refresh_outputs(self):
         state, chain = self.state, self.chain
         values = chain.body_angles(state)
@@ -231,7 +232,9 @@ class FrictionElement(ElementSlave):
         if self.SLIP_OUTPUTS:
             values += state.s
         values.append(state.e_loss)
-        self.__dict__.update(zip(self._state_output_names, values))
+        attributes, names = self.__dict__, self._state_output_names
+        for i in range(len(names)):
+            attributes[names[i]] = values[i]
         return values           # every state output that changes (the inactive members' stay 0)
 
     def feedthrough_outputs(self):

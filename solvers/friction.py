@@ -135,6 +135,7 @@ def _step_budgets(h: float) -> tuple[int, int]:
     return EVENT_BUDGET.limit(h), SUBSTEP_BUDGET.limit(h)
 
 
+_INFINITY = math.inf
 _STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19 (module docstring)
 _STICK_SLACK = 1.0 + _STICK_TOL
 
@@ -355,6 +356,7 @@ class FrictionSystem:
             self._mass_free = [0.0] * n_coordinates
             self.j_total = math.inf
         self._offsets_of, self._offsets = None, []
+        self._input_rows = [self.free_members, *self.g_of_torques]     # step_inputs(): N^T E^T and g's rows
         self._energy_of = (None, 0.0)       # (the state advance() ended at, its kinetic energy)
         self._partitions = {}
         self._all_stuck = (STUCK,) * k_interfaces
@@ -572,9 +574,10 @@ class FrictionSystem:
         return self.resolve(state.s, state.modes, g, t_s, t_c)
 
     def step_inputs(self, torques, t_s, t_c) -> StepInputs:
-        """The :class:`StepInputs` of these torques and capacities (for :meth:`advance`)."""
-        return StepInputs(torques, t_s, t_c, _dot(self.free_members, torques) / self.j_total,
-                          _row_products(self.g_of_torques, torques))
+        """The :class:`StepInputs` of these torques and capacities (for :meth:`advance`): the
+        products of :meth:`free_acceleration` and :meth:`relative_free_acceleration` at once."""
+        products = _row_products(self._input_rows, torques)
+        return StepInputs(torques, t_s, t_c, products[0] / self.j_total, products[1:])
 
     @cython.locals(j=cython.int, slack=cython.double, torque=cython.double, capacity=cython.double)
     def all_stuck_holds(self, g, t_s) -> bool:
@@ -621,7 +624,7 @@ class FrictionSystem:
         interface) records are appended to ``events`` when a list is given.  ``start``: the (modes, tau)
         that :meth:`friction_torques` gave for this state and these inputs, if known; ``inputs``:
         :meth:`step_inputs` of ``torques``, ``t_s``, ``t_c``, if made (then reused, not recomputed)."""
-        if not 0.0 < h < math.inf:
+        if not 0.0 < h < _INFINITY:
             check_step(h)                               # raises, naming h
         step = h
         if inputs is None:
@@ -710,17 +713,20 @@ class FrictionSystem:
                 return False
         return True
 
-    def _slip_acceleration(self, j, tau, g):
-        return g[j] - _dot(self.m[j], tau)
-
     @cython.locals(m=cython.int, j=cython.int, event=cython.int, mode=cython.int, dt=cython.double,
-                   slip=cython.double, a=cython.double, accel=list)
+                   slip=cython.double, a=cython.double, g_j=cython.double, friction_j=cython.double,
+                   accel=list, friction=list)
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
         m = self.n_interfaces
-        accel = []
+        friction = _row_products(self.m, tau)
+        accel = []                                      # s' = g - M tau (eq. 17); 0 while stuck
         for j in range(m):
-            accel.append(0.0 if modes[j] == STUCK else self._slip_acceleration(j, tau, g))
+            if modes[j] == STUCK:
+                accel.append(0.0)
+            else:
+                g_j, friction_j = g[j], friction[j]
+                accel.append(g_j - friction_j)
         dt, event = remaining, -1
         for j in range(m):
             mode, a = modes[j], accel[j]
