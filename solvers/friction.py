@@ -151,10 +151,11 @@ def _dot(a, b) -> float:
     return total
 
 
-@cython.locals(i=cython.int, n=cython.int, total=cython.double, a=cython.double, b=cython.double, products=list)
+@cython.locals(i=cython.int, n=cython.int, total=cython.double, a=cython.double, b=cython.double, row=list,
+               products=list)
 def _row_products(rows, x) -> list[float]:
     """The matrix-vector product [row . x for each row], each as :func:`_dot` sums it (in one
-    call: the rows are few and short)."""
+    call: the rows are few and short); ``rows``: a matrix of :mod:`solvers.dense`, a list of lists."""
     products = []
     for row in rows:
         n = len(row)
