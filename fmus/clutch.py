@@ -246,7 +246,7 @@ class FrictionElement(ElementSlave):
         prepared = self._prepare(inputs)
         torques, _, t_s, t_c, step_inputs = prepared
         state = self.state
-        modes, tau = self.chain.resolve(state.s, state.modes, step_inputs.g, t_s, t_c)   # friction_torques()
+        modes, tau = self.chain.resolve(state.s, state.modes, step_inputs.g, t_s, t_c)   # = friction_torques(...)
         self._known_resolution = (state, prepared, (modes, tau))
         values = dict(self._idle_feedthrough)          # interfaces beyond n_bodies: open
         names, slips = self._feedthrough_names, state.s

@@ -82,7 +82,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from operator import le, mul, sub
+from operator import sub
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache, partial
@@ -165,7 +165,6 @@ def _row_products(rows, x) -> list[float]:
             total += a * b
         products.append(total)
     return products
-
 
 
 def stribeck_decay(x: float, alpha: float) -> float:
@@ -425,8 +424,9 @@ class FrictionSystem:
     @cython.locals(relative=cython.double)
     def kinetic_energy(self, w_mean: float, s) -> float:
         """0.5 v^T M_q v = 0.5 N^T M_q N w_mean^2 + 0.5 s^T M^-1 s (the parts are M_q-orthogonal).
-        w_mean stays a Python float: its square is Python's power (C's pow), which gcc would
-        turn into w_mean * w_mean, not always the same last bit."""
+        w_mean stays a Python float: its square is then Python's power, the C library's pow;
+        typed, gcc would fold pow(w_mean, 2.0) into w_mean * w_mean, which differs from pow in
+        the last bit for some w_mean."""
         relative = _dot(s, _row_products(self.m_inv, s))
         free = 0.5 * self.j_total * w_mean**2 if w_mean else 0.0
         return free + 0.5 * relative
@@ -616,8 +616,8 @@ class FrictionSystem:
 
     @cython.locals(step=cython.double, a_mean=cython.double, theta=cython.double, w_mean=cython.double,
                    t=cython.double, dt=cython.double, d_theta=cython.double, work=cython.double,
-                   ke_start=cython.double, ke_end=cython.double, torque=cython.double, x=cython.double, i=cython.int, j=cython.int,
-                   m=cython.int, phase=cython.int, max_events=cython.int, substeps=cython.int, used=cython.int,
+                   ke_start=cython.double, ke_end=cython.double, torque=cython.double, x=cython.double,
+                   relative_turn=cython.double, i=cython.int, j=cython.int, m=cython.int, phase=cython.int, max_events=cython.int, substeps=cython.int, used=cython.int,
                    all_stuck=cython.bint, s=list, q=list, modes=list, dq=list, free=list)
     def advance(self, state: ChainState, torques, t_s, t_c, h: float, events=None,
                 start=None, inputs: StepInputs | None = None) -> ChainState:
@@ -692,8 +692,8 @@ class FrictionSystem:
         d_theta = theta - state.theta_mean
         free, relative, work = self.free_members, _row_products(self.k, dq), 0.0
         for i in range(self.n):                         # work of member i's torque over its rotation
-            torque, x = torques[i], relative[i]
-            work += torque * (free[i] * d_theta + x)
+            torque, x, relative_turn = torques[i], free[i], relative[i]
+            work += torque * (x * d_theta + relative_turn)
         ke_end = self.kinetic_energy(w_mean, s)
         e_loss = state.e_loss + work - (ke_end - ke_start)
         new_state = _new_chain_state((theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss))
@@ -721,7 +721,7 @@ class FrictionSystem:
         """Constant friction in every slipping interface: closed-form motion (in place)."""
         m = self.n_interfaces
         friction = _row_products(self.m, tau)
-        accel = []                                      # s' = g - M tau (eq. 17); 0 while stuck
+        accel = []                  # s' = g - M tau (module docstring, "Decoupling"); 0 while stuck
         for j in range(m):
             if modes[j] == STUCK:
                 accel.append(0.0)
