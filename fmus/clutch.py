@@ -9,6 +9,11 @@ T_c = mu_k r_eff n_surfaces f_n (kinetic) and the Stribeck law of eq. 2.
 """
 from __future__ import annotations
 
+try:
+    import cython
+except ImportError:         # uncompiled, where Cython is not installed
+    from solvers import cython_fallback as cython
+
 from solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
 
 from .base import ElementSlave, items_getter, values_getter
@@ -219,30 +224,39 @@ class FrictionElement(ElementSlave):
         start = resolution if state is self.state and known is prepared else None
         return self.chain.advance(self.state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
 
+    @cython.locals(i=cython.int, values=list, names=list, attributes=dict)
     def refresh_outputs(self):
-        state = self.state
-        values = self.chain.body_angles(state) + self.chain.body_speeds(state)
+        state, chain = self.state, self.chain
+        values = chain.body_angles(state)
+        values += chain.body_speeds(state)
         if self.SLIP_OUTPUTS:
             values += state.s
         values.append(state.e_loss)
-        self.__dict__.update(zip(self._state_output_names, values))
+        attributes, names = self.__dict__, self._state_output_names
+        for i in range(len(names)):
+            attributes[names[i]] = values[i]
         return values           # every state output that changes (the inactive members' stay 0)
 
     def feedthrough_outputs(self):
         return self.feedthrough_at(self._inputs_in_use())
 
+    @cython.locals(j=cython.int, sign=cython.double, torque=cython.double, slip=cython.double,
+                   p_loss=cython.double, values=dict, names=list)
     def feedthrough_at(self, inputs):
         prepared = self._prepare(inputs)
         torques, _, t_s, t_c, step_inputs = prepared
         state = self.state
-        modes, tau = self.chain.friction_torques(state, torques, t_s, t_c, step_inputs.g)
+        modes, tau = self.chain.resolve(state.s, state.modes, step_inputs.g, t_s, t_c)   # = friction_torques(...)
         self._known_resolution = (state, prepared, (modes, tau))
         values = dict(self._idle_feedthrough)          # interfaces beyond n_bodies: open
+        names, slips = self._feedthrough_names, state.s
         p_loss = 0.0
-        for (torque_name, locked_name, sign), mode, torque, s in zip(self._feedthrough_names, modes, tau, state.s):
+        for j in range(len(names)):
+            torque_name, locked_name, sign = names[j]
+            torque, slip = tau[j], slips[j]
             values[torque_name] = sign * torque
-            values[locked_name] = mode == STUCK
-            p_loss += torque * s
+            values[locked_name] = modes[j] == STUCK
+            p_loss += torque * slip                     # the power friction dissipates in interface j
         values["p_loss"] = p_loss
         return values
 

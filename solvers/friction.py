@@ -82,11 +82,16 @@ from __future__ import annotations
 
 import itertools
 import math
-from operator import le, mul, sub
+from operator import sub
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache, partial
 from typing import NamedTuple
+
+try:
+    import cython
+except ImportError:         # uncompiled, where Cython is not installed
+    from . import cython_fallback as cython
 
 from .budget import Budget, StepError
 from .contract import StepResult, check_step
@@ -130,9 +135,36 @@ def _step_budgets(h: float) -> tuple[int, int]:
     return EVENT_BUDGET.limit(h), SUBSTEP_BUDGET.limit(h)
 
 
+_INFINITY = math.inf
 _STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19 (module docstring)
 _STICK_SLACK = 1.0 + _STICK_TOL
-_SLIPPING = (FORWARD, BACKWARD)
+
+
+@cython.locals(i=cython.int, n=cython.int, total=cython.double, x=cython.double, y=cython.double)
+def _dot(a, b) -> float:
+    """a . b summed from 0.0 in index order: the float sum(map(mul, a, b)) gives (for len(a) <= len(b))."""
+    n = len(a)
+    total = 0.0
+    for i in range(n):
+        x, y = a[i], b[i]
+        total += x * y
+    return total
+
+
+@cython.locals(i=cython.int, n=cython.int, total=cython.double, a=cython.double, b=cython.double, row=list,
+               products=list)
+def _row_products(rows, x) -> list[float]:
+    """The matrix-vector product [row . x for each row], each as :func:`_dot` sums it (in one
+    call: the rows are few and short); ``rows``: a matrix of :mod:`solvers.dense`, a list of lists."""
+    products = []
+    for row in rows:
+        n = len(row)
+        total = 0.0
+        for i in range(n):
+            a, b = row[i], x[i]
+            total += a * b
+        products.append(total)
+    return products
 
 
 def stribeck_decay(x: float, alpha: float) -> float:
@@ -324,10 +356,15 @@ class FrictionSystem:
             self._mass_free = [0.0] * n_coordinates
             self.j_total = math.inf
         self._offsets_of, self._offsets = None, []
+        self._input_rows = [self.free_members, *self.g_of_torques]     # step_inputs(): N^T E^T and g's rows
+        self._energy_of = (None, 0.0)       # (the state advance() ended at, its kinetic energy)
         self._partitions = {}
         self._all_stuck = (STUCK,) * k_interfaces
-        self._slacks = (_STICK_SLACK,) * k_interfaces
         self._static_levers, self._kinetic_levers = (list(x) for x in zip(*(law.levers for law in self.laws)))
+        # what resolve() and the phases read of each interface at every step
+        self._d_visc = [law.d_visc for law in self.laws]
+        self._has_stribeck = [law.w_stribeck > 0.0 for law in self.laws]
+        self._is_one_way = [j in self.one_way for j in range(k_interfaces)]
 
     # ------------------------------------------------------------------ coordinates
     def state_from_bodies(self, phi, w, modes=None, e_loss=0.0) -> ChainState:
@@ -352,44 +389,71 @@ class FrictionSystem:
             e_loss=e_loss,
         )
 
+    @cython.locals(theta=cython.double, x=cython.double, offset=cython.double, i=cython.int, free=list,
+                   offsets=list, angles=list)
     def body_angles(self, state: ChainState) -> list[float]:
         """Member angles E (N theta_mean + K q) (K q computed again only when q changes:
         never while stuck)."""
         if state.q is not self._offsets_of:
-            self._offsets = [sum(map(mul, row, state.q)) for row in self.k]
+            self._offsets = _row_products(self.k, state.q)
             self._offsets_of = state.q
         theta = state.theta_mean
-        return [x * theta + offset for x, offset in zip(self.free_members, self._offsets)]
+        free, offsets, angles = self.free_members, self._offsets, []
+        for i in range(self.n):
+            x, offset = free[i], offsets[i]
+            angles.append(x * theta + offset)
+        return angles
 
+    @cython.locals(w_mean=cython.double, x=cython.double, relative_speed=cython.double, i=cython.int, free=list,
+                   speeds=list, relative=list)
     def body_speeds(self, state: ChainState) -> list[float]:
         """Member speeds E (N w_mean + K s) (stuck interfaces contribute exactly nothing)."""
         w_mean = state.w_mean
+        free, speeds = self.free_members, []
         if not any(state.s):
-            return [x * w_mean for x in self.free_members]
-        return [x * w_mean + sum(map(mul, row, state.s)) for x, row in zip(self.free_members, self.k)]
+            for i in range(self.n):
+                x = free[i]
+                speeds.append(x * w_mean)
+        else:
+            relative = _row_products(self.k, state.s)
+            for i in range(self.n):
+                x, relative_speed = free[i], relative[i]
+                speeds.append(x * w_mean + relative_speed)
+        return speeds
 
+    @cython.locals(relative=cython.double)
     def kinetic_energy(self, w_mean: float, s) -> float:
-        """0.5 v^T M_q v = 0.5 N^T M_q N w_mean^2 + 0.5 s^T M^-1 s (the parts are M_q-orthogonal)."""
-        relative = sum(map(mul, s, [sum(map(mul, row, s)) for row in self.m_inv]))
+        """0.5 v^T M_q v = 0.5 N^T M_q N w_mean^2 + 0.5 s^T M^-1 s (the parts are M_q-orthogonal).
+        w_mean stays a Python float: its square is then Python's power, the C library's pow;
+        typed, gcc would fold pow(w_mean, 2.0) into w_mean * w_mean, which differs from pow in
+        the last bit for some w_mean."""
+        relative = _dot(s, _row_products(self.m_inv, s))
         free = 0.5 * self.j_total * w_mean**2 if w_mean else 0.0
         return free + 0.5 * relative
 
     def free_acceleration(self, torques) -> float:
         """w_mean' = N^T E^T tau / N^T M_q N: friction does no work on the free motion
         (the mean motion of a chain, eq. 8; 0 without a free motion)."""
-        return sum(map(mul, self.free_members, torques), 0.0) / self.j_total
+        return _dot(self.free_members, torques) / self.j_total
 
     # ------------------------------------------------------------------ friction
+    @cython.locals(i=cython.int, f_n=cython.double, static_lever=cython.double, kinetic_lever=cython.double,
+                   static=list, kinetic=list, static_levers=list, kinetic_levers=list)
     def capacities(self, normal_forces):
         """(T_s, T_c) lists of every interface at the given normal forces (the same
         products as :meth:`InterfaceLaw.capacities`)."""
-        return (list(map(mul, self._static_levers, normal_forces)),
-                list(map(mul, self._kinetic_levers, normal_forces)))
+        static_levers, kinetic_levers, static, kinetic = self._static_levers, self._kinetic_levers, [], []
+        for i in range(self.n_interfaces):
+            f_n, static_lever, kinetic_lever = normal_forces[i], static_levers[i], kinetic_levers[i]
+            static.append(static_lever * f_n)
+            kinetic.append(kinetic_lever * f_n)
+        return static, kinetic
 
     def relative_free_acceleration(self, torques) -> list[float]:
         """g = D J^-1 F: slip accelerations without friction (a list)."""
-        return [sum(map(mul, row, torques), 0.0) for row in self.g_of_torques]
+        return _row_products(self.g_of_torques, torques)
 
+    @cython.locals(i=cython.int, others=list, rhs=list)
     def stuck_torques(self, stuck, g, tau):
         """Friction of the stuck interfaces (eq. 19): their slip accelerations vanish,
         g_xi - M_xi,rest tau_rest - M_xixi tau_xi = 0, with ``tau`` holding the others."""
@@ -397,11 +461,18 @@ class FrictionSystem:
         others = list(tau)
         for i in stuck:
             others[i] = 0.0                         # M_xi,rest tau_rest: the stuck ones left out
-        rhs = [g[i] - sum(map(mul, mm[i], others), 0.0) for i in stuck]
+        rhs = []
+        for i in stuck:
+            rhs.append(g[i] - _dot(mm[i], others))
         if len(stuck) == 1:
-            return [rhs[0] / mm[stuck[0]][stuck[0]]]
+            i = stuck[0]
+            return [rhs[0] / mm[i][i]]
         return solve(submatrix(mm, stuck, stuck), rhs)
 
+    @cython.locals(m=cython.int, j=cython.int, i=cython.int, n_zero=cython.int, mode=cython.int,
+                   slip=cython.double, capacity=cython.double, accel=cython.double, allowed=cython.bint,
+                   consistent=cython.bint,
+                   new_modes=list, tau=list, zero=list, stuck=list, trial=list, one_way=list)
     def resolve(self, s, modes, g, t_s, t_c, breaking=None, refuted=()):
         """Modes and friction torques at an instant (the exact stuck set).
 
@@ -417,20 +488,21 @@ class FrictionSystem:
         skipped.
         """
         m = self.n_interfaces
+        one_way = self._is_one_way
         new_modes = list(modes)
         tau = [0.0] * m
         zero = []
         for j in range(m):
-            law = self.laws[j]
-            if t_s[j] <= 0.0 and j not in self.one_way:
+            slip, capacity = s[j], t_s[j]
+            if capacity <= 0.0 and not one_way[j]:
                 new_modes[j] = FREE
-                tau[j] = law.d_visc * s[j]
-            elif s[j] != 0.0:
-                if s[j] > 0.0 and j in self.one_way:
+                tau[j] = self._d_visc[j] * slip
+            elif slip != 0.0:
+                if slip > 0.0 and one_way[j]:
                     raise StepError(f"freewheel interface {j + 1} slips forward (slip {s[j]!r} rad/s): "
                                     "it cannot, it locks")
-                new_modes[j] = FORWARD if s[j] > 0.0 else BACKWARD
-                tau[j] = law.slipping_torque(s[j], new_modes[j], t_s[j], t_c[j])
+                new_modes[j] = FORWARD if slip > 0.0 else BACKWARD
+                tau[j] = self.laws[j].slipping_torque(slip, new_modes[j], t_s[j], t_c[j])
             else:
                 zero.append(j)
         if breaking is not None:
@@ -442,42 +514,56 @@ class FrictionSystem:
         if not zero:
             return new_modes, tau
         mm = self.m
-        for assignment in _candidates(len(zero)):
-            if self.one_way and any(a == FORWARD and j in self.one_way for j, a in zip(zero, assignment)):
-                continue                            # a freewheel never breaks away forward
-            stuck = [j for j, a in zip(zero, assignment) if a == STUCK]
+        n_zero = len(zero)
+        for assignment in _candidates(n_zero):
+            stuck = []
             trial = list(tau)
-            for j, a in zip(zero, assignment):
-                if a != STUCK:
-                    trial[j] = a * self.laws[j].breakaway_torque(t_s[j], t_c[j])
+            allowed = True
+            for i in range(n_zero):
+                j, mode = zero[i], assignment[i]
+                if mode == STUCK:
+                    stuck.append(j)
+                elif mode == FORWARD and one_way[j]:
+                    allowed = False                 # a freewheel never breaks away forward
+                    break
+                else:
+                    trial[j] = mode * self.laws[j].breakaway_torque(t_s[j], t_c[j])
+            if not allowed:
+                continue
             if stuck:
                 solved = (self._all_stuck_torques(g) if len(stuck) == m
                           else self.stuck_torques(stuck, g, trial))
                 if not self._holds(solved, stuck, t_s):
                     continue
-                for j, x in zip(stuck, solved):
-                    trial[j] = x
+                for i in range(len(stuck)):
+                    trial[stuck[i]] = solved[i]
             consistent = True
-            for j, a in zip(zero, assignment):
-                if a != STUCK:
-                    accel = g[j] - sum(map(mul, mm[j], trial))
-                    if a * accel <= 0.0:
+            for i in range(n_zero):
+                j, mode = zero[i], assignment[i]
+                if mode != STUCK:
+                    accel = g[j] - _dot(mm[j], trial)
+                    if mode * accel <= 0.0:
                         consistent = False
                         break
             if consistent:
-                for j, a in zip(zero, assignment):
-                    new_modes[j] = a
+                for i in range(n_zero):
+                    new_modes[zero[i]] = assignment[i]
                 if refuted and tuple(new_modes) in refuted:
                     continue
                 return new_modes, trial
         raise StepError(f"no consistent stick/slip assignment for interfaces {zero} (g = {list(g)})")
 
+    @cython.locals(i=cython.int, j=cython.int, x=cython.double, capacity=cython.double, limit=cython.double,
+                   slack=cython.double, one_way=list)
     def _holds(self, torques, interfaces, t_s) -> bool:
         """The hold rule (eq. 20) for the frictions ``torques`` of the stuck ``interfaces``:
         |tau_j| <= T_s,j (1 + _STICK_TOL); a freewheel's only limit is tau_j >= -T_s,j (1 + ...)."""
-        for x, j in zip(torques, interfaces):
-            limit = t_s[j] * _STICK_SLACK
-            if (x < -limit) if j in self.one_way else (abs(x) > limit or limit <= 0.0):
+        one_way, slack = self._is_one_way, _STICK_SLACK
+        for i in range(len(interfaces)):
+            j, x = interfaces[i], torques[i]
+            capacity = t_s[j]
+            limit = capacity * slack
+            if (x < -limit) if one_way[j] else (abs(x) > limit or limit <= 0.0):
                 return False
         return True
 
@@ -489,22 +575,33 @@ class FrictionSystem:
         return self.resolve(state.s, state.modes, g, t_s, t_c)
 
     def step_inputs(self, torques, t_s, t_c) -> StepInputs:
-        """The :class:`StepInputs` of these torques and capacities (for :meth:`advance`)."""
-        return StepInputs(torques, t_s, t_c, self.free_acceleration(torques), self.relative_free_acceleration(torques))
+        """The :class:`StepInputs` of these torques and capacities (for :meth:`advance`): the
+        products of :meth:`free_acceleration` and :meth:`relative_free_acceleration` at once."""
+        products = _row_products(self._input_rows, torques)
+        return StepInputs(torques, t_s, t_c, products[0] / self.j_total, products[1:])
 
+    @cython.locals(j=cython.int, slack=cython.double, torque=cython.double, capacity=cython.double)
     def all_stuck_holds(self, g, t_s) -> bool:
         """Every interface holds stuck at the slip accelerations ``g`` (the all-stuck
         candidate that resolve() tries first is consistent: |tau_j| <= T_s,j, eq. 19-21)."""
+        stuck_torques = self._all_stuck_torques(g)
         if self.one_way:
-            return self._holds(self._all_stuck_torques(g), range(self.n_interfaces), t_s)
-        return min(t_s) > 0.0 and all(map(le, map(abs, self._all_stuck_torques(g)), map(mul, t_s, self._slacks)))
+            return self._holds(stuck_torques, range(self.n_interfaces), t_s)
+        if not min(t_s) > 0.0:
+            return False
+        slack = _STICK_SLACK
+        for j in range(self.n_interfaces):
+            torque, capacity = stuck_torques[j], t_s[j]
+            if not abs(torque) <= capacity * slack:
+                return False
+        return True
 
     # ------------------------------------------------------------------ stepping
     def _all_stuck_torques(self, g):
         """Eq. 19 with every interface stuck: M tau = g, tau = M^-1 g (one formula for the
         shortcut in :meth:`advance` and the all-stuck candidate of :meth:`resolve`, so both
         decide alike to the last bit)."""
-        return [sum(map(mul, row, g), 0.0) for row in self.m_inv]
+        return _row_products(self.m_inv, g)
 
     def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
         """Advance ``state`` by ``h`` with constant external torques and capacities;
@@ -517,14 +614,20 @@ class FrictionSystem:
         new_state = self.advance(state, torques, t_s, t_c, h, events)
         return StepResult(new_state, tuple(events))
 
+    @cython.locals(step=cython.double, a_mean=cython.double, theta=cython.double, w_mean=cython.double,
+                   t=cython.double, dt=cython.double, d_theta=cython.double, work=cython.double,
+                   ke_start=cython.double, ke_end=cython.double, torque=cython.double, x=cython.double,
+                   relative_turn=cython.double, i=cython.int, j=cython.int, m=cython.int, phase=cython.int, max_events=cython.int, substeps=cython.int, used=cython.int,
+                   all_stuck=cython.bint, s=list, q=list, modes=list, dq=list, free=list)
     def advance(self, state: ChainState, torques, t_s, t_c, h: float, events=None,
                 start=None, inputs: StepInputs | None = None) -> ChainState:
         """The state of :meth:`step` alone (the FMU's per-step call); the events' (time,
         interface) records are appended to ``events`` when a list is given.  ``start``: the (modes, tau)
         that :meth:`friction_torques` gave for this state and these inputs, if known; ``inputs``:
         :meth:`step_inputs` of ``torques``, ``t_s``, ``t_c``, if made (then reused, not recomputed)."""
-        if not 0.0 < h < math.inf:
+        if not 0.0 < h < _INFINITY:
             check_step(h)                               # raises, naming h
+        step = h
         if inputs is None:
             a_mean = self.free_acceleration(torques)
             g = self.relative_free_acceleration(torques)
@@ -535,30 +638,36 @@ class FrictionSystem:
             # every interface holds for the whole step: the all-stuck candidate that resolve()
             # tries first is consistent (|tau_j| <= T_s,j, eq. 19-21) and torques and capacities
             # are constant, so the chain turns as one rigid body; no slip, e_loss unchanged
-            return _new_chain_state((state.theta_mean + (state.w_mean * h + 0.5 * a_mean * h * h),
-                                     state.w_mean + a_mean * h, state.q, state.s, state.modes, state.e_loss))
+            w_mean = state.w_mean
+            return _new_chain_state((state.theta_mean + (w_mean * step + 0.5 * a_mean * step * step),
+                                     w_mean + a_mean * step, state.q, state.s, state.modes, state.e_loss))
+        theta, w_mean = state.theta_mean, state.w_mean
+        modes, tau = start or self.resolve(state.s, state.modes, g, t_s, t_c)
+        m = self.n_interfaces
+        all_stuck = True
+        for j in range(m):
+            if modes[j] != STUCK:
+                all_stuck = False
+                break
+        if all_stuck:                                   # locks at the start of the step
+            theta += w_mean * step + 0.5 * a_mean * step * step
+            return _new_chain_state((theta, w_mean + a_mean * step, state.q, state.s, tuple(modes), state.e_loss))
         s = list(state.s)
         q = list(state.q)
-        modes = list(state.modes)
-        theta, w_mean = state.theta_mean, state.w_mean
-        modes, tau = start or self.resolve(s, modes, g, t_s, t_c)
-        if all(mode == STUCK for mode in modes):      # locks at the start of the step
-            theta += w_mean * h + 0.5 * a_mean * h * h
-            return ChainState(theta, w_mean + a_mean * h, state.q, state.s, tuple(modes), state.e_loss)
-        ke_start = self.kinetic_energy(w_mean, s)
+        known_state, known_energy = self._energy_of
+        ke_start = known_energy if known_state is state else self.kinetic_energy(w_mean, s)
         t = 0.0
         breaking, refuted = None, ()
         max_events, substeps = _step_budgets(h)
         for phase in range(max_events + 1):
             if phase:                       # after an event: re-decide the stuck set
                 modes, tau = self.resolve(s, modes, g, t_s, t_c, breaking, refuted)
-            remaining = h - t
             if self._phase_is_analytic(modes, t_s, t_c):
-                dt, event = self._advance_constant(s, q, modes, tau, g, remaining)
+                dt, event = self._advance_constant(s, q, modes, tau, g, step - t)
                 breaking = None
             else:
                 try:
-                    dt, event, breaking, used = self._advance_ode(s, q, modes, tau, g, t_s, t_c, remaining,
+                    dt, event, breaking, used = self._advance_ode(s, q, modes, tau, g, t_s, t_c, step - t,
                                                                   substeps)
                 except IntegrationError:
                     raise SUBSTEP_BUDGET.exceeded("friction chain", h, _ADVICE) from None
@@ -576,43 +685,64 @@ class FrictionSystem:
             raise EVENT_BUDGET.exceeded("friction chain", h, _ADVICE)
         # The last phase ended without an event, so its modes still hold at the end of the step.
         # Energy balance with constant torques: dissipated = work of F - change of KE.
-        dq = [a - b for a, b in zip(q, state.q)]
+        old_q = state.q
+        dq = []
+        for j in range(m):
+            dq.append(q[j] - old_q[j])
         d_theta = theta - state.theta_mean
-        work = sum(map(mul, torques, [x * d_theta + sum(map(mul, row, dq))
-                                      for x, row in zip(self.free_members, self.k)]))
-        e_loss = state.e_loss + work - (self.kinetic_energy(w_mean, s) - ke_start)
-        return ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
+        free, relative, work = self.free_members, _row_products(self.k, dq), 0.0
+        for i in range(self.n):                         # work of member i's torque over its rotation
+            torque, x, relative_turn = torques[i], free[i], relative[i]
+            work += torque * (x * d_theta + relative_turn)
+        ke_end = self.kinetic_energy(w_mean, s)
+        e_loss = state.e_loss + work - (ke_end - ke_start)
+        new_state = _new_chain_state((theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss))
+        self._energy_of = (new_state, ke_end)     # the next step's ke_start, if it starts here
+        return new_state
 
+    @cython.locals(j=cython.int, mode=cython.int, d_visc=list, has_stribeck=list)
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
         """True when every non-stuck interface has a constant torque in its mode."""
-        for law, mode, ts, tc in zip(self.laws, modes, t_s, t_c):
+        d_visc, has_stribeck = self._d_visc, self._has_stribeck
+        for j in range(self.n_interfaces):
+            mode = modes[j]
             if mode == STUCK:
                 continue
-            if law.d_visc != 0.0:
+            if d_visc[j] != 0.0:
                 return False
-            if mode != FREE and law.w_stribeck > 0.0 and ts != tc:
+            if mode != FREE and has_stribeck[j] and t_s[j] != t_c[j]:
                 return False
         return True
 
-    def _slip_acceleration(self, j, tau, g):
-        return g[j] - sum(map(mul, self.m[j], tau))
-
+    @cython.locals(m=cython.int, j=cython.int, event=cython.int, mode=cython.int, dt=cython.double,
+                   slip=cython.double, a=cython.double, g_j=cython.double, friction_j=cython.double,
+                   accel=list, friction=list)
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
         m = self.n_interfaces
-        accel = [0.0 if modes[j] == STUCK else self._slip_acceleration(j, tau, g) for j in range(m)]
-        dt, event = remaining, None
+        friction = _row_products(self.m, tau)
+        accel = []                  # s' = g - M tau (module docstring, "Decoupling"); 0 while stuck
         for j in range(m):
-            if modes[j] in _SLIPPING and accel[j] * modes[j] < 0.0:
-                t_zero = -s[j] / accel[j]
-                if t_zero < dt:
-                    dt, event = t_zero, j
+            if modes[j] == STUCK:
+                accel.append(0.0)
+            else:
+                g_j, friction_j = g[j], friction[j]
+                accel.append(g_j - friction_j)
+        dt, event = remaining, -1
+        for j in range(m):
+            mode, a = modes[j], accel[j]
+            if (mode == FORWARD or mode == BACKWARD) and a * mode < 0.0:     # a slip decelerating to zero
+                slip = s[j]
+                if -slip / a < dt:
+                    dt, event = -slip / a, j
         for j in range(m):
             if modes[j] != STUCK:
-                q[j] += s[j] * dt + 0.5 * accel[j] * dt * dt
-                s[j] += accel[j] * dt
-        if event is not None:
-            s[event] = 0.0
+                slip, a = s[j], accel[j]
+                q[j] += slip * dt + 0.5 * a * dt * dt
+                s[j] = slip + a * dt
+        if event < 0:
+            return dt, None
+        s[event] = 0.0
         return dt, event
 
     def _partition(self, stuck, slip):
