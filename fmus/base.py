@@ -433,7 +433,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         if self.state is None or self._terminated or not (0.0 < h and h - h == 0.0 and t - t == 0.0):
             return self._refuse(self._step_call_problem(self.state is not None, current_time, step_size))
         inputs = self._read_inputs(self)
-        problem = self._input_problem(inputs)
+        problem = self._input_problem(inputs) if inputs else None     # a source has no inputs
         if problem is not None:
             return self._refuse(f"input {problem}; step from t = {current_time} refused")
         try:
@@ -642,5 +642,10 @@ class ClockedSource(ElementSlave):
         return float(data)
 
     def advance(self, t, h):
+        return self.advance_at(t, h, ())
+
+    def advance_at(self, t, h, inputs):
+        """The time of the next communication point (a source has no inputs: ``inputs`` is
+        the empty tuple); a subclass with more state overrides this, not ``advance``."""
         return t + h
 
