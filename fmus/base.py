@@ -122,16 +122,9 @@ def _get_plan(access: dict, kind: str, vrs):
         feedthrough_values = items_getter(names)
         return lambda slave: list(map(convert, feedthrough_values(slave._feedthrough_values())))
 
-    # the state values, then the feedthrough ones, put back in the order asked
-    state_values = values_getter([name for name, through in wanted if not through])
-    feedthrough_values = items_getter([name for name, through in wanted if through])
-    positions = [i for i, (_, through) in enumerate(wanted) if not through] + \
-        [i for i, (_, through) in enumerate(wanted) if through]
-    in_order = items_getter(sorted(range(len(wanted)), key=positions.__getitem__))
-
     def mixed(slave):
-        feedthrough = feedthrough_values(slave._feedthrough_values())
-        return list(map(convert, in_order(state_values(slave) + feedthrough)))
+        feedthrough = slave._feedthrough_values()
+        return [convert(feedthrough[name] if through else getattr(slave, name)) for name, through in wanted]
     return mixed
 
 
