@@ -30,6 +30,10 @@ import json
 import math
 from operator import attrgetter, itemgetter
 
+try:
+    import cython
+except ImportError:         # uncompiled, where Cython is not installed
+    from solvers import cython_fallback as cython
 from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Initial, Fmi2Status
@@ -226,7 +230,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         self.start_time = 0.0
         self._terminated = False
         self._model_parameters = None
-        self._feedthrough_cache = (None, None)
+        self._feedthrough_cache = (None, None, None)     # (state token, inputs, feedthrough values)
         self._state_token = 0
         self._inputs = [v for v in self.VARIABLES if v.causality == INPUT]
         self._read_inputs = values_getter([v.name for v in self._inputs])
@@ -392,25 +396,37 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         self._bounded_inputs = [(position[v.name], *v.bounds()) for v in checked
                                 if v.low is not None or v.high is not None]
 
+    @cython.locals(total=cython.double)
     def _input_problem(self, values) -> str | None:
         """None when every checked input is finite and within its range.  The screen is
         cheap: the sum of the inputs is finite only if each one is (an overflowing sum of
-        finite values only sends it to the exact check below), then the bounded ones."""
+        finite values only sends it to the exact check, :meth:`_checked_input_problem`),
+        then the bounded ones."""
         total = sum(values)
         if total - total == 0:
             for i, lo, hi in self._bounded_inputs:
                 if not lo <= values[i] <= hi:
-                    break
-            else:
-                return None
-        return next(filter(None, (var.violation(getattr(self, var.name)) for var in self._checked_inputs)), None)
+                    return self._checked_input_problem()
+            return None
+        return self._checked_input_problem()
+
+    def _checked_input_problem(self) -> str | None:
+        """The first checked input that is not finite or outside its range, in words, or None."""
+        for var in self._checked_inputs:
+            problem = var.violation(getattr(self, var.name))
+            if problem is not None:
+                return problem
+        return None
 
     @fmi_entry("fmi2DoStep")
+    @cython.locals(t=cython.double, h=cython.double, total=cython.double)
     def do_step(self, current_time: float, step_size: float) -> bool:
-        if self.state is None or self._terminated or not (0.0 < step_size < math.inf and math.isfinite(current_time)):
+        t, h = current_time, step_size
+        # x - x == 0 exactly when x is finite: 0 < h < inf and t finite
+        if self.state is None or self._terminated or not (0.0 < h and h - h == 0.0 and t - t == 0.0):
             return self._refuse(self._step_call_problem(self.state is not None, current_time, step_size))
         inputs = self._read_inputs(self)
-        problem = self._input_problem(inputs)
+        problem = self._input_problem(inputs) if inputs else None     # a source has no inputs
         if problem is not None:
             return self._refuse(f"input {problem}; step from t = {current_time} refused")
         try:
@@ -426,7 +442,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         if values is None:
             values = self._read_declared_state_outputs(self)
         total = sum(values, 0.0)         # finite only if every value is (see _nonfinite)
-        if total - total != 0:
+        if total - total != 0.0:
             problem = _nonfinite(self._declared_state_outputs, self._read_declared_state_outputs(self))
             if problem is not None:      # refused: state and outputs (functions of it) as before
                 self.state = previous
@@ -445,19 +461,25 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         set of inputs); before initialization every one is 0."""
         if self.state is None:
             return {v.name: _ZERO[v.type] for v in self.VARIABLES if v.causality == OUTPUT and v.depends}
-        key = (self._state_token, self._read_inputs(self))
-        cached_key, values = self._feedthrough_cache
-        if cached_key != key:
-            values = self.feedthrough_at(key[1])
+        token, inputs = self._state_token, self._read_inputs(self)
+        cached_token, cached_inputs, values = self._feedthrough_cache
+        if token != cached_token or inputs != cached_inputs:
+            values = self.feedthrough_at(inputs)
             total = sum(values.values(), 0.0)
-            problem = None if total - total == 0 else _nonfinite(list(values), list(values.values()))
-            if problem is not None:
-                cause = self.nonfinite_cause()
-                raise ArithmeticError(f"output {problem} at the inputs set now (inputs "
-                                      f"{dict(zip((v.name for v in self._inputs), key[1]))})"
-                                      + (f": {cause}" if cause else ""))
-            self._feedthrough_cache = (key, values)
+            if total - total != 0.0:
+                self._screen_feedthrough(values, inputs)
+            self._feedthrough_cache = (token, inputs, values)
         return values
+
+    def _screen_feedthrough(self, values: dict, inputs):
+        """ArithmeticError naming the first non-finite feedthrough value of ``values``
+        (computed at ``inputs``), with the element's words on why (``nonfinite_cause``)."""
+        problem = _nonfinite(list(values), list(values.values()))
+        if problem is not None:
+            cause = self.nonfinite_cause()
+            raise ArithmeticError(f"output {problem} at the inputs set now (inputs "
+                                  f"{dict(zip((v.name for v in self._inputs), inputs))})"
+                                  + (f": {cause}" if cause else ""))
 
     def _feedthrough_getter(self, name):
         return lambda: self._feedthrough_values()[name]
@@ -475,18 +497,20 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         try:
             names = [settable[vr] for vr in vrs]
         except KeyError as missing:
-            vr = missing.args[0]
-            var = next((v for v in self.VARIABLES if vr in self.vars and v.name == self.vars[vr].name), None)
-            what = "" if var is None else \
-                f": {var.name} is {'an' if var.type == INTEGER else 'a'} {var.type} {var.causality}"
-            raise TypeError(f"variable with valueReference={vr} is not a settable "
-                            f"{kind} (a parameter or input of this type){what}") from None
+            raise self._not_settable(missing.args[0], kind) from None
         if self.state is not None and not self._parameters.isdisjoint(names):
             fixed = [name for name in names if name in self._parameters]
-            if fixed:
-                raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "
-                                 "fmi2ExitInitializationMode (or after fmi2Reset)")
+            raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "
+                             "fmi2ExitInitializationMode (or after fmi2Reset)")
         self.__dict__.update(zip(names, values))
+
+    def _not_settable(self, vr, kind: str) -> TypeError:
+        """The error of a set of value reference ``vr`` that is no settable ``kind``."""
+        var = next((v for v in self.VARIABLES if vr in self.vars and v.name == self.vars[vr].name), None)
+        what = "" if var is None else \
+            f": {var.name} is {'an' if var.type == INTEGER else 'a'} {var.type} {var.causality}"
+        return TypeError(f"variable with valueReference={vr} is not a settable "
+                         f"{kind} (a parameter or input of this type){what}")
 
 
     @fmi_entry("fmi2GetFMUstate")
@@ -611,5 +635,10 @@ class ClockedSource(ElementSlave):
         return float(data)
 
     def advance(self, t, h):
+        return self.advance_at(t, h, ())
+
+    def advance_at(self, t, h, inputs):
+        """The time of the next communication point (a source has no inputs: ``inputs`` is
+        the empty tuple); a subclass with more state overrides this, not ``advance``."""
         return t + h
 

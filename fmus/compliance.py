@@ -61,7 +61,11 @@ class ComplianceElement(StatelessElement):
         return ()
 
     def feedthrough_outputs(self):
-        phi_rel, w_rel = twist(self.phi_1, self.w_1, self.phi_2, self.w_2, self.ratio, self.phi_rel_start)
+        return self.feedthrough_at(self._read_inputs(self))
+
+    def feedthrough_at(self, inputs):
+        phi_1, w_1, phi_2, w_2 = inputs     # FLANGE_INPUTS: the only inputs compliance_variables declares
+        phi_rel, w_rel = twist(phi_1, w_1, phi_2, w_2, self.ratio, self.phi_rel_start)
         values = self.transmitted(phi_rel, w_rel)
         tau = values.pop("tau")
         return {"tau_1": -tau / self.ratio, "tau_2": tau, "phi_rel": phi_rel, **values}

@@ -35,7 +35,11 @@ class Inertia(ElementSlave):
         return BodyState.from_json(data)
 
     def advance(self, t, h):
-        return step_damped(self.state, self.J, self.tau_1 + self.tau_2, self.d_ground, h)
+        return self.advance_at(t, h, self._read_inputs(self))
+
+    def advance_at(self, t, h, inputs):
+        tau_1, tau_2 = inputs           # the declared inputs, in order
+        return step_damped(self.state, self.J, tau_1 + tau_2, self.d_ground, h)
 
     def refresh_outputs(self):
         self.phi, self.w = self.state.phi, self.state.w

@@ -66,7 +66,8 @@ class Table(ClockedSource):
         return super().initial_state()
 
     def refresh_outputs(self):
-        self.y = table_value(self._t, self._y, self.hold, self.state)
+        self.y = y = table_value(self._t, self._y, self.hold, self.state)
+        return (y,)                     # its one state output, for doStep's screen
 
 
 class TorqueTable(Table):
@@ -105,7 +106,7 @@ class SpeedTable(Table):
         start, t = data
         return (float(start), float(t))
 
-    def advance(self, t, h):
+    def advance_at(self, t, h, inputs):
         return (self.state[0], t + h)
 
     def refresh_outputs(self):

@@ -212,6 +212,10 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         self._labels = {id(el): f"{inst} ({type(el).__name__})" for inst, el in self.elements.items()}
         self._do_steps = [(el, _unwrapped(type(el), "do_step")) for el in self._order]
         self._input_names = {id(el): [v.name for v in el._inputs] for el in self._order}
+        self._log_queues = [el.log_queue for el in self._order]     # pythonfmu keeps each list
+        # the elements whose attributes hold their feedthrough outputs at their current state
+        # and inputs (see _refresh): emptied by whatever changes a state or an input
+        self._fresh = set()
 
         self.variables = interface(self.system)
         self._vars = {v.name: v for v in self.variables}
@@ -247,12 +251,16 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         """inst.name is an output with direct feedthrough (read through _refresh)."""
         return any(v.name == name and v.causality == OUTPUT and v.depends for v in self.elements[inst].VARIABLES)
 
-    @staticmethod
-    def _refresh(elements):
+    def _refresh(self, elements):
         """Copy each element's feedthrough outputs at its current state and inputs into its
-        attributes (computed once per state and set of inputs: fmus.base's cache)."""
+        attributes (computed once per state and set of inputs: fmus.base's cache), unless
+        they are there already: an element in ``_fresh`` has had no new state or input since
+        its last copy (_exchange, _set_values, _restore and _set_fmu_state keep the set)."""
+        fresh = self._fresh
         for element in elements:
-            element.__dict__.update(element._feedthrough_values())
+            if element not in fresh:
+                element.__dict__.update(element._feedthrough_values())
+                fresh.add(element)
 
     # ------------------------------------------------------------------ exchange plan
     def _plan(self, fmu_inputs):
@@ -289,7 +297,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             writers = [(self._inbox[c[2]] if c[2] in slow else self.elements[c[2]].__dict__, c[3]) for c in chosen]
             copies = [(inst, self.elements[inst].__dict__, self._inbox[inst], [c[3] for c in chosen if c[2] == inst])
                       for inst in self.rates if any(c[2] == inst for c in chosen)]
-            self._stages.append((through, values_getter(paths), ahead, writers, copies))
+            # the elements whose inputs this stage sets (directly or from an inbox)
+            written = {self.elements[c[2]] for c in chosen}
+            self._stages.append((through, values_getter(paths), ahead, writers, copies, written))
         # does a new FMU input value change what stage 2 moves?
         sources = {f"{c[0]}.{c[1]}" for c in stages[1]}
         reach = set()
@@ -314,8 +324,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         return found
 
     def _exchange(self, stages=None):
-        components, lags = self._components, self._lags
-        for through, read, ahead, writers, copies in (self._stages if stages is None else stages):
+        components, lags, fresh = self._components, self._lags, self._fresh
+        fresh.clear()
+        for through, read, ahead, writers, copies, written in (self._stages if stages is None else stages):
             self._refresh(through)
             values = read(components)
             if ahead:
@@ -328,6 +339,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 if not lags[inst]:            # its step starts: these are its inputs
                     for name in names:
                         element_values[name] = inbox[name]
+            fresh.difference_update(written)
         self._due = 0
 
     def _targets(self) -> list:
@@ -433,14 +445,19 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         count = round(step_size / h)
         if count >= 1 and abs(step_size - count * h) <= STEP_ROUNDING * step_size:
             if count % self._frame:
-                longest = ", ".join(f"{s[0]} {s[3] * h!r} s" for s in self._slow)
-                return (f"communication step h = {step_size!r} is not a whole multiple of {self._frame * h!r} s, "
-                        f"the steps of the elements with their own rate ({longest}): give the host a step of "
-                        f"n x {self._frame * h:g} s")
+                return self._frame_problem(step_size, h)
             return count, h
         return (f"communication step h = {step_size!r} is not a whole multiple of the internal step "
                 f"{h!r} s (nearest: {max(count, 1)} x {h!r} = {max(count, 1) * h!r} s): give the host a step "
                 f"of n x {h:g} s, or set {INTERNAL_STEP} (or build with --internal-step) to a divisor of it")
+
+    def _frame_problem(self, step_size: float, h: float) -> str:
+        """Why a host step of ``step_size`` (a whole number of internal steps ``h``) does not
+        fit the steps of the elements with their own rate."""
+        longest = ", ".join(f"{s[0]} {s[3] * h!r} s" for s in self._slow)
+        return (f"communication step h = {step_size!r} is not a whole multiple of {self._frame * h!r} s, "
+                f"the steps of the elements with their own rate ({longest}): give the host a step of "
+                f"n x {self._frame * h:g} s")
 
     def _input_problem(self) -> str | None:
         for var, element, name, checked in self._input_checks:
@@ -470,7 +487,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         except Exception as exc:
             return self._refuse(f"the connections cannot be evaluated at t = {self._time()!r}: "
                                 f"{type(exc).__name__}: {exc}; step refused")
-        saved = [(el.state, el._read_inputs(el)) for el in self._order]
+        # the connections move within this step only with several internal steps, iterations
+        # or multi-rate: only then can a refused step have changed inputs to put back
+        saved = self._snapshot(count > 1 or bool(self.iterations) or bool(self._slow))
         inboxes = [dict(inbox) for inbox in self._inbox.values()]
         n, extra = self._n, self._extra
         try:
@@ -492,14 +511,14 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                                     f"of t = {self._time()!r}")
             return self._refuse(f"{where} failed ({type(exc).__name__}: {exc}); the system keeps the state of "
                                 f"t = {self._time()!r}")
-        if self._forwarded_pending():
+        if any(self._log_queues):
             self._forward_logs()
         return True
 
     def _uniform(self, count: int, h: float):
         """``count`` internal steps of every element with h (systems.master.run's step)."""
-        t = self._time()
         for j in range(count):
+            t = self._time()
             self._at = (t, h)
             if j:
                 self._exchange()
@@ -514,20 +533,19 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             else:
                 self._extra += h
             self._due = 2
-            t = self._time()
 
     def _iterated(self, t: float, h: float):
         """One internal step repeated ``iterations`` times from the saved states with every
         connection at the mean of its values at t and at t + h (systems.master.run's
         ``iterate``: the same operations in the same order)."""
         start = self._targets()
-        saved = [(el.state, el._read_inputs(el)) for el in self._order]
+        saved = self._snapshot(True)
         for round_ in range(self.iterations + 1):
             if round_:
                 self._exchange()
                 end = self._targets()
                 self._restore(saved)
-                for (*_, writers, _), first, last in zip(self._stages, start, end):
+                for (*_, writers, _, _), first, last in zip(self._stages, start, end):
                     for (target, name), a, b in zip(writers, first, last):
                         target[name] = 0.5 * (a + b)
             for element, step in self._do_steps:
@@ -573,18 +591,22 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             for inst in lags:
                 lags[inst] = 0.0
 
-    def _forwarded_pending(self) -> bool:
-        for element in self._order:
-            if element.log_queue:
-                return True
-        return False
+    def _snapshot(self, with_inputs: bool):
+        """(the elements' states, their inputs if ``with_inputs`` else None), for _restore."""
+        order = self._order
+        return [el.state for el in order], [el._read_inputs(el) for el in order] if with_inputs else None
 
-    def _restore(self, saved):
-        for element, (state, inputs) in zip(self._order, saved):
-            element.__dict__.update(zip(self._input_names[id(element)], inputs))
+    def _restore(self, snapshot):
+        """Put the elements back at the states (and inputs, when saved) of ``snapshot``."""
+        states, inputs = snapshot
+        if inputs is not None:
+            for element, values in zip(self._order, inputs):
+                element.__dict__.update(zip(self._input_names[id(element)], values))
+        for element, state in zip(self._order, states):
             element.state = state
             element._state_token += 1
             element.refresh_outputs()
+        self._fresh.clear()
 
     # ------------------------------------------------------------------ get / set
     def _get_values(self, vrs, kind: str):
@@ -611,6 +633,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                                  "fmi2ExitInitializationMode")
         for (target, name, _), value in zip(targets, values):
             target.__dict__[name] = value
+        self._fresh.clear()
         if self._initialized and self._restage and not self._due:
             self._due = 1
 
@@ -641,6 +664,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             raise StateError(f"the state was written by system code {saved.get('code')!r}, this FMU runs "
                              f"{code_fingerprint()[:12]}: set states of the same build only")
         before = self._get_fmu_state.__wrapped__(self)
+        self._fresh.clear()
         try:
             for inst, element in self.elements.items():
                 try:
