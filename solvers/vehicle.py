@@ -163,6 +163,15 @@ class Forces:
     capacity: tuple        # static capacities in CONTACTS order
 
 
+def _within_capacity(tangential, capacity, contacts) -> bool:
+    """True when |tangential[j]| <= capacity[j] for every contact j in ``contacts`` (a loop
+    that stops at the first one beyond, as all() over them did, without a generator)."""
+    for j in contacts:
+        if not abs(tangential[j]) <= capacity[j]:
+            return False
+    return True
+
+
 def _schur_complement(C, inv_mass):
     """Pivoted Cholesky factors of C M^-1 C^T (rows of C: constraint Jacobians; M^-1 =
     diag(inv_mass)), built exactly symmetric, and C M^-1.  With redundant constraints
@@ -700,7 +709,7 @@ class PlanarVehicle:
         y[n:] = self.snap(y[n:], held)
         rhs, event_functions, last = self._phase(modes, tau_f, tau_r, t0)
         f0 = rhs(0.0, y)
-        if FREE in modes or not all(abs(last[1][j]) <= last[2][j] for j in held):   # new inputs: re-decide
+        if FREE in modes or not _within_capacity(last[1], last[2], held):   # new inputs: re-decide
             modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, held, t0)
             rhs, event_functions, last = self._phase(modes, tau_f, tau_r, t0)
             f0 = None
@@ -791,8 +800,12 @@ class PlanarVehicle:
     def holds(self, q, qd, tau_f, tau_r, modes, t=0.0):
         """True when every stuck contact's force is within its capacity: then the stuck
         set is a solution of the LCP as it stands and need not be re-solved."""
-        f = self.forces(q, qd, tau_f, tau_r, modes, t)
-        return all(abs(f.tangential[j]) <= f.capacity[j] for j, m in enumerate(modes) if m == STUCK)
+        return self.forces_hold(self.forces(q, qd, tau_f, tau_r, modes, t), modes)
+
+    @staticmethod
+    def forces_hold(forces: Forces, modes) -> bool:
+        """:meth:`holds` for the forces already computed at ``modes``."""
+        return _within_capacity(forces.tangential, forces.capacity, [j for j, m in enumerate(modes) if m == STUCK])
 
     def _margin(self, yy, j, tau_f, tau_r, modes, t):
         n = self.N_COORDINATES
