@@ -138,6 +138,10 @@ def _rms(values) -> float:
     return math.sqrt(sum(v * v for v in values) / len(values))
 
 
+# The counters, the event index and the event values as C values (each value read once
+# from its function; the same comparisons); the rest stays Python.
+@cython.locals(max_steps=cython.Py_ssize_t, n_steps=cython.Py_ssize_t, attempts=cython.Py_ssize_t,
+               i=cython.Py_ssize_t, n_events=cython.Py_ssize_t, g_new=cython.double)
 def integrate(
     fun: Callable[[float, list[float]], Sequence[float]],
     t0: float,
@@ -171,6 +175,7 @@ def integrate(
         h = first_step
     h = min(h, t_end - t0)
     n_steps = attempts = 0
+    n_events = len(events)
     while attempts < max_steps:
         attempts += 1
         h = min(h, t_end - t)
@@ -182,8 +187,8 @@ def integrate(
         n_steps += 1
         t_new = t_end if t + h >= t_end else t + h
         crossed = []
-        for i, g in enumerate(events):
-            g_new = g(t_new, y_new)
+        for i in range(n_events):
+            g_new = events[i](t_new, y_new)
             if armed[i] and g_new <= 0.0:
                 crossed.append((i, g_new))
                 continue

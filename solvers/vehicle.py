@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from operator import mul
 
 try:
@@ -68,6 +69,14 @@ EVENT_BUDGET = Budget("stick/slip events", 50, 5e3, 500)
 #: length (the seed's tire hop is sqrt(k_tire / m_wheel) = 71 rad/s; the catalog takes at
 #: most 5 in one step); cap 1000 (0.5-2.5 s of CPU).
 SUBSTEP_BUDGET = Budget("integration steps", 200, 1e4, 1000)
+
+
+@lru_cache(maxsize=64)
+def _step_budgets(h: float) -> tuple[int, int]:
+    """(SUBSTEP_BUDGET.limit(h), EVENT_BUDGET.limit(h)): once per step size, not per step."""
+    return SUBSTEP_BUDGET.limit(h), EVENT_BUDGET.limit(h)
+
+
 _ADVICE = ("take a smaller communication step, or make the vehicle less stiff (the tire hop "
            "sqrt(k_tire / m_wheel), the suspension's c_susp / m_wheel, the Baumgarte gains alpha_bg, beta_bg)")
 
@@ -672,6 +681,10 @@ class PlanarVehicle:
                 corrected[k] = self.p.R * corrected[k + 2]
         return corrected
 
+    # The scalars as C doubles (float(): the values of qd's Python floats), the same IEEE
+    # operations in the same order, one Python float per value written.
+    @cython.locals(slip=cython.int, roll=cython.int, k=cython.int, R=cython.double, weight=cython.double,
+                   root=cython.double, change=cython.double, speed=cython.double)
     def _fast_snap(self, qd, contacts):
         """:meth:`snap` of this class in closed form (the same operations: the contacts'
         Schur complement is diagonal across the wheels, so its pivoted Cholesky factors are
@@ -686,11 +699,12 @@ class PlanarVehicle:
                 if slip in contacts:
                     corrected[k] = R * 0.0
             elif slip in contacts:
-                weight = -R * inv_mass[k + 2]
-                root = math.sqrt(inv_mass[k] + weight * -R)
-                change = (qd[k] + -R * qd[k + 2]) / root / root
-                corrected[k + 2] = qd[k + 2] - weight * change
-                corrected[k] = R * corrected[k + 2]
+                weight = -R * float(inv_mass[k + 2])
+                root = math.sqrt(float(inv_mass[k]) + weight * -R)
+                change = (float(qd[k]) + -R * float(qd[k + 2])) / root / root
+                speed = float(qd[k + 2]) - weight * change
+                corrected[k + 2] = speed
+                corrected[k] = R * speed
         return corrected
 
     def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float, t0: float = 0.0) -> StepResult:
@@ -700,7 +714,7 @@ class PlanarVehicle:
         n = self.N_COORDINATES
         modes = tuple(state.modes)
         t, events = 0.0, []
-        substeps, max_events = SUBSTEP_BUDGET.limit(h), EVENT_BUDGET.limit(h)
+        substeps, max_events = _step_budgets(h)
         # a contact left FREE (no normal force) slides now if it moved, else is re-decided
         if FREE in modes:
             modes = tuple(sliding if m == FREE and sliding != STUCK else m
