@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
+from typing import NamedTuple
 from operator import mul
 
 try:
@@ -148,8 +149,10 @@ class VehicleParams:
         return out
 
 
-@dataclass(frozen=True)
-class VehicleState:
+class VehicleState(NamedTuple):
+    """q, q' and the contact modes (a named tuple, as solvers.friction.ChainState: made at
+    every step, at the cost of a tuple)."""
+
     q: tuple
     qd: tuple
     modes: tuple = (STUCK,) * 4
@@ -162,9 +165,9 @@ class VehicleState:
         return cls(tuple(data[0]), tuple(data[1]), tuple(Mode(m) for m in data[2]))
 
 
-@dataclass(frozen=True)
-class Forces:
-    """Everything the outputs need at one instant."""
+class Forces(NamedTuple):
+    """Everything the outputs need at one instant (a named tuple: made at every evaluation
+    of the forces, at the cost of a tuple)."""
 
     qdd: list
     normal: tuple          # F_N front, rear
