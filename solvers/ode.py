@@ -76,6 +76,12 @@ class OdeResult(NamedTuple):
 _A1, _A2, _A3, _A4, _A5, _A6 = _A[1:]
 
 
+def _listed(values) -> list:
+    """``values`` as a list (the object itself when it is one): the derivatives a function
+    returns as any sequence, indexed by :func:`_rk_step` as lists (at C speed, compiled)."""
+    return values if type(values) is list else list(values)
+
+
 # The coefficients as C doubles and each comprehension a C loop over the state's index i:
 # each element of a stage sum is the same IEEE operations in the same order (gcc
 # -ffp-contract=off) on the values read from the lists (float(): a C double from a Python
@@ -83,30 +89,31 @@ _A1, _A2, _A3, _A4, _A5, _A6 = _A[1:]
 # no tuple per element (as a zip over the lists made).
 @cython.locals(c0=cython.double, c1=cython.double, c2=cython.double, c3=cython.double, c4=cython.double,
                c5=cython.double, e0=cython.double, e2=cython.double, e3=cython.double, e4=cython.double,
-               e5=cython.double, e6=cython.double, n=cython.Py_ssize_t, i=cython.Py_ssize_t)
+               e5=cython.double, e6=cython.double, n=cython.Py_ssize_t, i=cython.Py_ssize_t, y=list, k0=list,
+               k1=list, k2=list, k3=list, k4=list, k5=list, k6=list)
 def _rk_step(fun, t, y, k0, h):
-    """One Dormand-Prince step from (t, y) with derivative k0; returns y_new, f_new, err.
-    Each stage sum is one comprehension adding the terms in tableau order, one coefficient
-    at a time from the left (zero coefficients left out): the same operations in the same
-    order as a loop over the tableau, at a fraction of its cost for a few dozen states."""
+    """One Dormand-Prince step from (t, y) with derivative k0 (lists); returns y_new, f_new,
+    err.  Each stage sum is one comprehension adding the terms in tableau order, one
+    coefficient at a time from the left (zero coefficients left out): the same operations in
+    the same order as a loop over the tableau, at a fraction of its cost for a few dozen states."""
     n = len(y)
     c0 = h * _A1[0]
-    k1 = fun(t + _C[1] * h, [float(y[i]) + c0 * float(k0[i]) for i in range(n)])
+    k1 = _listed(fun(t + _C[1] * h, [float(y[i]) + c0 * float(k0[i]) for i in range(n)]))
     c0, c1 = h * _A2[0], h * _A2[1]
-    k2 = fun(t + _C[2] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) for i in range(n)])
+    k2 = _listed(fun(t + _C[2] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) for i in range(n)]))
     c0, c1, c2 = h * _A3[0], h * _A3[1], h * _A3[2]
-    k3 = fun(t + _C[3] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
-                             for i in range(n)])
+    k3 = _listed(fun(t + _C[3] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
+                                     for i in range(n)]))
     c0, c1, c2, c3 = h * _A4[0], h * _A4[1], h * _A4[2], h * _A4[3]
-    k4 = fun(t + _C[4] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
-                             + c3 * float(k3[i]) for i in range(n)])
+    k4 = _listed(fun(t + _C[4] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
+                                     + c3 * float(k3[i]) for i in range(n)]))
     c0, c1, c2, c3, c4 = h * _A5[0], h * _A5[1], h * _A5[2], h * _A5[3], h * _A5[4]
-    k5 = fun(t + _C[5] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
-                             + c3 * float(k3[i]) + c4 * float(k4[i]) for i in range(n)])
+    k5 = _listed(fun(t + _C[5] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
+                                     + c3 * float(k3[i]) + c4 * float(k4[i]) for i in range(n)]))
     c0, c2, c3, c4, c5 = h * _A6[0], h * _A6[2], h * _A6[3], h * _A6[4], h * _A6[5]     # _A6[1] == 0
     y_new = [float(y[i]) + c0 * float(k0[i]) + c2 * float(k2[i]) + c3 * float(k3[i]) + c4 * float(k4[i])
              + c5 * float(k5[i]) for i in range(n)]
-    k6 = fun(t + _C[6] * h, y_new)      # stage 7 is evaluated at the 5th-order solution (FSAL)
+    k6 = _listed(fun(t + _C[6] * h, y_new))      # stage 7 is evaluated at the 5th-order solution (FSAL)
     e0, e2, e3, e4, e5, e6 = h * _E[0], h * _E[2], h * _E[3], h * _E[4], h * _E[5], h * _E[6]  # _E[1] == 0
     err = [0.0 + e0 * float(k0[i]) + e2 * float(k2[i]) + e3 * float(k3[i]) + e4 * float(k4[i])
            + e5 * float(k5[i]) + e6 * float(k6[i]) for i in range(n)]
@@ -163,7 +170,7 @@ def integrate(
         raise ValueError(f"t_end = {t_end!r} must be greater than t0 = {t0!r}")
     y = [float(v) for v in y0]
     t = t0
-    f = fun(t, y) if f0 is None else f0
+    f = _listed(fun(t, y) if f0 is None else f0)
     g_prev = [g(t, y) for g in events]
     armed = [gp > 0.0 for gp in g_prev]
     if first_step is None:
