@@ -89,7 +89,7 @@ def _listed(values) -> list:
 # no tuple per element (as a zip over the lists made).
 @cython.locals(c0=cython.double, c1=cython.double, c2=cython.double, c3=cython.double, c4=cython.double,
                c5=cython.double, e0=cython.double, e2=cython.double, e3=cython.double, e4=cython.double,
-               e5=cython.double, e6=cython.double, n=cython.Py_ssize_t, i=cython.Py_ssize_t, y=list, k0=list,
+               e5=cython.double, e6=cython.double, n=cython.int, i=cython.int, y=list, k0=list,
                k1=list, k2=list, k3=list, k4=list, k5=list, k6=list)
 def _rk_step(fun, t, y, k0, h):
     """One Dormand-Prince step from (t, y) with derivative k0 (lists); returns y_new, f_new,
@@ -125,7 +125,7 @@ def _rk_step(fun, t, y, k0, h):
 # sum of the squares from 0.0, left to right, as sum() of floats; division by zero still
 # raises), no Python float per element.
 @cython.locals(atol=cython.double, rtol=cython.double, e=cython.double, a=cython.double, b=cython.double,
-               value=cython.double, total=cython.double, n=cython.Py_ssize_t, i=cython.Py_ssize_t)
+               value=cython.double, total=cython.double, n=cython.int, i=cython.int)
 def _error_norm(err, y, y_new, atol, rtol) -> float:
     """RMS of e / (atol + rtol max(|a|, |b|)) over the error estimates e of a step from the
     states a to b, the absolute values and the maximum taken without a call."""
@@ -147,8 +147,8 @@ def _rms(values) -> float:
 
 # The counters, the event index and the event values as C values (each value read once
 # from its function; the same comparisons); the rest stays Python.
-@cython.locals(max_steps=cython.Py_ssize_t, n_steps=cython.Py_ssize_t, attempts=cython.Py_ssize_t,
-               i=cython.Py_ssize_t, n_events=cython.Py_ssize_t, g_new=cython.double)
+@cython.locals(max_steps=cython.int, n_steps=cython.int, attempts=cython.int,
+               i=cython.int, n_events=cython.int, g_new=cython.double)
 def integrate(
     fun: Callable[[float, list[float]], Sequence[float]],
     t0: float,
