@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from solvers.friction import Mode
+from solvers.friction import FREE, STUCK
 from solvers.vehicle import PlanarVehicle, VehicleParams, VehicleState
 
 from .base import ElementSlave
@@ -84,17 +84,20 @@ class Vehicle(ElementSlave):
         q, qd = s.q, s.qd
         self.x, self.v, self.pitch = q[0], qd[0], q[2]
         self.phi_wheel_f, self.w_wheel_f, self.phi_wheel_r, self.w_wheel_r = q[5], qd[5], q[8], qd[8]
-        self.F_n_f, self.F_n_r, self.v_slip_f, self.v_slip_r, self.drift = model.state_outputs(q, qd)
-        self.stick_f, self.stick_r = s.modes[0] == Mode.STUCK, s.modes[2] == Mode.STUCK
+        self.F_n_f, self.F_n_r, self.v_slip_f, self.v_slip_r, self.drift = outputs = model.state_outputs(q, qd)
+        self.stick_f, self.stick_r = s.modes[0] == STUCK, s.modes[2] == STUCK
+        # every state output, for doStep's screen of non-finite values (ElementSlave.refresh_outputs)
+        return (q[0], qd[0], q[2], q[5], qd[5], q[8], qd[8], *outputs)
 
     def feedthrough_outputs(self):
         model, s = self.model, self.state
-        held = [j for j, m in enumerate(s.modes) if m == Mode.STUCK]
         modes = s.modes
-        if Mode.FREE in modes or not model.holds(s.q, s.qd, self.tau_wheel_f, self.tau_wheel_r, modes):
-            # the stuck forces exceed their capacities at these inputs (or a contact is
-            # free): re-decided by the LCP; else the stuck set stands (as in the step)
+        # the forces at the stuck set as it stands; re-decided by the LCP when a contact is
+        # free or the stuck forces exceed their capacities at these inputs (as in the step)
+        forces = None if FREE in modes else model.forces(s.q, s.qd, self.tau_wheel_f, self.tau_wheel_r, modes)
+        if forces is None or not model.forces_hold(forces, modes):
+            held = [j for j, m in enumerate(modes) if m == STUCK]
             modes = model.resolve(s.q, s.qd, self.tau_wheel_f, self.tau_wheel_r, s.modes, held)
-        forces = model.forces(s.q, s.qd, self.tau_wheel_f, self.tau_wheel_r, modes)
+            forces = model.forces(s.q, s.qd, self.tau_wheel_f, self.tau_wheel_r, modes)
         return {"ax": forces.qdd[0], "pitch_acc": forces.qdd[2],
                 "F_t_f": forces.tangential[0], "F_t_r": forces.tangential[2]}

@@ -27,7 +27,6 @@ above ``max_steps``; the callers' budgets then have that much less left).
 from __future__ import annotations
 
 import math
-from operator import mul
 from typing import Callable, NamedTuple, Sequence
 
 try:
@@ -77,50 +76,68 @@ class OdeResult(NamedTuple):
 _A1, _A2, _A3, _A4, _A5, _A6 = _A[1:]
 
 
-# The coefficients and the comprehensions' loop variables as C doubles: each element of a
-# stage sum is the same IEEE operations in the same order (gcc -ffp-contract=off), with one
-# Python float allocated for the result instead of one per operation.
+def _listed(values) -> list:
+    """``values`` as a list (the object itself when it is one): the derivatives a function
+    returns as any sequence, indexed by :func:`_rk_step` as lists (at C speed, compiled)."""
+    return values if type(values) is list else list(values)
+
+
+# The coefficients as C doubles and each comprehension a C loop over the state's index i:
+# each element of a stage sum is the same IEEE operations in the same order (gcc
+# -ffp-contract=off) on the values read from the lists (float(): a C double from a Python
+# float), with one Python float allocated for the result instead of one per operation and
+# no tuple per element (as a zip over the lists made).
 @cython.locals(c0=cython.double, c1=cython.double, c2=cython.double, c3=cython.double, c4=cython.double,
                c5=cython.double, e0=cython.double, e2=cython.double, e3=cython.double, e4=cython.double,
-               e5=cython.double, e6=cython.double, v=cython.double, d0=cython.double, d1=cython.double,
-               d2=cython.double, d3=cython.double, d4=cython.double, d5=cython.double, d6=cython.double)
+               e5=cython.double, e6=cython.double, n=cython.int, i=cython.int, y=list, k0=list,
+               k1=list, k2=list, k3=list, k4=list, k5=list, k6=list)
 def _rk_step(fun, t, y, k0, h):
-    """One Dormand-Prince step from (t, y) with derivative k0; returns y_new, f_new, err.
-    Each stage sum is one comprehension adding the terms in tableau order, one coefficient
-    at a time from the left (zero coefficients left out): the same operations in the same
-    order as a loop over the tableau, at a fraction of its cost for a few dozen states."""
+    """One Dormand-Prince step from (t, y) with derivative k0 (lists); returns y_new, f_new,
+    err.  Each stage sum is one comprehension adding the terms in tableau order, one
+    coefficient at a time from the left (zero coefficients left out): the same operations in
+    the same order as a loop over the tableau, at a fraction of its cost for a few dozen states."""
+    n = len(y)
     c0 = h * _A1[0]
-    k1 = fun(t + _C[1] * h, [v + c0 * d0 for v, d0 in zip(y, k0)])
+    k1 = _listed(fun(t + _C[1] * h, [float(y[i]) + c0 * float(k0[i]) for i in range(n)]))
     c0, c1 = h * _A2[0], h * _A2[1]
-    k2 = fun(t + _C[2] * h, [v + c0 * d0 + c1 * d1 for v, d0, d1 in zip(y, k0, k1)])
+    k2 = _listed(fun(t + _C[2] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) for i in range(n)]))
     c0, c1, c2 = h * _A3[0], h * _A3[1], h * _A3[2]
-    k3 = fun(t + _C[3] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 for v, d0, d1, d2 in zip(y, k0, k1, k2)])
+    k3 = _listed(fun(t + _C[3] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
+                                     for i in range(n)]))
     c0, c1, c2, c3 = h * _A4[0], h * _A4[1], h * _A4[2], h * _A4[3]
-    k4 = fun(t + _C[4] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 + c3 * d3
-                             for v, d0, d1, d2, d3 in zip(y, k0, k1, k2, k3)])
+    k4 = _listed(fun(t + _C[4] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
+                                     + c3 * float(k3[i]) for i in range(n)]))
     c0, c1, c2, c3, c4 = h * _A5[0], h * _A5[1], h * _A5[2], h * _A5[3], h * _A5[4]
-    k5 = fun(t + _C[5] * h, [v + c0 * d0 + c1 * d1 + c2 * d2 + c3 * d3 + c4 * d4
-                             for v, d0, d1, d2, d3, d4 in zip(y, k0, k1, k2, k3, k4)])
+    k5 = _listed(fun(t + _C[5] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
+                                     + c3 * float(k3[i]) + c4 * float(k4[i]) for i in range(n)]))
     c0, c2, c3, c4, c5 = h * _A6[0], h * _A6[2], h * _A6[3], h * _A6[4], h * _A6[5]     # _A6[1] == 0
-    y_new = [v + c0 * d0 + c2 * d2 + c3 * d3 + c4 * d4 + c5 * d5
-             for v, d0, d2, d3, d4, d5 in zip(y, k0, k2, k3, k4, k5)]
-    k6 = fun(t + _C[6] * h, y_new)      # stage 7 is evaluated at the 5th-order solution (FSAL)
+    y_new = [float(y[i]) + c0 * float(k0[i]) + c2 * float(k2[i]) + c3 * float(k3[i]) + c4 * float(k4[i])
+             + c5 * float(k5[i]) for i in range(n)]
+    k6 = _listed(fun(t + _C[6] * h, y_new))      # stage 7 is evaluated at the 5th-order solution (FSAL)
     e0, e2, e3, e4, e5, e6 = h * _E[0], h * _E[2], h * _E[3], h * _E[4], h * _E[5], h * _E[6]  # _E[1] == 0
-    err = [0.0 + e0 * d0 + e2 * d2 + e3 * d3 + e4 * d4 + e5 * d5 + e6 * d6
-           for d0, d2, d3, d4, d5, d6 in zip(k0, k2, k3, k4, k5, k6)]
+    err = [0.0 + e0 * float(k0[i]) + e2 * float(k2[i]) + e3 * float(k3[i]) + e4 * float(k4[i])
+           + e5 * float(k5[i]) + e6 * float(k6[i]) for i in range(n)]
     return y_new, k6, err
 
 
-# The tolerances and the comprehensions' loop variables as C doubles: the same IEEE
-# operations in the same order (division by zero still raises), one Python float per element.
+# The tolerances, the sum and the loop variables as C doubles, one C loop over the index:
+# the same IEEE operations in the same order as the RMS of the list of scaled errors (the
+# sum of the squares from 0.0, left to right, as sum() of floats; division by zero still
+# raises), no Python float per element.
 @cython.locals(atol=cython.double, rtol=cython.double, e=cython.double, a=cython.double, b=cython.double,
-               v=cython.double)
+               value=cython.double, total=cython.double, n=cython.int, i=cython.int)
 def _error_norm(err, y, y_new, atol, rtol) -> float:
     """RMS of e / (atol + rtol max(|a|, |b|)) over the error estimates e of a step from the
     states a to b, the absolute values and the maximum taken without a call."""
-    values = [e / (atol + rtol * (a if a >= b else b))
-              for e, a, b in zip(err, [-v if v < 0.0 else v for v in y], [-v if v < 0.0 else v for v in y_new])]
-    return math.sqrt(sum(map(mul, values, values)) / len(values))
+    n = len(err)
+    total = 0.0
+    for i in range(n):
+        e, a, b = float(err[i]), float(y[i]), float(y_new[i])
+        a = -a if a < 0.0 else a
+        b = -b if b < 0.0 else b
+        value = e / (atol + rtol * (a if a >= b else b))
+        total += value * value
+    return math.sqrt(total / n)
 
 
 def _rms(values) -> float:
@@ -128,6 +145,10 @@ def _rms(values) -> float:
     return math.sqrt(sum(v * v for v in values) / len(values))
 
 
+# The counters, the event index and the event values as C values (each value read once
+# from its function; the same comparisons); the rest stays Python.
+@cython.locals(max_steps=cython.int, n_steps=cython.int, attempts=cython.int,
+               i=cython.int, n_events=cython.int, g_new=cython.double)
 def integrate(
     fun: Callable[[float, list[float]], Sequence[float]],
     t0: float,
@@ -149,7 +170,7 @@ def integrate(
         raise ValueError(f"t_end = {t_end!r} must be greater than t0 = {t0!r}")
     y = [float(v) for v in y0]
     t = t0
-    f = fun(t, y) if f0 is None else f0
+    f = _listed(fun(t, y) if f0 is None else f0)
     g_prev = [g(t, y) for g in events]
     armed = [gp > 0.0 for gp in g_prev]
     if first_step is None:
@@ -161,6 +182,7 @@ def integrate(
         h = first_step
     h = min(h, t_end - t0)
     n_steps = attempts = 0
+    n_events = len(events)
     while attempts < max_steps:
         attempts += 1
         h = min(h, t_end - t)
@@ -172,8 +194,8 @@ def integrate(
         n_steps += 1
         t_new = t_end if t + h >= t_end else t + h
         crossed = []
-        for i, g in enumerate(events):
-            g_new = g(t_new, y_new)
+        for i in range(n_events):
+            g_new = events[i](t_new, y_new)
             if armed[i] and g_new <= 0.0:
                 crossed.append((i, g_new))
                 continue

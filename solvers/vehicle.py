@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from typing import NamedTuple
 from operator import mul
 
 try:
@@ -68,6 +70,14 @@ EVENT_BUDGET = Budget("stick/slip events", 50, 5e3, 500)
 #: length (the seed's tire hop is sqrt(k_tire / m_wheel) = 71 rad/s; the catalog takes at
 #: most 5 in one step); cap 1000 (0.5-2.5 s of CPU).
 SUBSTEP_BUDGET = Budget("integration steps", 200, 1e4, 1000)
+
+
+@lru_cache(maxsize=64)
+def _step_budgets(h: float) -> tuple[int, int]:
+    """(SUBSTEP_BUDGET.limit(h), EVENT_BUDGET.limit(h)): once per step size, not per step."""
+    return SUBSTEP_BUDGET.limit(h), EVENT_BUDGET.limit(h)
+
+
 _ADVICE = ("take a smaller communication step, or make the vehicle less stiff (the tire hop "
            "sqrt(k_tire / m_wheel), the suspension's c_susp / m_wheel, the Baumgarte gains alpha_bg, beta_bg)")
 
@@ -139,8 +149,10 @@ class VehicleParams:
         return out
 
 
-@dataclass(frozen=True)
-class VehicleState:
+class VehicleState(NamedTuple):
+    """q, q' and the contact modes (a named tuple, as solvers.friction.ChainState: made at
+    every step, at the cost of a tuple)."""
+
     q: tuple
     qd: tuple
     modes: tuple = (STUCK,) * 4
@@ -153,14 +165,23 @@ class VehicleState:
         return cls(tuple(data[0]), tuple(data[1]), tuple(Mode(m) for m in data[2]))
 
 
-@dataclass(frozen=True)
-class Forces:
-    """Everything the outputs need at one instant."""
+class Forces(NamedTuple):
+    """Everything the outputs need at one instant (a named tuple: made at every evaluation
+    of the forces, at the cost of a tuple)."""
 
     qdd: list
     normal: tuple          # F_N front, rear
     tangential: tuple      # contact forces in CONTACTS order (tire force, rolling torque, ...)
     capacity: tuple        # static capacities in CONTACTS order
+
+
+def _within_capacity(tangential, capacity, contacts) -> bool:
+    """True when |tangential[j]| <= capacity[j] for every contact j in ``contacts`` (a loop
+    that stops at the first one beyond, as all() over them did, without a generator)."""
+    for j in contacts:
+        if not abs(tangential[j]) <= capacity[j]:
+            return False
+    return True
 
 
 def _schur_complement(C, inv_mass):
@@ -663,6 +684,10 @@ class PlanarVehicle:
                 corrected[k] = self.p.R * corrected[k + 2]
         return corrected
 
+    # The scalars as C doubles (float(): the values of qd's Python floats), the same IEEE
+    # operations in the same order, one Python float per value written.
+    @cython.locals(slip=cython.int, roll=cython.int, k=cython.int, R=cython.double, weight=cython.double,
+                   root=cython.double, change=cython.double, speed=cython.double)
     def _fast_snap(self, qd, contacts):
         """:meth:`snap` of this class in closed form (the same operations: the contacts'
         Schur complement is diagonal across the wheels, so its pivoted Cholesky factors are
@@ -677,11 +702,12 @@ class PlanarVehicle:
                 if slip in contacts:
                     corrected[k] = R * 0.0
             elif slip in contacts:
-                weight = -R * inv_mass[k + 2]
-                root = math.sqrt(inv_mass[k] + weight * -R)
-                change = (qd[k] + -R * qd[k + 2]) / root / root
-                corrected[k + 2] = qd[k + 2] - weight * change
-                corrected[k] = R * corrected[k + 2]
+                weight = -R * float(inv_mass[k + 2])
+                root = math.sqrt(float(inv_mass[k]) + weight * -R)
+                change = (float(qd[k]) + -R * float(qd[k + 2])) / root / root
+                speed = float(qd[k + 2]) - weight * change
+                corrected[k + 2] = speed
+                corrected[k] = R * speed
         return corrected
 
     def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float, t0: float = 0.0) -> StepResult:
@@ -691,7 +717,7 @@ class PlanarVehicle:
         n = self.N_COORDINATES
         modes = tuple(state.modes)
         t, events = 0.0, []
-        substeps, max_events = SUBSTEP_BUDGET.limit(h), EVENT_BUDGET.limit(h)
+        substeps, max_events = _step_budgets(h)
         # a contact left FREE (no normal force) slides now if it moved, else is re-decided
         if FREE in modes:
             modes = tuple(sliding if m == FREE and sliding != STUCK else m
@@ -700,7 +726,7 @@ class PlanarVehicle:
         y[n:] = self.snap(y[n:], held)
         rhs, event_functions, last = self._phase(modes, tau_f, tau_r, t0)
         f0 = rhs(0.0, y)
-        if FREE in modes or not all(abs(last[1][j]) <= last[2][j] for j in held):   # new inputs: re-decide
+        if FREE in modes or not _within_capacity(last[1], last[2], held):   # new inputs: re-decide
             modes = self.resolve(y[:n], y[n:], tau_f, tau_r, modes, held, t0)
             rhs, event_functions, last = self._phase(modes, tau_f, tau_r, t0)
             f0 = None
@@ -791,8 +817,12 @@ class PlanarVehicle:
     def holds(self, q, qd, tau_f, tau_r, modes, t=0.0):
         """True when every stuck contact's force is within its capacity: then the stuck
         set is a solution of the LCP as it stands and need not be re-solved."""
-        f = self.forces(q, qd, tau_f, tau_r, modes, t)
-        return all(abs(f.tangential[j]) <= f.capacity[j] for j, m in enumerate(modes) if m == STUCK)
+        return self.forces_hold(self.forces(q, qd, tau_f, tau_r, modes, t), modes)
+
+    @staticmethod
+    def forces_hold(forces: Forces, modes) -> bool:
+        """:meth:`holds` for the forces already computed at ``modes``."""
+        return _within_capacity(forces.tangential, forces.capacity, [j for j, m in enumerate(modes) if m == STUCK])
 
     def _margin(self, yy, j, tau_f, tau_r, modes, t):
         n = self.N_COORDINATES
