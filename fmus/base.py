@@ -422,9 +422,10 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
     @cython.locals(t=cython.double, h=cython.double, total=cython.double)
     def do_step(self, current_time: float, step_size: float) -> bool:
         t, h = current_time, step_size
+        previous = self.state
         # x - x == 0 exactly when x is finite: 0 < h < inf and t finite
-        if self.state is None or self._terminated or not (0.0 < h and h - h == 0.0 and t - t == 0.0):
-            return self._refuse(self._step_call_problem(self.state is not None, current_time, step_size))
+        if previous is None or self._terminated or not (0.0 < h and h - h == 0.0 and t - t == 0.0):
+            return self._refuse(self._step_call_problem(previous is not None, current_time, step_size))
         inputs = self._read_inputs(self)
         problem = self._input_problem(inputs) if inputs else None     # a source has no inputs
         if problem is not None:
@@ -436,7 +437,6 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
             return self._refuse(f"step from t = {current_time} with h = {step_size} refused by an "
                                 f"internal error {type(exc).__name__}: {exc}")
-        previous = self.state
         self.state = new_state
         values = self.refresh_outputs()
         if values is None:

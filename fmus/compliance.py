@@ -65,7 +65,8 @@ class ComplianceElement(StatelessElement):
 
     def feedthrough_at(self, inputs):
         phi_1, w_1, phi_2, w_2 = inputs     # FLANGE_INPUTS: the only inputs compliance_variables declares
-        phi_rel, w_rel = twist(phi_1, w_1, phi_2, w_2, self.ratio, self.phi_rel_start)
+        ratio = self.ratio
+        phi_rel, w_rel = twist(phi_1, w_1, phi_2, w_2, ratio, self.phi_rel_start)
         values = self.transmitted(phi_rel, w_rel)
         tau = values.pop("tau")
-        return {"tau_1": -tau / self.ratio, "tau_2": tau, "phi_rel": phi_rel, **values}
+        return {"tau_1": -tau / ratio, "tau_2": tau, "phi_rel": phi_rel, **values}

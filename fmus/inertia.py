@@ -42,7 +42,7 @@ class Inertia(ElementSlave):
         return step_damped(self.state, self.J, tau_1 + tau_2, self.d_ground, h)
 
     def refresh_outputs(self):
-        self.phi, self.w = self.state.phi, self.state.w
+        self.phi, self.w = self.state       # BodyState (phi, w)
 
     def feedthrough_outputs(self):
         return {"a": (self.tau_1 + self.tau_2 - self.d_ground * self.state.w) / self.J}

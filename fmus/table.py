@@ -63,10 +63,13 @@ class Table(ClockedSource):
 
     def initial_state(self):
         self._t, self._y = table_points(vars(self))       # parameters checked: n_points is valid
+        # (times, values, hold) in one attribute: refresh_outputs reads it at every step
+        self._table = (self._t, self._y, self.hold)
         return super().initial_state()
 
     def refresh_outputs(self):
-        self.y = y = table_value(self._t, self._y, self.hold, self.state)
+        times, values, hold = self._table
+        self.y = y = table_value(times, values, hold, self.state)
         return (y,)                     # its one state output, for doStep's screen
 
 

@@ -13,7 +13,13 @@ is integrated with :func:`solvers.ode.integrate`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from functools import partial
+from typing import NamedTuple
+
+try:
+    import cython
+except ImportError:         # uncompiled, where Cython is not installed
+    from . import cython_fallback as cython
 
 from .budget import Budget
 from .ode import IntegrationError, integrate
@@ -26,8 +32,10 @@ from .ode import IntegrationError, integrate
 ENGINE_SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 20_000)
 
 
-@dataclass(frozen=True)
-class BodyState:
+class BodyState(NamedTuple):
+    """Angle and speed of a body; immutable (a NamedTuple: built at every step, it costs a
+    fraction of a frozen dataclass, as solvers.friction.ChainState)."""
+
     phi: float
     w: float
 
@@ -37,6 +45,9 @@ class BodyState:
     @classmethod
     def from_json(cls, data) -> "BodyState":
         return cls(*data)
+
+
+_new_body_state = partial(tuple.__new__, BodyState)     # BodyState from a tuple, no Python-level __new__
 
 
 def _p1(x: float) -> float:
@@ -53,15 +64,17 @@ def _p2(x: float) -> float:
     return (x + math.expm1(-x)) / (x * x)
 
 
+@cython.locals(inertia=cython.double, torque=cython.double, damping=cython.double, h=cython.double,
+               phi=cython.double, w=cython.double, x=cython.double, impulse=cython.double, p1=cython.double)
 def step_damped(state: BodyState, inertia: float, torque: float, damping: float, h: float) -> BodyState:
     """Exact step of J w' = T - d w (module docstring)."""
+    phi, w = state
     if damping == 0.0:
-        return BodyState(state.phi + state.w * h + 0.5 * torque / inertia * h * h,
-                         state.w + torque / inertia * h)
+        return _new_body_state((phi + w * h + 0.5 * torque / inertia * h * h, w + torque / inertia * h))
     x = damping * h / inertia
     impulse = torque * h / inertia
-    return BodyState(state.phi + state.w * h * _p1(x) + impulse * h * _p2(x),
-                     state.w * math.exp(-x) + impulse * _p1(x))
+    p1 = _p1(x)
+    return _new_body_state((phi + w * h * p1 + impulse * h * _p2(x), w * math.exp(-x) + impulse * p1))
 
 
 def engine_torque(t: float, w: float, mean: float, h2: float, h4: float) -> float:

@@ -8,18 +8,32 @@ the trapezoidal rule on each linear piece, the rectangle rule on each held one.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+
+try:
+    import cython
+except ImportError:         # uncompiled, where Cython is not installed
+    from . import cython_fallback as cython
 
 
+@cython.locals(t=cython.double, index=cython.int, n=cython.int, t_i=cython.double, t_next=cython.double,
+               y_i=cython.double, y_next=cython.double, fraction=cython.double)
 def table_value(times, values, hold: bool, t: float) -> float:
     """The table (strictly increasing ``times``, same-length ``values``) at time ``t``."""
-    index = bisect_right(times, t) - 1            # last point at or before t (-1: before all)
+    n = len(times)
+    index = 0                   # the points at or before t, counted as bisect_right counts them
+    while index < n:
+        t_i = times[index]
+        if t < t_i:
+            break
+        index += 1
+    index -= 1                  # last point at or before t (-1: before all)
     if index < 0:
         return values[0]
-    if hold or index == len(times) - 1:
+    if hold or index == n - 1:
         return values[index]
-    fraction = (t - times[index]) / (times[index + 1] - times[index])
-    return values[index] + (values[index + 1] - values[index]) * fraction
+    t_i, t_next, y_i, y_next = times[index], times[index + 1], values[index], values[index + 1]
+    fraction = (t - t_i) / (t_next - t_i)
+    return y_i + (y_next - y_i) * fraction
 
 
 def table_integral(times, values, hold: bool, t: float) -> float:

@@ -41,7 +41,6 @@ import math
 import os
 from dataclasses import replace
 from functools import partial
-from types import SimpleNamespace
 
 from pythonfmu import Fmi2Slave
 from pythonfmu.default_experiment import DefaultExperiment
@@ -49,7 +48,7 @@ from pythonfmu.enums import Fmi2Status
 
 import fmus
 from fmus.base import (CONVERT, ElementSlave, FmiCallError, FmiCommonCalls, ParameterError, StateError, fmi_entry,
-                        PlanCache, values_getter)
+                        PlanCache)
 from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -147,18 +146,37 @@ def interface(description: dict) -> list[Var]:
     return variables
 
 
-def _get_plan(table: dict, kind: str, vrs):
+def _variables_reader(elements: dict, paths):
+    """A function returning the list of the element variables ``paths`` ('inst.var'; ``elements``:
+    instance name -> element).  Every variable is an attribute in its element's __dict__ (a
+    feedthrough output once Composite._refresh has copied it there): read as an item, it
+    costs a fraction of an attribute look-up through the element's class hierarchy."""
+    pairs = [(elements[inst].__dict__, name) for inst, name in (path.split(".", 1) for path in paths)]
+
+    def read():
+        return [attributes[name] for attributes, name in pairs]
+    return read
+
+
+def _get_plan(elements: dict, table: dict, kind: str, vrs):
     """(elements to refresh, reader of the element variables, positions of internal_step)
-    for the value references ``vrs`` of type ``kind`` (``table``: value reference -> (inst.var
-    or None for internal_step, element whose feedthrough output it is or None));
-    TypeError naming one that is not of that type."""
+    for the value references ``vrs`` of type ``kind`` (``elements``: instance name -> element;
+    ``table``: value reference -> (inst.var or None for internal_step, element whose
+    feedthrough output it is or None)); TypeError naming one that is not of that type."""
     try:
         sources = [table[vr] for vr in vrs]
     except KeyError as missing:
         raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
-    through = list({id(element): element for _, element in sources if element is not None}.values())
+    through = _feedthrough_sources(element for _, element in sources if element is not None)
     own = [i for i, (path, _) in enumerate(sources) if path is None]
-    return through, values_getter([path for path, _ in sources if path is not None]), own
+    return through, _variables_reader(elements, [path for path, _ in sources if path is not None]), own
+
+
+def _feedthrough_sources(elements) -> list:
+    """(element, its attributes, its _feedthrough_values) of each of ``elements`` once, in
+    order of first appearance: what Composite._refresh reads at every step, looked up once."""
+    unique = {id(element): element for element in elements}.values()
+    return [(element, element.__dict__, element._feedthrough_values) for element in unique]
 
 
 def read_description(resources: str) -> dict:
@@ -219,14 +237,11 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
         self.variables = interface(self.system)
         self._vars = {v.name: v for v in self.variables}
-        # every element under its instance name: operator.attrgetter("inst.var") reads a
-        # variable (a feedthrough output once _refresh has copied it into the element)
-        self._components = SimpleNamespace(**self.elements)
         # value reference -> (inst.var or None for internal_step, element whose feedthrough
         # it is or None), per type; value reference -> (object, attribute, kind), settable
         self._sources = {kind: {} for kind in _ZERO}
         self._writers = {kind: {} for kind in _ZERO}
-        self._get_plans = {kind: PlanCache(partial(_get_plan, self._sources[kind], kind)) for kind in _ZERO}
+        self._get_plans = {kind: PlanCache(partial(_get_plan, self.elements, self._sources[kind], kind)) for kind in _ZERO}
         fmu_inputs = set(self.system["inputs"])
         for var in self.variables:
             fmi = ElementSlave._fmi_variable(var)
@@ -257,9 +272,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         they are there already: an element in ``_fresh`` has had no new state or input since
         its last copy (_exchange, _set_values, _restore and _set_fmu_state keep the set)."""
         fresh = self._fresh
-        for element in elements:
+        for element, attributes, feedthrough_values in elements:     # _feedthrough_sources
             if element not in fresh:
-                element.__dict__.update(element._feedthrough_values())
+                attributes.update(feedthrough_values())
                 fresh.add(element)
 
     # ------------------------------------------------------------------ exchange plan
@@ -292,14 +307,13 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                         and speed_source.get((c[2], speed), ("",))[0] == c[0]):
                     ahead.append((i, len(paths), c[0]))
                     paths.append(".".join(speed_source[(c[2], speed)]))
-            through = list({id(self.elements[c[0]]): self.elements[c[0]] for c in chosen
-                            if self._is_feedthrough(c[0], c[1])}.values())
+            through = _feedthrough_sources(self.elements[c[0]] for c in chosen if self._is_feedthrough(c[0], c[1]))
             writers = [(self._inbox[c[2]] if c[2] in slow else self.elements[c[2]].__dict__, c[3]) for c in chosen]
             copies = [(inst, self.elements[inst].__dict__, self._inbox[inst], [c[3] for c in chosen if c[2] == inst])
                       for inst in self.rates if any(c[2] == inst for c in chosen)]
             # the elements whose inputs this stage sets (directly or from an inbox)
             written = {self.elements[c[2]] for c in chosen}
-            self._stages.append((through, values_getter(paths), ahead, writers, copies, written))
+            self._stages.append((through, _variables_reader(self.elements, paths), ahead, writers, copies, written))
         # does a new FMU input value change what stage 2 moves?
         sources = {f"{c[0]}.{c[1]}" for c in stages[1]}
         reach = set()
@@ -324,13 +338,12 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         return found
 
     def _exchange(self, stages=None):
-        components, lags, fresh = self._components, self._lags, self._fresh
+        lags, fresh = self._lags, self._fresh
         fresh.clear()
         for through, read, ahead, writers, copies, written in (self._stages if stages is None else stages):
             self._refresh(through)
-            values = read(components)
+            values = read()
             if ahead:
-                values = list(values)
                 for angle, speed, inst in ahead:
                     values[angle] = values[angle] + values[speed] * lags[inst]
             for (target, name), value in zip(writers, values):
@@ -399,6 +412,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                                round(rate / self.internal_step),
                                [name for name in self._inbox[inst] if kinds[name] == REAL], []])
         self._frame = math.lcm(1, *(s[3] for s in self._slow))
+        self._whole_steps = {}          # host step size -> (count, h) of _sub_steps
         self._initialized = True
         self._n, self._extra = 0, 0.0
         self._exchange()
@@ -442,10 +456,15 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             # time is stepped (none when the host's accumulated time lagged the count n h)
             remainder = min(step_size, current_time + step_size - expected)
             return (1, remainder) if remainder > 0.0 else (0, h)
+        known = self._whole_steps.get(step_size)    # a host repeats its step size: decided once
+        if known is not None and known[1] == h:
+            return known
         count = round(step_size / h)
         if count >= 1 and abs(step_size - count * h) <= STEP_ROUNDING * step_size:
             if count % self._frame:
                 return self._frame_problem(step_size, h)
+            if len(self._whole_steps) < 16:
+                self._whole_steps[step_size] = (count, h)
             return count, h
         return (f"communication step h = {step_size!r} is not a whole multiple of the internal step "
                 f"{h!r} s (nearest: {max(count, 1)} x {h!r} = {max(count, 1) * h!r} s): give the host a step "
@@ -517,18 +536,20 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
     def _uniform(self, count: int, h: float):
         """``count`` internal steps of every element with h (systems.master.run's step)."""
+        start, internal_step = self.start_time, self.internal_step
+        iterated, do_steps, internal = self.iterations, self._do_steps, h == internal_step
         for j in range(count):
-            t = self._time()
+            t = start + self._n * internal_step + self._extra        # _time()
             self._at = (t, h)
             if j:
                 self._exchange()
-            if self.iterations:
+            if iterated:
                 self._iterated(t, h)
             else:
-                for element, step in self._do_steps:
+                for element, step in do_steps:
                     if not step(element, t, h):
                         raise _Refused(element)
-            if h == self.internal_step:
+            if internal:
                 self._n += 1
             else:
                 self._extra += h
@@ -614,7 +635,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         if self._due and self._initialized:
             self._exchange(None if self._due == 2 else self._stages[1:])
         self._refresh(through)
-        values = list(map(CONVERT[kind], read(self._components)))
+        values = list(map(CONVERT[kind], read()))
         for position in own:
             values.insert(position, self.internal_step)
         return values
