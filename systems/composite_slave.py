@@ -241,7 +241,8 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         # it is or None), per type; value reference -> (object, attribute, kind), settable
         self._sources = {kind: {} for kind in _ZERO}
         self._writers = {kind: {} for kind in _ZERO}
-        self._get_plans = {kind: PlanCache(partial(_get_plan, self.elements, self._sources[kind], kind)) for kind in _ZERO}
+        self._get_plans = {kind: PlanCache(partial(_get_plan, self.elements, self._sources[kind], kind))
+                           for kind in _ZERO}
         fmu_inputs = set(self.system["inputs"])
         for var in self.variables:
             fmi = ElementSlave._fmi_variable(var)
