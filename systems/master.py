@@ -326,9 +326,9 @@ class _Exchange:
     has its stage-1 inputs set together with its stage-2 inputs (one set instead of two):
     no value read in stage 2 depends on them.
 
-    Recording: ``rows`` rows (``record_row``'s) of the recorded Real values in
-    ``real_rows`` and of the others (Boolean, Integer) in ``int_rows``; ``signals`` turns
-    them into the result's arrays."""
+    Recording: ``rows`` rows (filled by :meth:`_Phase.record`) of the recorded Real values
+    in ``real_rows`` and of the others (Boolean, Integer) in ``int_rows``; ``signals``
+    turns them into the result's arrays."""
 
     def __init__(self, instances, stages, record, moved_at, may_share=False, rows=1):
         sources, targets = [], []          # checked in the order of the stages: sources, then targets
