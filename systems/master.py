@@ -43,12 +43,22 @@ _VALUE_TYPES = {"Real": (ctypes.c_double, np.float64), "Integer": (ctypes.c_int,
 _DO_STEP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_double, ctypes.c_double, ctypes.c_int)
 
 
-def _unconverted(dll, name: str):
+class _KeepingTheGil(ctypes._CFuncPtr):
+    """A C function returning an int, called with the GIL held (ctypes' PyDLL convention)."""
+
+    _flags_ = ctypes._FUNCFLAG_CDECL | ctypes._FUNCFLAG_PYTHONAPI
+    _restype_ = ctypes.c_int
+
+
+def _unconverted(dll, name: str, keeps_the_gil: bool = False):
     """The C function ``name`` of ``dll`` (returning an int) without argtypes: ctypes then
     passes ctypes objects as they are and a Python int as a C int, with no per-argument
     conversion call (argtypes' from_param).  Its callers pass exactly those: ctypes objects
-    of the C types of the parameters, an int for an int (a wrong type would not be caught)."""
-    return dll._FuncPtr((name, dll))
+    of the C types of the parameters, an int for an int (a wrong type would not be caught).
+    ``keeps_the_gil``: called without releasing the GIL, for an FMU whose functions run
+    Python code of this interpreter (pythonfmu's: each takes the GIL at once, with
+    PyGILState_Ensure, which costs nothing when the calling thread holds it)."""
+    return (_KeepingTheGil if keeps_the_gil else dll._FuncPtr)((name, dll))
 
 
 class CoSimulationError(RuntimeError):
@@ -95,6 +105,9 @@ class Instance:
                                modelIdentifier=self.model.coSimulation.modelIdentifier,
                                instanceName=instance_name)
         self._do_step = _DO_STEP(("fmi2DoStep", self.slave.dll))
+        # pythonfmu's FMUs run their Python code in this interpreter (its name: the model
+        # description's generationTool, "PythonFMU <version>")
+        self.keeps_the_gil = (self.model.generationTool or "").startswith("PythonFMU")
         self.call("instantiate", callbacks=self._callbacks, loggingOn=True)
         self.call("setupExperiment", startTime=start_time)
         self.call("enterInitializationMode")
@@ -150,20 +163,33 @@ class Instance:
 
     def stepper(self, no_rollback: bool = True):
         """``step(t, h)``: :meth:`do_step` with its arguments bound once (the run loop's call)."""
-        call, log, flag = _unconverted(self.slave.dll, "fmi2DoStep"), self.log, int(no_rollback)
-        component, t_arg, h_arg = ctypes.c_void_p(self.slave.component), ctypes.c_double(), ctypes.c_double()
-
-        def step(t: float, h: float):
-            log_start = len(log)
-            t_arg.value, h_arg.value = t, h
-            status = call(component, t_arg, h_arg, flag)
-            if status > _FMI2_WARNING:
-                self._checked("fmi2DoStep", status, log_start)
-        return step
+        return _Steps([self], no_rollback)
 
     def free(self):
         self.slave.terminate()
         self.slave.freeInstance()
+
+
+class _Steps:
+    """``steps(t, h)``: fmi2DoStep of each of ``instances`` in turn from ``t`` over ``h``,
+    its arguments bound once: one pair of C doubles serves every instance (set once per
+    call, ``h`` only when it changes)."""
+
+    def __init__(self, instances: list[Instance], no_rollback: bool = True):
+        self._t, self._h, self._last_h = ctypes.c_double(), ctypes.c_double(), None
+        self._calls = [(inst, _unconverted(inst.slave.dll, "fmi2DoStep", inst.keeps_the_gil), inst.log,
+                        (ctypes.c_void_p(inst.slave.component), self._t, self._h, int(no_rollback)))
+                       for inst in instances]
+
+    def __call__(self, t: float, h: float):
+        self._t.value = t
+        if h != self._last_h:
+            self._h.value = self._last_h = h
+        for inst, call, log, arguments in self._calls:
+            log_start = len(log)
+            status = call(*arguments)
+            if status > _FMI2_WARNING:
+                inst._checked("fmi2DoStep", status, log_start)
 
 
 class Transfer:
@@ -177,7 +203,7 @@ class Transfer:
         c_type, dtype = _VALUE_TYPES[kind]
         self.instance = instance
         self.function = f"fmi2{'Set' if write else 'Get'}{kind}"
-        self._call = _unconverted(instance.slave.dll, self.function)
+        self._call = _unconverted(instance.slave.dll, self.function, instance.keeps_the_gil)
         self._vrs = (ctypes.c_uint * len(vrs))(*vrs)
         if buffer is None:
             buffer = np.zeros(len(vrs), dtype=dtype)
@@ -292,11 +318,19 @@ class _Exchange:
     that are not taken from the exchange) has a slot in one buffer, ``read``: each get
     fills its instance's contiguous slice.  Every input set has a slot in ``written``:
     each set sends its instance's contiguous slice.  A stage copies its values from
-    ``read`` to ``written`` with one numpy take.  An instance that no stage-2 get reads
+    ``read`` to ``written`` with one numpy take; when every input's slot is the slot of the
+    value it gets in the same order (each source read once, in the order of its targets)
+    and ``may_share`` (nothing is written into ``written`` but the stages' copies and the
+    iterations' means, both from values read at the same point), ``written`` is the start
+    of ``read`` itself and no copy is made.  An instance that no stage-2 get reads
     has its stage-1 inputs set together with its stage-2 inputs (one set instead of two):
-    no value read in stage 2 depends on them."""
+    no value read in stage 2 depends on them.
 
-    def __init__(self, instances, stages, record, moved_at):
+    Recording: ``rows`` rows (filled by :meth:`_Phase.record`) of the recorded Real values
+    in ``real_rows`` and of the others (Boolean, Integer) in ``int_rows``; ``signals``
+    turns them into the result's arrays."""
+
+    def __init__(self, instances, stages, record, moved_at, may_share=False, rows=1):
         sources, targets = [], []          # checked in the order of the stages: sources, then targets
         for stage in stages:
             sources.append(_groups(instances, [f"{c.source}.{c.output}" for c in stage]))
@@ -343,7 +377,9 @@ class _Exchange:
             if (inst_name, "Real") in targets[1] and inst_name not in stage2_read:
                 writes[1][inst_name] = writes[0].pop(inst_name) + writes[1][inst_name]
         order = [list(w.items()) for w in writes]
-        self.written = np.zeros(sum(len(entries) for w in order for _, entries in w))
+        sources_of_inputs = [i for w in order for _, entries in w for _, i in entries]
+        self.shared = may_share and sources_of_inputs == list(range(len(sources_of_inputs)))
+        self.written = self.read[:len(sources_of_inputs)] if self.shared else np.zeros(len(sources_of_inputs))
         self.stage_sets, self.takes, offset = [], [], 0
         # where each input's value is: written index by (instance, vr), stage by written index
         self.read_slot, self.written_slot, self.written_stage = slot, {}, []
@@ -358,11 +394,13 @@ class _Exchange:
                 self.written_stage += [stage] * size
                 offset += size
             self.stage_sets.append(sets)
-            self.takes.append((np.array([i for _, entries in w for _, i in entries], dtype=np.intp),
-                               self.written[first:offset]))
+            # mode 'clip' (the indices are valid): numpy's 'raise' takes through a temporary copy
+            self.takes.append([] if self.shared else
+                              [(np.array(sources_of_inputs[first:offset], dtype=np.intp), self.written[first:offset])])
 
-        # the recorded values: a row holds the Real ones first (one take from read), then
-        # the others (one slice per get); ``columns`` maps a record position to its column
+        # the recorded values: the Real ones from read (its slice spanning them, or, when that
+        # would hold more than twice as many values, a buffer one take fills), the others from
+        # gets into one int32 buffer; ``columns``: a record position's (Real?, column)
         real_slots, real_positions = [], []
         for pos, key in enumerate(record):
             if key in moved_at:
@@ -373,20 +411,34 @@ class _Exchange:
             for pos, vr in members:
                 real_slots.append(record_slot[inst_name, vr])
                 real_positions.append(fetched[pos])
-        self.record_take = np.array(real_slots, dtype=np.intp)
-        self.n_real = len(real_slots)
-        self.columns = [0] * len(record)
-        for column, pos in enumerate(real_positions):
-            self.columns[pos] = column
-        self.record_others, column = [], self.n_real
-        for (inst_name, kind), members in recorded.items():
-            if kind == "Real":
-                continue
-            self.record_others.append((instances[inst_name].transfer(kind, [vr for _, vr in members], False),
-                                       column, column + len(members)))
+        self.record, self.columns = list(record), [None] * len(record)
+        first, last = min(real_slots, default=0), max(real_slots, default=-1) + 1
+        if last - first <= 2 * len(real_slots):
+            self.record_take, self.record_reals = None, self.read[first:last]
+            for pos, read_at in zip(real_positions, real_slots):
+                self.columns[pos] = (True, read_at - first)
+        else:
+            self.record_take = np.array(real_slots, dtype=np.intp)
+            self.record_reals = np.zeros(len(real_slots))
+            for column, pos in enumerate(real_positions):
+                self.columns[pos] = (True, column)
+        others = [(key, members) for key, members in recorded.items() if key[1] != "Real"]
+        self.record_ints = np.zeros(sum(len(members) for _, members in others), dtype=np.int32)
+        self.record_others, column = [], 0
+        for (inst_name, kind), members in others:
+            self.record_others.append(instances[inst_name].transfer(kind, [vr for _, vr in members], False,
+                                                                    self.record_ints[column:column + len(members)]))
             for i, (pos, _) in enumerate(members):
-                self.columns[fetched[pos]] = column + i
+                self.columns[fetched[pos]] = (False, column + i)
             column += len(members)
+        self.real_rows = np.empty((rows, len(self.record_reals)))
+        self.int_rows = np.empty((rows, len(self.record_ints)), dtype=np.int32)
+
+    def signals(self, rows: int) -> dict[str, np.ndarray]:
+        """{recorded variable: its values in the first ``rows`` rows} (float64, as every
+        value recorded: a Boolean as 0.0 or 1.0)."""
+        return {key: self.real_rows[:rows, column] if real else self.int_rows[:rows, column].astype(np.float64)
+                for key, (real, column) in zip(self.record, self.columns)}
 
     @staticmethod
     def _source_key(instances, key):
@@ -415,36 +467,43 @@ class _Phase:
     def __init__(self, plan: _Exchange, held=frozenset(), advances=()):
         self.read, self.written = plan.read, plan.written
         self.stages = []
-        for stage, (gets, sets, take) in enumerate(zip(plan.stage_gets, plan.stage_sets, plan.takes)):
+        for stage, (gets, sets, copies) in enumerate(zip(plan.stage_gets, plan.stage_sets, plan.takes)):
             # a few values: scalar arithmetic (a numpy expression on index arrays costs 7 times more)
             moved = [(index, speed, lag) for index, speed, lag in advances if plan.written_stage[index] == stage]
-            self.stages.append(([g for g in gets if g.instance not in held], take, moved,
+            self.stages.append(([g for g in gets if g.instance not in held], copies, moved,
                                 [s for s in sets if s.instance not in held]))
         self.record_gets = [g for g in plan.record_gets if g.instance not in held]
-        self.record_take, self.n_real = plan.record_take, plan.n_real
-        self.record_others = [(get, first, last, get.instance in held) for get, first, last in plan.record_others]
+        self.record_take, self.record_reals, self.real_rows = plan.record_take, plan.record_reals, plan.real_rows
+        # a held instance's Boolean and Integer values: those its last get left in the buffer
+        self.record_others = [g for g in plan.record_others if g.instance not in held]
+        self.record_ints, self.int_rows = plan.record_ints, plan.int_rows
 
     def exchange(self):
         """Propagate the connections (both stages)."""
         read, written = self.read, self.written
         take = read.take
-        for gets, (indices, out), advances, sets in self.stages:
+        for gets, copies, advances, sets in self.stages:
             for get in gets:
                 get()
-            take(indices, out=out)
+            for indices, out in copies:
+                take(indices, None, out, "clip")
             for index, speed, lag in advances:
                 written[index] += read[speed] * lag
             for put in sets:
                 put()
 
-    def record(self, row):
-        """Fill ``row`` (columns as the plan's ``columns``) with the recorded values of now
-        (a held instance's: those of its last get)."""
+    def record(self, row: int):
+        """Fill row ``row`` of the plan's ``real_rows`` and ``int_rows`` with the recorded
+        values of now (a held instance's: those of its last get)."""
         for get in self.record_gets:
             get()
-        self.read.take(self.record_take, out=row[:self.n_real])
-        for get, first, last, held in self.record_others:
-            row[first:last] = get.values if held else get()
+        if self.record_take is not None:
+            self.read.take(self.record_take, None, self.record_reals, "clip")
+        self.real_rows[row] = self.record_reals
+        for get in self.record_others:
+            get()
+        if len(self.record_ints):
+            self.int_rows[row] = self.record_ints
 
 
 class _OwnRate:
@@ -512,18 +571,20 @@ def _angle_advances(instances, connections, multiples):
     return found
 
 
-def _phases(plan: _Exchange, instances, connections, multiples: dict[str, int], step: float, steppers: dict):
+def _phases(plan: _Exchange, instances, connections, multiples: dict[str, int], step: float, no_rollback: bool,
+            angle_links):
     """[(phase, [(own-rate instance, its step begins)...], [own-rate instances whose step
     ends)...]] for the base steps n = 0 .. frame - 1 (repeating with period frame, the least
-    common multiple of the multiples), and the steppers of the other instances."""
+    common multiple of the multiples), and ``steps(t, h)`` of the other instances
+    (``angle_links``: :func:`_angle_advances`)."""
     own = {}
     for inst, multiple in multiples.items():
         vr = instances[inst].vr
         inputs = {vr(c.input): plan.written_slot[inst, vr(c.input)] for c in connections if c.target == inst}
-        own[inst] = _OwnRate(instances[inst], multiple, plan.written, inputs, steppers[inst])
+        own[inst] = _OwnRate(instances[inst], multiple, plan.written, inputs, instances[inst].stepper(no_rollback))
     advances = [(plan.written_slot[c.target, instances[c.target].vr(c.input)],
                  plan.read_slot[speed.source, instances[speed.source].vr(speed.output)], c.source)
-                for c, speed in _angle_advances(instances, connections, multiples)]
+                for c, speed in angle_links]
     frame = math.lcm(1, *multiples.values())
     phases = []
     for n in range(frame):
@@ -532,7 +593,7 @@ def _phases(plan: _Exchange, instances, connections, multiples: dict[str, int], 
                        [(index, speed, lags[source]) for index, speed, source in advances if lags[source]])
         phases.append((phase, [(own[inst], n % m == 0) for inst, m in multiples.items()],
                        [own[inst] for inst, m in multiples.items() if (n + 1) % m == 0]))
-    return phases, [stepper for inst, stepper in steppers.items() if inst not in multiples]
+    return phases, _Steps([inst for name, inst in instances.items() if name not in multiples], no_rollback)
 
 
 def run(instances: dict[str, Instance], connections: list[Connection], stop: float, step: float,
@@ -612,11 +673,11 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
 
     moved_at = {f"{c.source}.{c.output}": (stage, i) for stage, links in enumerate(stages)
                 for i, c in enumerate(links) if stage == 0 or settled(c)}
-    plan = _Exchange(instances, stages, record, moved_at)
-    values = np.empty((n_steps // every + 1, len(record)))  # columns: plan.columns; a row per output
+    angle_links = _angle_advances(instances, connections, multiples)
+    # the rows recorded: plan.real_rows and plan.int_rows
+    plan = _Exchange(instances, stages, record, moved_at, not angle_links, n_steps // every + 1)
     slaves = list(instances.values())
-    steppers = {name: inst.stepper(no_rollback=not iterations) for name, inst in instances.items()}
-    phases, fast = _phases(plan, instances, connections, multiples, step, steppers)
+    phases, step_fast = _phases(plan, instances, connections, multiples, step, not iterations, angle_links)
 
     def exchange(t, phase, external=True):
         """Propagate the connections; returns (a copy of) the values set."""
@@ -649,8 +710,7 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     recorded = 0
 
     def result(rows: int) -> Result:
-        return Result(np.arange(0, rows * every, every) * step,
-                      {r: values[:rows, plan.columns[i]] for i, r in enumerate(record)})
+        return Result(np.arange(0, rows * every, every) * step, plan.signals(rows))
 
     try:
         for n in iterator:
@@ -658,20 +718,18 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
             phase, collecting, ending = phases[n % frame]
             start_values = exchange(t, phase)
             if n % every == 0:
-                phase.record(values[n // every])
+                phase.record(n // every)
                 recorded = n // every + 1
             if n == n_steps:
                 break
             if iterations:
                 saved = [inst.call("getFMUstate") for inst in slaves]
-                for step_from in fast:
-                    step_from(t, step)
+                step_fast(t, step)
                 iterate(t, start_values, saved)
             else:
                 for own, first in collecting:
                     own.collect(first)
-                for step_from in fast:
-                    step_from(t, step)
+                step_fast(t, step)
                 for own in ending:
                     own.step(n, step)
     except KeyboardInterrupt as exc:     # Ctrl-C: the rows recorded so far go with it
