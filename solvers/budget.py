@@ -30,7 +30,7 @@ state it where they are.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .contract import StepError
 
@@ -47,13 +47,21 @@ class Budget:
     floor: int
     per_second: float
     cap: int
+    # limit(h) of the step sizes asked so far (a host repeats its step: computed once per size)
+    _limits: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def limit(self, h: float) -> int:
         """The number of ``what`` allowed in one step of ``h`` seconds (h > 0, finite)."""
+        known = self._limits.get(h)
+        if known is not None:
+            return known
         if not h > 0.0:
             return self.floor
         share = self.per_second * h
-        return self.cap if share >= self.cap else min(self.floor + int(math.ceil(share)), self.cap)
+        limit = self.cap if share >= self.cap else min(self.floor + int(math.ceil(share)), self.cap)
+        if len(self._limits) < 64:          # a host changing its step at every step: not kept
+            self._limits[h] = limit
+        return limit
 
     def terms(self, h: float) -> str:
         return (f"min({self.floor} + {self.per_second:g}/s x h, {self.cap}) = {self.limit(h)} "

@@ -129,12 +129,6 @@ _ADVICE = ("take a smaller communication step, or make the slip dynamics less st
            "larger inertias J_i, a smoother Stribeck law: larger w_stribeck, alpha_stribeck nearer 1)")
 
 
-@lru_cache(maxsize=64)
-def _step_budgets(h: float) -> tuple[int, int]:
-    """(EVENT_BUDGET.limit(h), SUBSTEP_BUDGET.limit(h)): once per step size, not per step."""
-    return EVENT_BUDGET.limit(h), SUBSTEP_BUDGET.limit(h)
-
-
 _INFINITY = math.inf
 _STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19 (module docstring)
 _STICK_SLACK = 1.0 + _STICK_TOL
@@ -617,7 +611,8 @@ class FrictionSystem:
     @cython.locals(step=cython.double, a_mean=cython.double, theta=cython.double, w_mean=cython.double,
                    t=cython.double, dt=cython.double, d_theta=cython.double, work=cython.double,
                    ke_start=cython.double, ke_end=cython.double, torque=cython.double, x=cython.double,
-                   relative_turn=cython.double, i=cython.int, j=cython.int, m=cython.int, phase=cython.int, max_events=cython.int, substeps=cython.int, used=cython.int,
+                   relative_turn=cython.double, i=cython.int, j=cython.int, m=cython.int, phase=cython.int,
+                   max_events=cython.int, substeps=cython.int, used=cython.int,
                    all_stuck=cython.bint, s=list, q=list, modes=list, dq=list, free=list)
     def advance(self, state: ChainState, torques, t_s, t_c, h: float, events=None,
                 start=None, inputs: StepInputs | None = None) -> ChainState:
@@ -658,7 +653,7 @@ class FrictionSystem:
         ke_start = known_energy if known_state is state else self.kinetic_energy(w_mean, s)
         t = 0.0
         breaking, refuted = None, ()
-        max_events, substeps = _step_budgets(h)
+        max_events, substeps = EVENT_BUDGET.limit(h), SUBSTEP_BUDGET.limit(h)
         for phase in range(max_events + 1):
             if phase:                       # after an event: re-decide the stuck set
                 modes, tau = self.resolve(s, modes, g, t_s, t_c, breaking, refuted)
@@ -715,8 +710,8 @@ class FrictionSystem:
         return True
 
     @cython.locals(m=cython.int, j=cython.int, event=cython.int, mode=cython.int, dt=cython.double,
-                   slip=cython.double, a=cython.double, g_j=cython.double, friction_j=cython.double,
-                   accel=list, friction=list)
+                   t_zero=cython.double, slip=cython.double, a=cython.double, g_j=cython.double,
+                   friction_j=cython.double, accel=list, friction=list)
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
         m = self.n_interfaces
@@ -733,8 +728,9 @@ class FrictionSystem:
             mode, a = modes[j], accel[j]
             if (mode == FORWARD or mode == BACKWARD) and a * mode < 0.0:     # a slip decelerating to zero
                 slip = s[j]
-                if -slip / a < dt:
-                    dt, event = -slip / a, j
+                t_zero = -slip / a
+                if t_zero < dt:
+                    dt, event = t_zero, j
         for j in range(m):
             if modes[j] != STUCK:
                 slip, a = s[j], accel[j]

@@ -8,6 +8,7 @@ the trapezoidal rule on each linear piece, the rectangle rule on each held one.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 
 try:
     import cython
@@ -20,13 +21,7 @@ except ImportError:         # uncompiled, where Cython is not installed
 def table_value(times, values, hold: bool, t: float) -> float:
     """The table (strictly increasing ``times``, same-length ``values``) at time ``t``."""
     n = len(times)
-    index = 0                   # the points at or before t, counted as bisect_right counts them
-    while index < n:
-        t_i = times[index]
-        if t < t_i:
-            break
-        index += 1
-    index -= 1                  # last point at or before t (-1: before all)
+    index = bisect_right(times, t) - 1            # last point at or before t (-1: before all)
     if index < 0:
         return values[0]
     if hold or index == n - 1:

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
 from typing import NamedTuple
 from operator import mul
 
@@ -70,12 +69,6 @@ EVENT_BUDGET = Budget("stick/slip events", 50, 5e3, 500)
 #: length (the seed's tire hop is sqrt(k_tire / m_wheel) = 71 rad/s; the catalog takes at
 #: most 5 in one step); cap 1000 (0.5-2.5 s of CPU).
 SUBSTEP_BUDGET = Budget("integration steps", 200, 1e4, 1000)
-
-
-@lru_cache(maxsize=64)
-def _step_budgets(h: float) -> tuple[int, int]:
-    """(SUBSTEP_BUDGET.limit(h), EVENT_BUDGET.limit(h)): once per step size, not per step."""
-    return SUBSTEP_BUDGET.limit(h), EVENT_BUDGET.limit(h)
 
 
 _ADVICE = ("take a smaller communication step, or make the vehicle less stiff (the tire hop "
@@ -717,7 +710,7 @@ class PlanarVehicle:
         n = self.N_COORDINATES
         modes = tuple(state.modes)
         t, events = 0.0, []
-        substeps, max_events = _step_budgets(h)
+        substeps, max_events = SUBSTEP_BUDGET.limit(h), EVENT_BUDGET.limit(h)
         # a contact left FREE (no normal force) slides now if it moved, else is re-decided
         if FREE in modes:
             modes = tuple(sliding if m == FREE and sliding != STUCK else m
