@@ -39,9 +39,14 @@ import hashlib
 import json
 import math
 import os
+import sys
 from dataclasses import replace
 from functools import partial
 
+try:
+    import cython
+except ImportError:         # uncompiled, where Cython is not installed
+    from solvers import cython_fallback as cython
 from pythonfmu import Fmi2Slave
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
@@ -146,21 +151,44 @@ def interface(description: dict) -> list[Var]:
     return variables
 
 
-def _variables_reader(elements: dict, paths):
-    """A function returning the list of the element variables ``paths`` ('inst.var'; ``elements``:
-    instance name -> element).  Every variable is an attribute in its element's __dict__ (a
-    feedthrough output once Composite._refresh has copied it there): read as an item, it
-    costs a fraction of an attribute look-up through the element's class hierarchy."""
-    pairs = [(elements[inst].__dict__, name) for inst, name in (path.split(".", 1) for path in paths)]
+def _attribute_pairs(elements: dict, paths) -> list:
+    """(the element's __dict__, variable name) of each element variable of ``paths``
+    ('inst.var'; ``elements``: instance name -> element).  Every variable is an attribute in
+    its element's __dict__ (a feedthrough output once Composite._refresh has copied it
+    there): read as an item, it costs a fraction of an attribute look-up through the
+    element's class hierarchy.  The names are interned, as the attributes' own: a look-up
+    then compares them by identity."""
+    return [(elements[inst].__dict__, sys.intern(name)) for inst, name in (path.split(".", 1) for path in paths)]
 
-    def read():
-        return [attributes[name] for attributes, name in pairs]
-    return read
+
+@cython.locals(pairs=list, i=cython.Py_ssize_t, attributes=dict, values=list)
+def _read_attributes(pairs, convert) -> list:
+    """The values of ``pairs`` (_attribute_pairs), each through ``convert``."""
+    values = []
+    for i in range(len(pairs)):
+        attributes, name = pairs[i]
+        values.append(convert(attributes[name]))
+    return values
+
+
+@cython.locals(moves=list, i=cython.Py_ssize_t, source=dict, target=dict, speeds=dict)
+def _move(moves, lags: dict):
+    """Move the values of a stage's connections (Composite._plan's ``moves``: source
+    attributes, name, target attributes or inbox, name, and for an angle read ahead the
+    attributes and name of its speed and the instance whose lag it is advanced over, else
+    None).  systems.master.run gets every value of a stage, then sets them; here each value
+    moves at once, which is the same: a stage's targets are inputs, its sources outputs."""
+    for i in range(len(moves)):
+        source, name, target, target_name, speeds, speed_name, inst = moves[i]
+        if speeds is None:
+            target[target_name] = source[name]
+        else:
+            target[target_name] = source[name] + speeds[speed_name] * lags[inst]
 
 
 def _get_plan(elements: dict, table: dict, kind: str, vrs):
-    """(elements to refresh, reader of the element variables, positions of internal_step)
-    for the value references ``vrs`` of type ``kind`` (``elements``: instance name -> element;
+    """(elements to refresh, _attribute_pairs of the element variables, positions of
+    internal_step) for the value references ``vrs`` of type ``kind`` (``elements``: instance name -> element;
     ``table``: value reference -> (inst.var or None for internal_step, element whose
     feedthrough output it is or None)); TypeError naming one that is not of that type."""
     try:
@@ -169,7 +197,7 @@ def _get_plan(elements: dict, table: dict, kind: str, vrs):
         raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
     through = _feedthrough_sources(element for _, element in sources if element is not None)
     own = [i for i, (path, _) in enumerate(sources) if path is None]
-    return through, _variables_reader(elements, [path for path, _ in sources if path is not None]), own
+    return through, _attribute_pairs(elements, [path for path, _ in sources if path is not None]), own
 
 
 def _feedthrough_sources(elements) -> list:
@@ -227,6 +255,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 setattr(element, name, value)
             self.elements[inst] = element
         self._order = list(self.elements.values())
+        self._attributes = [el.__dict__ for el in self._order]      # read as items: see _attribute_pairs
         self._labels = {id(el): f"{inst} ({type(el).__name__})" for inst, el in self.elements.items()}
         self._do_steps = [(el, _unwrapped(type(el), "do_step")) for el in self._order]
         self._input_names = {id(el): [v.name for v in el._inputs] for el in self._order}
@@ -267,6 +296,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         """inst.name is an output with direct feedthrough (read through _refresh)."""
         return any(v.name == name and v.causality == OUTPUT and v.depends for v in self.elements[inst].VARIABLES)
 
+    @cython.locals(fresh=set, attributes=dict)
     def _refresh(self, elements):
         """Copy each element's feedthrough outputs at its current state and inputs into its
         attributes (computed once per state and set of inputs: fmus.base's cache), unless
@@ -280,13 +310,12 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
     # ------------------------------------------------------------------ exchange plan
     def _plan(self, fmu_inputs):
-        """The two exchange stages of systems.master.run, as (elements to refresh, reader of
-        the source values, angles read ahead, writers, copies).  A connection to an element
-        with its own rate writes into that element's inbox; ``copies`` moves a stage's inbox
-        values into the element when its step starts (its lag is 0).  A compliance's angle
-        phi_X driven by such an element, with its w_X from the same element, is read
-        advanced by the held speed over the lag: ``ahead`` lists (position of the angle,
-        position of the speed among the values read, instance)."""
+        """The two exchange stages of systems.master.run, as (elements to refresh, moves,
+        copies, elements written).  ``moves`` (see _move) has one entry per connection: a
+        connection to an element with its own rate writes into that element's inbox;
+        ``copies`` moves a stage's inbox values into the element when its step starts (its
+        lag is 0).  A compliance's angle phi_X driven by such an element, with its w_X from
+        the same element, is read advanced by the held speed over the lag."""
         links = self.system["connections"]
         slow = set(self.rates)
         self._lags = {inst: 0.0 for inst in slow}
@@ -297,24 +326,25 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                   [c for c in links if self._is_feedthrough(c[0], c[1])]]
         self._stages = []
         for stage, chosen in enumerate(stages):
-            # the master gets per source instance (in order of first use) and type, then sets
-            paths = [f"{c[0]}.{c[1]}" for c in chosen]
-            ahead = []
-            for i, c in enumerate(chosen):
+            moves = []
+            for c in chosen:
                 target = {v.name: v for v in self.elements[c[2]].VARIABLES if v.causality == INPUT}
                 speed = "w_" + c[3][len("phi_"):]
-                if (c[0] in slow and c[3].startswith("phi_") and target[c[3]].unit == "rad"
-                        and speed in target and target[speed].unit == "rad/s"
-                        and speed_source.get((c[2], speed), ("",))[0] == c[0]):
-                    ahead.append((i, len(paths), c[0]))
-                    paths.append(".".join(speed_source[(c[2], speed)]))
+                ahead = (c[0] in slow and c[3].startswith("phi_") and target[c[3]].unit == "rad"
+                         and speed in target and target[speed].unit == "rad/s"
+                         and speed_source.get((c[2], speed), ("",))[0] == c[0])
+                speeds, speed_name = (self.elements[c[0]].__dict__, sys.intern(speed_source[(c[2], speed)][1])) \
+                    if ahead else (None, None)
+                # names interned as in _attribute_pairs
+                moves.append((self.elements[c[0]].__dict__, sys.intern(c[1]),
+                              self._inbox[c[2]] if c[2] in slow else self.elements[c[2]].__dict__, sys.intern(c[3]),
+                              speeds, speed_name, c[0]))
             through = _feedthrough_sources(self.elements[c[0]] for c in chosen if self._is_feedthrough(c[0], c[1]))
-            writers = [(self._inbox[c[2]] if c[2] in slow else self.elements[c[2]].__dict__, c[3]) for c in chosen]
             copies = [(inst, self.elements[inst].__dict__, self._inbox[inst], [c[3] for c in chosen if c[2] == inst])
                       for inst in self.rates if any(c[2] == inst for c in chosen)]
             # the elements whose inputs this stage sets (directly or from an inbox)
             written = {self.elements[c[2]] for c in chosen}
-            self._stages.append((through, _variables_reader(self.elements, paths), ahead, writers, copies, written))
+            self._stages.append((through, moves, copies, written))
         # does a new FMU input value change what stage 2 moves?
         sources = {f"{c[0]}.{c[1]}" for c in stages[1]}
         reach = set()
@@ -341,14 +371,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     def _exchange(self, stages=None):
         lags, fresh = self._lags, self._fresh
         fresh.clear()
-        for through, read, ahead, writers, copies, written in (self._stages if stages is None else stages):
+        for through, moves, copies, written in (self._stages if stages is None else stages):
             self._refresh(through)
-            values = read()
-            if ahead:
-                for angle, speed, inst in ahead:
-                    values[angle] = values[angle] + values[speed] * lags[inst]
-            for (target, name), value in zip(writers, values):
-                target[name] = value
+            _move(moves, lags)
             for inst, element_values, inbox, names in copies:
                 if not lags[inst]:            # its step starts: these are its inputs
                     for name in names:
@@ -359,7 +384,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     def _targets(self) -> list:
         """The values the connections have set, per stage (an element with its own rate:
         its inbox)."""
-        return [[target[name] for target, name in stage[3]] for stage in self._stages]
+        return [[move[2][move[3]] for move in moves] for _, moves, _, _ in self._stages]
 
     # ------------------------------------------------------------------ FMI
     @fmi_entry("fmi2ExitInitializationMode")
@@ -446,9 +471,12 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                     self.log(f"{self._labels[id(element)]}: {entry.msg}", entry.status, entry.category)
                 element.log_queue.clear()
 
+    @cython.locals(current_time=cython.double, step_size=cython.double, expected=cython.double,
+                   h=cython.double)
     def _sub_steps(self, current_time: float, step_size: float):
         """(count, h) of internal steps for a host step, or the reason it is refused."""
-        expected, h = self._time(), self.internal_step
+        h = self.internal_step
+        expected = self.start_time + self._n * h + self._extra          # _time()
         if abs(current_time - expected) > 1e-9 * max(abs(expected), step_size, h):
             return (f"communication point t = {current_time!r} does not continue from the last one "
                     f"(t = {expected!r}): the system FMU counts its internal steps")
@@ -489,9 +517,11 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         return None
 
     @fmi_entry("fmi2DoStep")
+    @cython.locals(t=cython.double, h=cython.double)
     def do_step(self, current_time: float, step_size: float) -> bool:
-        if (not self._initialized or self._terminated
-                or not (0.0 < step_size < math.inf and math.isfinite(current_time))):
+        t, h = current_time, step_size
+        # x - x == 0 exactly when x is finite: 0 < h < inf and t finite
+        if not self._initialized or self._terminated or not (0.0 < h and h - h == 0.0 and t - t == 0.0):
             return self._refuse(self._step_call_problem(self._initialized, current_time, step_size))
         plan = self._sub_steps(current_time, step_size)
         if isinstance(plan, str):
@@ -510,7 +540,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         # the connections move within this step only with several internal steps, iterations
         # or multi-rate: only then can a refused step have changed inputs to put back
         saved = self._snapshot(count > 1 or bool(self.iterations) or bool(self._slow))
-        inboxes = [dict(inbox) for inbox in self._inbox.values()]
+        inboxes = [dict(inbox) for inbox in self._inbox.values()] if self._inbox else None
         n, extra = self._n, self._extra
         try:
             if self._slow and h == self.internal_step:
@@ -519,8 +549,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 self._uniform(count, h)
         except Exception as exc:
             self._restore(saved)
-            for inbox, values in zip(self._inbox.values(), inboxes):
-                inbox.update(values)
+            if inboxes:
+                for inbox, values in zip(self._inbox.values(), inboxes):
+                    inbox.update(values)
             for inst in self._lags:
                 self._lags[inst] = 0.0
             self._n, self._extra, self._due = n, extra, 0
@@ -567,8 +598,8 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 self._exchange()
                 end = self._targets()
                 self._restore(saved)
-                for (*_, writers, _, _), first, last in zip(self._stages, start, end):
-                    for (target, name), a, b in zip(writers, first, last):
+                for (_, moves, _, _), first, last in zip(self._stages, start, end):
+                    for (_, _, target, name, *_), a, b in zip(moves, first, last):
                         target[name] = 0.5 * (a + b)
             for element, step in self._do_steps:
                 if not step(element, t, h):
@@ -615,8 +646,8 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
     def _snapshot(self, with_inputs: bool):
         """(the elements' states, their inputs if ``with_inputs`` else None), for _restore."""
-        order = self._order
-        return [el.state for el in order], [el._read_inputs(el) for el in order] if with_inputs else None
+        states = [attributes["state"] for attributes in self._attributes]
+        return states, [el._read_inputs(el) for el in self._order] if with_inputs else None
 
     def _restore(self, snapshot):
         """Put the elements back at the states (and inputs, when saved) of ``snapshot``."""
@@ -632,11 +663,14 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
     # ------------------------------------------------------------------ get / set
     def _get_values(self, vrs, kind: str):
-        through, read, own = self._get_plans[kind][tuple(vrs)]
+        plans, key = self._get_plans[kind], tuple(vrs)
+        # a dict subclass's [] goes through a Python-level slot: get is the fast path, [] makes
+        # (and keeps) a plan asked for the first time
+        through, pairs, own = plans.get(key) or plans[key]
         if self._due and self._initialized:
             self._exchange(None if self._due == 2 else self._stages[1:])
         self._refresh(through)
-        values = list(map(CONVERT[kind], read()))
+        values = _read_attributes(pairs, CONVERT[kind])
         for position in own:
             values.insert(position, self.internal_step)
         return values
