@@ -162,12 +162,14 @@ def _attribute_pairs(elements: dict, paths) -> list:
 
 
 @cython.locals(pairs=list, i=cython.Py_ssize_t, attributes=dict, values=list)
-def _read_attributes(pairs, convert) -> list:
-    """The values of ``pairs`` (_attribute_pairs), each through ``convert``."""
+def _read_attributes(pairs, convert: type) -> list:
+    """The values of ``pairs`` (_attribute_pairs) as the type ``convert`` (one already of that
+    type as it is)."""
     values = []
     for i in range(len(pairs)):
         attributes, name = pairs[i]
-        values.append(convert(attributes[name]))
+        value = attributes[name]
+        values.append(value if type(value) is convert else convert(value))
     return values
 
 
