@@ -227,6 +227,12 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     named after the system (pythonfmu's model identifier); everything else comes from the
     FMU's resources."""
 
+    # what every step reads and writes, as slots: a slot is found by the class's (cached)
+    # look-up alone, an attribute in the instance dict also needs that dict's (internal_step
+    # is not one: fmi2SetReal writes it into the instance dict, as an element's parameters)
+    __slots__ = ("_n", "_extra", "_due", "_at", "_fresh", "_lags", "_stages", "_get_plans", "_attributes",
+                 "_order", "_do_steps", "iterations", "_slow", "_inbox", "_log_queues",
+                 "_fmu_inputs", "_initialized", "_terminated", "_whole_steps", "_frame", "_restage")
     _raise_to_host = ElementSlave._raise_to_host
     _fmu_state_from_bytes = staticmethod(ElementSlave._fmu_state_from_bytes)
 
