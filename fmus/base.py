@@ -53,24 +53,57 @@ def fmi_entry(call: str):
     """Mark an FMI entry point (a method pythonfmu calls): any exception it raises reaches
     pythonfmu through :meth:`ElementSlave._raise_to_host`, the one path that survives
     pythonfmu 0.7.0's double release (an unguarded exception crashed the host at
-    fmi2FreeInstance), with a message that names the FMI call and the cause."""
+    fmi2FreeInstance), with a message that names the FMI call and the cause
+    (:func:`_raise_entry_failure`)."""
     def decorate(method):
         @functools.wraps(method)
         def entry(self, *args):
             try:
                 return method(self, *args)
             except Exception as exc:
-                if getattr(exc, "raised_to_host", False):
-                    raise
-                cause = str(exc) if isinstance(exc, (ParameterError, StateError)) else \
-                    f"{type(exc).__name__}: {exc}"
-                self._raise_to_host(type(exc) if isinstance(exc, ParameterError) else FmiCallError,
-                                    f"{call} failed: {cause}")
+                _raise_entry_failure(self, call, exc)
         return entry
     return decorate
 
 
-@cython.locals(total=cython.double)
+def fmi_step_entry(call: str):
+    """:func:`fmi_entry` for the calls with two arguments a host makes at every step (fmi2DoStep's
+    t and h, fmi2Set<type>'s references and values): with a fixed signature, a call builds no
+    argument tuples (``*args`` built two)."""
+    def decorate(method):
+        @functools.wraps(method)
+        def entry(self, first, second):
+            try:
+                return method(self, first, second)
+            except Exception as exc:
+                _raise_entry_failure(self, call, exc)
+        return entry
+    return decorate
+
+
+def _get_entry(call: str, kind: str):
+    """The FMI entry point fmi2Get<kind> (``call``): ``self._get_values(vrs, kind)`` guarded as
+    by :func:`fmi_entry`, in one call (a host gets at every step)."""
+    def get(self, vrs):
+        try:
+            return self._get_values(vrs, kind)
+        except Exception as exc:
+            _raise_entry_failure(self, call, exc)
+    get.__name__ = get.__qualname__ = f"get_{kind.lower()}"
+    return get
+
+
+def _raise_entry_failure(slave, call: str, exc: Exception):
+    """Raise ``exc``, raised in the FMI call ``call`` of ``slave``, to pythonfmu safely
+    (:meth:`ElementSlave._raise_to_host`) with a message naming the call and the cause, unless
+    it is already on its way there."""
+    if getattr(exc, "raised_to_host", False):
+        raise exc
+    cause = str(exc) if isinstance(exc, (ParameterError, StateError)) else f"{type(exc).__name__}: {exc}"
+    slave._raise_to_host(type(exc) if isinstance(exc, ParameterError) else FmiCallError, f"{call} failed: {cause}")
+
+
+@cython.locals(total=cython.double, value=cython.double)
 def _all_finite_screen(values) -> bool:
     """True when the sum of ``values`` (in order, from 0.0) is finite, hence every value is
     (x - x == 0 exactly for a finite x); False when one is not, or when the sum of finite
@@ -187,29 +220,21 @@ class FmiCommonCalls:
     def enter_initialization_mode(self):
         pass
 
-    @fmi_entry("fmi2SetReal")
+    @fmi_step_entry("fmi2SetReal")
     def set_real(self, vrs, values):
         self._set_values(vrs, values, REAL)
 
-    @fmi_entry("fmi2SetInteger")
+    @fmi_step_entry("fmi2SetInteger")
     def set_integer(self, vrs, values):
         self._set_values(vrs, values, INTEGER)
 
-    @fmi_entry("fmi2SetBoolean")
+    @fmi_step_entry("fmi2SetBoolean")
     def set_boolean(self, vrs, values):
         self._set_values(vrs, values, BOOLEAN)
 
-    @fmi_entry("fmi2GetReal")
-    def get_real(self, vrs):
-        return self._get_values(vrs, REAL)
-
-    @fmi_entry("fmi2GetInteger")
-    def get_integer(self, vrs):
-        return self._get_values(vrs, INTEGER)
-
-    @fmi_entry("fmi2GetBoolean")
-    def get_boolean(self, vrs):
-        return self._get_values(vrs, BOOLEAN)
+    get_real = _get_entry("fmi2GetReal", REAL)
+    get_integer = _get_entry("fmi2GetInteger", INTEGER)
+    get_boolean = _get_entry("fmi2GetBoolean", BOOLEAN)
 
     @fmi_entry("fmi2GetString")
     def get_string(self, vrs):
@@ -427,7 +452,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
                 return problem
         return None
 
-    @fmi_entry("fmi2DoStep")
+    @fmi_step_entry("fmi2DoStep")
     @cython.locals(t=cython.double, h=cython.double)
     def do_step(self, current_time: float, step_size: float) -> bool:
         t, h = current_time, step_size
