@@ -53,28 +53,72 @@ def fmi_entry(call: str):
     """Mark an FMI entry point (a method pythonfmu calls): any exception it raises reaches
     pythonfmu through :meth:`ElementSlave._raise_to_host`, the one path that survives
     pythonfmu 0.7.0's double release (an unguarded exception crashed the host at
-    fmi2FreeInstance), with a message that names the FMI call and the cause."""
+    fmi2FreeInstance), with a message that names the FMI call and the cause
+    (:func:`_raise_entry_failure`)."""
     def decorate(method):
         @functools.wraps(method)
         def entry(self, *args):
             try:
                 return method(self, *args)
             except Exception as exc:
-                if getattr(exc, "raised_to_host", False):
-                    raise
-                cause = str(exc) if isinstance(exc, (ParameterError, StateError)) else \
-                    f"{type(exc).__name__}: {exc}"
-                self._raise_to_host(type(exc) if isinstance(exc, ParameterError) else FmiCallError,
-                                    f"{call} failed: {cause}")
+                _raise_entry_failure(self, call, exc)
         return entry
     return decorate
 
 
+def fmi_step_entry(call: str):
+    """:func:`fmi_entry` for the calls with two arguments a host makes at every step (fmi2DoStep's
+    t and h, fmi2Set<type>'s references and values): with a fixed signature, a call builds no
+    argument tuples (``*args`` built two)."""
+    def decorate(method):
+        @functools.wraps(method)
+        def entry(self, first, second):
+            try:
+                return method(self, first, second)
+            except Exception as exc:
+                _raise_entry_failure(self, call, exc)
+        return entry
+    return decorate
+
+
+def _get_entry(call: str, kind: str):
+    """The FMI entry point fmi2Get<kind> (``call``): ``self._get_values(vrs, kind)`` guarded as
+    by :func:`fmi_entry`, in one call (a host gets at every step)."""
+    def get(self, vrs):
+        try:
+            return self._get_values(vrs, kind)
+        except Exception as exc:
+            _raise_entry_failure(self, call, exc)
+    get.__name__ = get.__qualname__ = f"get_{kind.lower()}"
+    return get
+
+
+def _raise_entry_failure(slave, call: str, exc: Exception):
+    """Raise ``exc``, raised in the FMI call ``call`` of ``slave``, to pythonfmu safely
+    (:meth:`ElementSlave._raise_to_host`) with a message naming the call and the cause, unless
+    it is already on its way there."""
+    if getattr(exc, "raised_to_host", False):
+        raise exc
+    cause = str(exc) if isinstance(exc, (ParameterError, StateError)) else f"{type(exc).__name__}: {exc}"
+    slave._raise_to_host(type(exc) if isinstance(exc, ParameterError) else FmiCallError, f"{call} failed: {cause}")
+
+
+@cython.locals(total=cython.double, value=cython.double)
+def _all_finite_screen(values) -> bool:
+    """True when the sum of ``values`` (in order, from 0.0) is finite, hence every value is
+    (x - x == 0 exactly for a finite x); False when one is not, or when the sum of finite
+    values overflows: the caller's exact check then decides.  A loop over C doubles: the
+    builtin sum costs several times more (it runs at every step on the inputs and outputs)."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total - total == 0.0
+
+
 def _nonfinite(names, values) -> str | None:
     """'name = value is not finite' for the first non-finite value, else None (screened by
-    the sum, finite only if every value is; an overflowing sum falls back to the check)."""
-    total = sum(values, 0.0)
-    if total - total == 0:
+    the sum, :func:`_all_finite_screen`; an overflowing sum falls back to the check)."""
+    if _all_finite_screen(values):
         return None
     return next((f"{name} = {value!r} is not finite" for name, value in zip(names, values)
                  if not math.isfinite(value)), None)
@@ -176,29 +220,21 @@ class FmiCommonCalls:
     def enter_initialization_mode(self):
         pass
 
-    @fmi_entry("fmi2SetReal")
+    @fmi_step_entry("fmi2SetReal")
     def set_real(self, vrs, values):
         self._set_values(vrs, values, REAL)
 
-    @fmi_entry("fmi2SetInteger")
+    @fmi_step_entry("fmi2SetInteger")
     def set_integer(self, vrs, values):
         self._set_values(vrs, values, INTEGER)
 
-    @fmi_entry("fmi2SetBoolean")
+    @fmi_step_entry("fmi2SetBoolean")
     def set_boolean(self, vrs, values):
         self._set_values(vrs, values, BOOLEAN)
 
-    @fmi_entry("fmi2GetReal")
-    def get_real(self, vrs):
-        return self._get_values(vrs, REAL)
-
-    @fmi_entry("fmi2GetInteger")
-    def get_integer(self, vrs):
-        return self._get_values(vrs, INTEGER)
-
-    @fmi_entry("fmi2GetBoolean")
-    def get_boolean(self, vrs):
-        return self._get_values(vrs, BOOLEAN)
+    get_real = _get_entry("fmi2GetReal", REAL)
+    get_integer = _get_entry("fmi2GetInteger", INTEGER)
+    get_boolean = _get_entry("fmi2GetBoolean", BOOLEAN)
 
     @fmi_entry("fmi2GetString")
     def get_string(self, vrs):
@@ -396,14 +432,12 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         self._bounded_inputs = [(position[v.name], *v.bounds()) for v in checked
                                 if v.low is not None or v.high is not None]
 
-    @cython.locals(total=cython.double)
     def _input_problem(self, values) -> str | None:
         """None when every checked input is finite and within its range.  The screen is
         cheap: the sum of the inputs is finite only if each one is (an overflowing sum of
         finite values only sends it to the exact check, :meth:`_checked_input_problem`),
         then the bounded ones."""
-        total = sum(values)
-        if total - total == 0:
+        if _all_finite_screen(values):
             for i, lo, hi in self._bounded_inputs:
                 if not lo <= values[i] <= hi:
                     return self._checked_input_problem()
@@ -418,8 +452,8 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
                 return problem
         return None
 
-    @fmi_entry("fmi2DoStep")
-    @cython.locals(t=cython.double, h=cython.double, total=cython.double)
+    @fmi_step_entry("fmi2DoStep")
+    @cython.locals(t=cython.double, h=cython.double)
     def do_step(self, current_time: float, step_size: float) -> bool:
         t, h = current_time, step_size
         previous = self.state
@@ -441,8 +475,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         values = self.refresh_outputs()
         if values is None:
             values = self._read_declared_state_outputs(self)
-        total = sum(values, 0.0)         # finite only if every value is (see _nonfinite)
-        if total - total != 0.0:
+        if not _all_finite_screen(values):
             problem = _nonfinite(self._declared_state_outputs, self._read_declared_state_outputs(self))
             if problem is not None:      # refused: state and outputs (functions of it) as before
                 self.state = previous
@@ -465,8 +498,7 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         cached_token, cached_inputs, values = self._feedthrough_cache
         if token != cached_token or inputs != cached_inputs:
             values = self.feedthrough_at(inputs)
-            total = sum(values.values(), 0.0)
-            if total - total != 0.0:
+            if not _all_finite_screen(values.values()):
                 self._screen_feedthrough(values, inputs)
             self._feedthrough_cache = (token, inputs, values)
         return values

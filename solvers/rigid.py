@@ -50,31 +50,30 @@ class BodyState(NamedTuple):
 _new_body_state = partial(tuple.__new__, BodyState)     # BodyState from a tuple, no Python-level __new__
 
 
-def _p1(x: float) -> float:
-    """(1 - e^-x) / x, accurate for every x >= 0 (expm1)."""
-    return -math.expm1(-x) / x if x else 1.0
-
-
-def _p2(x: float) -> float:
-    """(x - 1 + e^-x) / x^2.  Below x = 0.05 the Taylor series sum_k (-x)^k / (k + 2)! to
-    k = 6 (truncation below 5e-15 relative); above, the closed form, whose cancellation
-    costs 2 eps / x (below 1e-14 there)."""
-    if x < 0.05:
-        return 0.5 - x * (1 / 6 - x * (1 / 24 - x * (1 / 120 - x * (1 / 720 - x * (1 / 5040 - x / 40320)))))
-    return (x + math.expm1(-x)) / (x * x)
-
-
 @cython.locals(inertia=cython.double, torque=cython.double, damping=cython.double, h=cython.double,
-               phi=cython.double, w=cython.double, x=cython.double, impulse=cython.double, p1=cython.double)
+               phi=cython.double, w=cython.double, x=cython.double, impulse=cython.double, p1=cython.double,
+               p2=cython.double, expm1_x=cython.double)
 def step_damped(state: BodyState, inertia: float, torque: float, damping: float, h: float) -> BodyState:
-    """Exact step of J w' = T - d w (module docstring)."""
+    """Exact step of J w' = T - d w (module docstring), with x = d h / J:
+
+    p1(x) = (1 - e^-x) / x, accurate for every x >= 0 (expm1);
+    p2(x) = (x - 1 + e^-x) / x^2: below x = 0.05 the Taylor series sum_k (-x)^k / (k + 2)! to
+    k = 6 (truncation below 5e-15 relative); above, the closed form, whose cancellation costs
+    2 eps / x (below 1e-14 there).  Computed here, not in functions of their own: a call
+    costs more than the arithmetic (e^-x - 1 is evaluated once for both)."""
     phi, w = state
     if damping == 0.0:
         return _new_body_state((phi + w * h + 0.5 * torque / inertia * h * h, w + torque / inertia * h))
     x = damping * h / inertia
     impulse = torque * h / inertia
-    p1 = _p1(x)
-    return _new_body_state((phi + w * h * p1 + impulse * h * _p2(x), w * math.exp(-x) + impulse * p1))
+    if x < 0.05:
+        p1 = -math.expm1(-x) / x if x else 1.0
+        p2 = 0.5 - x * (1 / 6 - x * (1 / 24 - x * (1 / 120 - x * (1 / 720 - x * (1 / 5040 - x / 40320)))))
+    else:
+        expm1_x = math.expm1(-x)
+        p1 = -expm1_x / x
+        p2 = (x + expm1_x) / (x * x)
+    return _new_body_state((phi + w * h * p1 + impulse * h * p2, w * math.exp(-x) + impulse * p1))
 
 
 def engine_torque(t: float, w: float, mean: float, h2: float, h4: float) -> float:
