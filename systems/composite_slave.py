@@ -53,7 +53,7 @@ from pythonfmu.enums import Fmi2Status
 
 import fmus
 from fmus.base import (CONVERT, ElementSlave, FmiCallError, FmiCommonCalls, ParameterError, StateError, fmi_entry,
-                        PlanCache)
+                        fmi_step_entry, PlanCache)
 from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -524,7 +524,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                     return problem
         return None
 
-    @fmi_entry("fmi2DoStep")
+    @fmi_step_entry("fmi2DoStep")
     @cython.locals(t=cython.double, h=cython.double)
     def do_step(self, current_time: float, step_size: float) -> bool:
         t, h = current_time, step_size
