@@ -179,7 +179,7 @@ class FrictionElement(ElementSlave):
         self._prepared = (None, None)
         self._known_resolution = (None, None, None)
         self._idle_feedthrough = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS},
-                                  **{f"locked{tag}": False for tag in self.TAGS}}
+                                  **{f"locked{tag}": False for tag in self.TAGS}, "p_loss": 0.0}
         return state
 
     def decode_state(self, data):
@@ -187,7 +187,7 @@ class FrictionElement(ElementSlave):
 
     # --- stepping
     def _prepare(self, inputs):
-        """(external torques, normal forces, T_s, T_c, their solvers.friction.StepInputs) at
+        """(external torques, normal forces, T_s, T_c, their solvers.friction step_inputs) at
         ``inputs`` (the tuple ``_read_inputs`` gives), computed once per set of inputs: a
         doStep after a feedthrough get at the same inputs, or steps with held inputs, reuse
         the record."""
@@ -196,7 +196,7 @@ class FrictionElement(ElementSlave):
             return record
         clamps, torques = self._pick_clamps(inputs), self._pick_torques(inputs)
         t_s, t_c = self.capacities(clamps)
-        record = (torques, clamps, t_s, t_c, self.chain.step_inputs(torques, t_s, t_c))
+        record = (torques, clamps, t_s, t_c, self.chain.step_inputs(torques))
         self._prepared = (inputs, record)
         return record
 
@@ -209,7 +209,7 @@ class FrictionElement(ElementSlave):
         return tuple(values)
 
     def _inputs_now(self):
-        """(external torques, normal forces, T_s, T_c, StepInputs) at the inputs currently set."""
+        """(external torques, normal forces, T_s, T_c, step inputs) at the inputs currently set."""
         return self._prepare(self._inputs_in_use())
 
     def advance(self, t, h):
@@ -226,12 +226,12 @@ class FrictionElement(ElementSlave):
 
     @cython.locals(i=cython.int, values=list, names=list, attributes=dict)
     def refresh_outputs(self):
-        state, chain = self.state, self.chain
-        values = chain.body_angles(state)
-        values += chain.body_speeds(state)
+        state = self.state
+        values = self.chain.member_motion(state)       # the angles, then the speeds
+        _, _, _, slips, _, e_loss = state
         if self.SLIP_OUTPUTS:
-            values += state.s
-        values.append(state.e_loss)
+            values += slips
+        values.append(e_loss)
         attributes, names = self.__dict__, self._state_output_names
         for i in range(len(names)):
             attributes[names[i]] = values[i]
@@ -241,15 +241,17 @@ class FrictionElement(ElementSlave):
         return self.feedthrough_at(self._inputs_in_use())
 
     @cython.locals(j=cython.int, sign=cython.double, torque=cython.double, slip=cython.double,
-                   p_loss=cython.double, values=dict, names=list)
+                   p_loss=cython.double, values=dict, idle=dict, names=list)
     def feedthrough_at(self, inputs):
         prepared = self._prepare(inputs)
-        torques, _, t_s, t_c, step_inputs = prepared
+        torques, _, t_s, t_c, (_, g) = prepared
         state = self.state
-        modes, tau = self.chain.resolve(state.s, state.modes, step_inputs.g, t_s, t_c)   # = friction_torques(...)
+        _, _, _, slips, modes_start, _ = state
+        modes, tau = self.chain.resolve(slips, modes_start, g, t_s, t_c)   # = friction_torques(...)
         self._known_resolution = (state, prepared, (modes, tau))
-        values = dict(self._idle_feedthrough)          # interfaces beyond n_bodies: open
-        names, slips = self._feedthrough_names, state.s
+        idle = self._idle_feedthrough
+        values = idle.copy()           # interfaces beyond n_bodies: open
+        names = self._feedthrough_names
         p_loss = 0.0
         for j in range(len(names)):
             torque_name, locked_name, sign = names[j]
