@@ -174,10 +174,10 @@ class FrictionElement(ElementSlave):
                                     + ([f"w_slip{tag}" for tag in tags] if self.SLIP_OUTPUTS else []) + ["e_loss"])
         self._feedthrough_names = [(f"tau_fric{tag}", f"locked{tag}", -1.0 if tag in self.HOUSING_TAGS else 1.0)
                                    for tag in tags]
-        # (inputs, (torques, clamps, T_s, T_c)) of the inputs last prepared, and
-        # (state, that record, (modes, tau)): the stuck set the feedthrough resolved
+        # (inputs, (torques, clamps, T_s, T_c, step inputs)) of the inputs last prepared, and
+        # (state, inputs, their record, (modes, tau)): the stuck set the feedthrough resolved
         self._prepared = (None, None)
-        self._known_resolution = (None, None, None)
+        self._known_resolution = (None, None, None, None)
         self._idle_feedthrough = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS},
                                   **{f"locked{tag}": False for tag in self.TAGS}, "p_loss": 0.0}
         return state
@@ -216,13 +216,13 @@ class FrictionElement(ElementSlave):
         return self.advance_at(t, h, self._inputs_in_use())
 
     def advance_at(self, t, h, inputs):
-        prepared = self._prepare(inputs)
+        # the friction feedthrough, if read at this state and these inputs, has already
+        # prepared them and resolved the stuck set the step starts from
+        state, known_inputs, prepared, start = self._known_resolution
+        if state is not self.state or known_inputs != inputs:
+            state, prepared, start = self.state, self._prepare(inputs), None
         torques, _, t_s, t_c, step_inputs = prepared
-        # the friction feedthrough, if read at this state and these inputs, already resolved
-        # the stuck set the step starts from
-        state, known, resolution = self._known_resolution
-        start = resolution if state is self.state and known is prepared else None
-        return self.chain.advance(self.state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
+        return self.chain.advance(state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
 
     @cython.locals(i=cython.int, values=list, names=list, attributes=dict)
     def refresh_outputs(self):
@@ -240,24 +240,24 @@ class FrictionElement(ElementSlave):
     def feedthrough_outputs(self):
         return self.feedthrough_at(self._inputs_in_use())
 
-    @cython.locals(j=cython.int, sign=cython.double, torque=cython.double, slip=cython.double,
-                   p_loss=cython.double, values=dict, idle=dict, names=list)
+    @cython.locals(j=cython.int, mode=cython.int, stuck=cython.int, sign=cython.double, torque=cython.double,
+                   slip=cython.double, p_loss=cython.double, values=dict, idle=dict, names=list)
     def feedthrough_at(self, inputs):
         prepared = self._prepare(inputs)
         torques, _, t_s, t_c, (_, g) = prepared
         state = self.state
         _, _, _, slips, modes_start, _ = state
         modes, tau = self.chain.resolve(slips, modes_start, g, t_s, t_c)   # = friction_torques(...)
-        self._known_resolution = (state, prepared, (modes, tau))
+        self._known_resolution = (state, inputs, prepared, (modes, tau))
         idle = self._idle_feedthrough
         values = idle.copy()           # interfaces beyond n_bodies: open
-        names = self._feedthrough_names
+        names, stuck = self._feedthrough_names, STUCK      # (a C int compiled: solvers.friction's modes)
         p_loss = 0.0
         for j in range(len(names)):
             torque_name, locked_name, sign = names[j]
-            torque, slip = tau[j], slips[j]
+            torque, slip, mode = tau[j], slips[j], modes[j]
             values[torque_name] = sign * torque
-            values[locked_name] = modes[j] == STUCK
+            values[locked_name] = mode == stuck
             p_loss += torque * slip                     # the power friction dissipates in interface j
         values["p_loss"] = p_loss
         return values

@@ -109,7 +109,9 @@ class Mode(IntEnum):
 
 
 # The modes by plain module names: on CPython 3.11 each ``Mode.X`` attribute lookup costs
-# about as much as a function call, and the stick/slip decision runs at every step.
+# about as much as a function call, and the stick/slip decision runs at every step.  The
+# loops of each step copy them into local C ints (``stuck = STUCK`` with ``stuck`` declared
+# cython.int): compiled, a mode test is then an integer comparison, not a Python call.
 STUCK, FORWARD, BACKWARD, FREE = Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.FREE
 
 
@@ -159,6 +161,24 @@ def _row_products(rows, x) -> list[float]:
             total += a * b
         products.append(total)
     return products
+
+
+@cython.locals(i=cython.int, j=cython.int, n=cython.int, total=cython.double, row_total=cython.double,
+               a=cython.double, b=cython.double, row=list)
+def _quadratic_form(rows, x) -> float:
+    """x . (rows x), summed as ``_dot(x, _row_products(rows, x))`` sums it (each row's product,
+    then the total, from 0.0 in index order), without the list of row products."""
+    n = len(x)
+    total = 0.0
+    for i in range(n):
+        row = rows[i]
+        row_total = 0.0
+        for j in range(len(row)):
+            a, b = row[j], x[j]
+            row_total += a * b
+        a = x[i]
+        total += a * row_total
+    return total
 
 
 def stribeck_decay(x: float, alpha: float) -> float:
@@ -406,7 +426,7 @@ class FrictionSystem:
         w_mean stays a Python float: its square is then Python's power, the C library's pow;
         typed, gcc would fold pow(w_mean, 2.0) into w_mean * w_mean, which differs from pow in
         the last bit for some w_mean."""
-        relative = _dot(s, _row_products(self.m_inv, s))
+        relative = _quadratic_form(self.m_inv, s)
         free = 0.5 * self.j_total * w_mean**2 if w_mean else 0.0
         return free + 0.5 * relative
 
@@ -449,6 +469,7 @@ class FrictionSystem:
         return solve(submatrix(mm, stuck, stuck), rhs)
 
     @cython.locals(m=cython.int, j=cython.int, i=cython.int, n_zero=cython.int, mode=cython.int,
+                   stuck_mode=cython.int, forward=cython.int,
                    slip=cython.double, capacity=cython.double, accel=cython.double, allowed=cython.bint,
                    consistent=cython.bint,
                    new_modes=list, tau=list, zero=list, stuck=list, trial=list, one_way=list)
@@ -492,7 +513,7 @@ class FrictionSystem:
                 tau[j] = direction * self.laws[j].breakaway_torque(t_s[j], t_c[j])
         if not zero:
             return new_modes, tau
-        mm = self.m
+        mm, stuck_mode, forward = self.m, STUCK, FORWARD
         n_zero = len(zero)
         for assignment in self._candidate_sets[n_zero]:
             stuck = []
@@ -500,9 +521,9 @@ class FrictionSystem:
             allowed = True
             for i in range(n_zero):
                 j, mode = zero[i], assignment[i]
-                if mode == STUCK:
+                if mode == stuck_mode:
                     stuck.append(j)
-                elif mode == FORWARD and one_way[j]:
+                elif mode == forward and one_way[j]:
                     allowed = False                 # a freewheel never breaks away forward
                     break
                 else:
@@ -519,7 +540,7 @@ class FrictionSystem:
             consistent = True
             for i in range(n_zero):
                 j, mode = zero[i], assignment[i]
-                if mode != STUCK:
+                if mode != stuck_mode:
                     accel = g[j] - _dot(mm[j], trial)
                     if mode * accel <= 0.0:
                         consistent = False
@@ -608,7 +629,7 @@ class FrictionSystem:
                    t=cython.double, dt=cython.double, d_theta=cython.double, work=cython.double,
                    ke_start=cython.double, ke_end=cython.double, torque=cython.double, x=cython.double,
                    relative_turn=cython.double, theta_start=cython.double, w_start=cython.double,
-                   i=cython.int, j=cython.int, m=cython.int, phase=cython.int,
+                   i=cython.int, j=cython.int, m=cython.int, phase=cython.int, mode=cython.int, stuck=cython.int,
                    max_events=cython.int, substeps=cython.int, used=cython.int,
                    all_stuck=cython.bint, s=list, q=list, modes=list, dq=list, free=list)
     def advance(self, state: ChainState, torques, t_s, t_c, h: float, events=None,
@@ -637,10 +658,11 @@ class FrictionSystem:
                                      w_mean + a_mean * step, q_start, s_start, modes_start, e_loss_start))
         theta, w_mean = theta_start, w_start
         modes, tau = start or self.resolve(s_start, modes_start, g, t_s, t_c)
-        m = self.n_interfaces
+        m, stuck = self.n_interfaces, STUCK
         all_stuck = True
         for j in range(m):
-            if modes[j] != STUCK:
+            mode = modes[j]
+            if mode != stuck:
                 all_stuck = False
                 break
         if all_stuck:                                   # locks at the start of the step
@@ -701,30 +723,33 @@ class FrictionSystem:
         self._energy_of = (new_state, ke_end)     # the next step's ke_start, if it starts here
         return new_state
 
-    @cython.locals(j=cython.int, mode=cython.int, d_visc=list, has_stribeck=list)
+    @cython.locals(j=cython.int, mode=cython.int, stuck=cython.int, free=cython.int, d_visc=list,
+                   has_stribeck=list)
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
         """True when every non-stuck interface has a constant torque in its mode."""
-        d_visc, has_stribeck = self._d_visc, self._has_stribeck
+        d_visc, has_stribeck, stuck, free = self._d_visc, self._has_stribeck, STUCK, FREE
         for j in range(self.n_interfaces):
             mode = modes[j]
-            if mode == STUCK:
+            if mode == stuck:
                 continue
             if d_visc[j] != 0.0:
                 return False
-            if mode != FREE and has_stribeck[j] and t_s[j] != t_c[j]:
+            if mode != free and has_stribeck[j] and t_s[j] != t_c[j]:
                 return False
         return True
 
-    @cython.locals(m=cython.int, j=cython.int, event=cython.int, mode=cython.int, dt=cython.double,
+    @cython.locals(m=cython.int, j=cython.int, event=cython.int, mode=cython.int, stuck=cython.int,
+                   forward=cython.int, backward=cython.int, dt=cython.double,
                    t_zero=cython.double, slip=cython.double, a=cython.double, g_j=cython.double,
                    friction_j=cython.double, accel=list, friction=list)
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
-        m = self.n_interfaces
+        m, stuck, forward, backward = self.n_interfaces, STUCK, FORWARD, BACKWARD
         friction = _row_products(self.m, tau)
         accel = []                  # s' = g - M tau (module docstring, "Decoupling"); 0 while stuck
         for j in range(m):
-            if modes[j] == STUCK:
+            mode = modes[j]
+            if mode == stuck:
                 accel.append(0.0)
             else:
                 g_j, friction_j = g[j], friction[j]
@@ -732,13 +757,14 @@ class FrictionSystem:
         dt, event = remaining, -1
         for j in range(m):
             mode, a = modes[j], accel[j]
-            if (mode == FORWARD or mode == BACKWARD) and a * mode < 0.0:     # a slip decelerating to zero
+            if (mode == forward or mode == backward) and a * mode < 0.0:     # a slip decelerating to zero
                 slip = s[j]
                 t_zero = -slip / a
                 if t_zero < dt:
                     dt, event = t_zero, j
         for j in range(m):
-            if modes[j] != STUCK:
+            mode = modes[j]
+            if mode != stuck:
                 slip, a = s[j], accel[j]
                 q[j] += slip * dt + 0.5 * a * dt * dt
                 s[j] = slip + a * dt
