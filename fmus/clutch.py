@@ -170,16 +170,21 @@ class FrictionElement(ElementSlave):
         self._pick_clamps = items_getter([position[name] for name in self.clamp_names()])
         self._used_positions = [position[name] for name in used]
         self._read_used = values_getter(used)
-        self._state_output_names = ([f"phi{m}" for m in members] + [f"w{m}" for m in members]
-                                    + ([f"w_slip{tag}" for tag in tags] if self.SLIP_OUTPUTS else []) + ["e_loss"])
-        self._feedthrough_names = [(f"tau_fric{tag}", f"locked{tag}", -1.0 if tag in self.HOUSING_TAGS else 1.0)
-                                   for tag in tags]
+        # what refresh_outputs and feedthrough_at read at every step, in one attribute each:
+        # (the system, the names of the state outputs, whether the slips are among them) and
+        # (the system, (tau_fric, locked, sign) per interface in use, the values of an open one)
+        output_names = ([f"phi{m}" for m in members] + [f"w{m}" for m in members]
+                        + ([f"w_slip{tag}" for tag in tags] if self.SLIP_OUTPUTS else []) + ["e_loss"])
+        self._output_plan = (self.chain, output_names, self.SLIP_OUTPUTS)
+        feedthrough_names = [(f"tau_fric{tag}", f"locked{tag}", -1.0 if tag in self.HOUSING_TAGS else 1.0)
+                             for tag in tags]
+        idle = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS}, **{f"locked{tag}": False for tag in self.TAGS},
+                "p_loss": 0.0}
+        self._feedthrough_plan = (self.chain, feedthrough_names, idle)
         # (inputs, (torques, clamps, T_s, T_c, step inputs)) of the inputs last prepared, and
         # (state, inputs, their record, (modes, tau)): the stuck set the feedthrough resolved
         self._prepared = (None, None)
         self._known_resolution = (None, None, None, None)
-        self._idle_feedthrough = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS},
-                                  **{f"locked{tag}": False for tag in self.TAGS}, "p_loss": 0.0}
         return state
 
     def decode_state(self, data):
@@ -227,12 +232,13 @@ class FrictionElement(ElementSlave):
     @cython.locals(i=cython.int, values=list, names=list, attributes=dict)
     def refresh_outputs(self):
         state = self.state
-        values = self.chain.member_motion(state)       # the angles, then the speeds
+        chain, names, with_slips = self._output_plan
+        values = chain.member_motion(state)       # the angles, then the speeds
         _, _, _, slips, _, e_loss = state
-        if self.SLIP_OUTPUTS:
+        if with_slips:
             values += slips
         values.append(e_loss)
-        attributes, names = self.__dict__, self._state_output_names
+        attributes = self.__dict__
         for i in range(len(names)):
             attributes[names[i]] = values[i]
         return values           # every state output that changes (the inactive members' stay 0)
@@ -246,12 +252,12 @@ class FrictionElement(ElementSlave):
         prepared = self._prepare(inputs)
         torques, _, t_s, t_c, (_, g) = prepared
         state = self.state
+        chain, names, idle = self._feedthrough_plan
         _, _, _, slips, modes_start, _ = state
-        modes, tau = self.chain.resolve(slips, modes_start, g, t_s, t_c)   # = friction_torques(...)
+        modes, tau = chain.resolve(slips, modes_start, g, t_s, t_c)   # = friction_torques(...)
         self._known_resolution = (state, inputs, prepared, (modes, tau))
-        idle = self._idle_feedthrough
         values = idle.copy()           # interfaces beyond n_bodies: open
-        names, stuck = self._feedthrough_names, STUCK      # (a C int compiled: solvers.friction's modes)
+        stuck = STUCK                  # (a C int compiled: solvers.friction's modes)
         p_loss = 0.0
         for j in range(len(names)):
             torque_name, locked_name, sign = names[j]
