@@ -349,7 +349,7 @@ class FrictionSystem:
             self.free_members = [0.0] * n_members
             self._mass_free = [0.0] * n_coordinates
             self.j_total = math.inf
-        self._offsets = (None, [])          # (q, K q) of the last state body_angles() saw
+        self._offsets = (None, [])          # (q, K q) of the last state member_motion() saw
         self._all_hold_of = (None, None, False)     # (g, t_s, all_stuck_holds(g, t_s)) last asked by advance()
         self._input_rows = [self.free_members, *self.g_of_torques]     # step_inputs(): N^T E^T and g's rows
         self._energy_of = (None, 0.0)       # (the state advance() ended at, its kinetic energy)
