@@ -170,16 +170,21 @@ class FrictionElement(ElementSlave):
         self._pick_clamps = items_getter([position[name] for name in self.clamp_names()])
         self._used_positions = [position[name] for name in used]
         self._read_used = values_getter(used)
-        self._state_output_names = ([f"phi{m}" for m in members] + [f"w{m}" for m in members]
-                                    + ([f"w_slip{tag}" for tag in tags] if self.SLIP_OUTPUTS else []) + ["e_loss"])
-        self._feedthrough_names = [(f"tau_fric{tag}", f"locked{tag}", -1.0 if tag in self.HOUSING_TAGS else 1.0)
-                                   for tag in tags]
-        # (inputs, (torques, clamps, T_s, T_c)) of the inputs last prepared, and
-        # (state, that record, (modes, tau)): the stuck set the feedthrough resolved
+        # what refresh_outputs and feedthrough_at read at every step, in one attribute each:
+        # (the system, the names of the state outputs, whether the slips are among them) and
+        # (the system, (tau_fric, locked, sign) per interface in use, the values of an open one)
+        output_names = ([f"phi{m}" for m in members] + [f"w{m}" for m in members]
+                        + ([f"w_slip{tag}" for tag in tags] if self.SLIP_OUTPUTS else []) + ["e_loss"])
+        self._output_plan = (self.chain, output_names, self.SLIP_OUTPUTS)
+        feedthrough_names = [(f"tau_fric{tag}", f"locked{tag}", -1.0 if tag in self.HOUSING_TAGS else 1.0)
+                             for tag in tags]
+        idle = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS}, **{f"locked{tag}": False for tag in self.TAGS},
+                "p_loss": 0.0}
+        self._feedthrough_plan = (self.chain, feedthrough_names, idle)
+        # (inputs, (torques, clamps, T_s, T_c, step inputs)) of the inputs last prepared, and
+        # (state, inputs, their record, (modes, tau)): the stuck set the feedthrough resolved
         self._prepared = (None, None)
-        self._known_resolution = (None, None, None)
-        self._idle_feedthrough = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS},
-                                  **{f"locked{tag}": False for tag in self.TAGS}}
+        self._known_resolution = (None, None, None, None)
         return state
 
     def decode_state(self, data):
@@ -187,7 +192,7 @@ class FrictionElement(ElementSlave):
 
     # --- stepping
     def _prepare(self, inputs):
-        """(external torques, normal forces, T_s, T_c, their solvers.friction.StepInputs) at
+        """(external torques, normal forces, T_s, T_c, their solvers.friction step_inputs) at
         ``inputs`` (the tuple ``_read_inputs`` gives), computed once per set of inputs: a
         doStep after a feedthrough get at the same inputs, or steps with held inputs, reuse
         the record."""
@@ -196,7 +201,7 @@ class FrictionElement(ElementSlave):
             return record
         clamps, torques = self._pick_clamps(inputs), self._pick_torques(inputs)
         t_s, t_c = self.capacities(clamps)
-        record = (torques, clamps, t_s, t_c, self.chain.step_inputs(torques, t_s, t_c))
+        record = (torques, clamps, t_s, t_c, self.chain.step_inputs(torques))
         self._prepared = (inputs, record)
         return record
 
@@ -209,30 +214,31 @@ class FrictionElement(ElementSlave):
         return tuple(values)
 
     def _inputs_now(self):
-        """(external torques, normal forces, T_s, T_c, StepInputs) at the inputs currently set."""
+        """(external torques, normal forces, T_s, T_c, step inputs) at the inputs currently set."""
         return self._prepare(self._inputs_in_use())
 
     def advance(self, t, h):
         return self.advance_at(t, h, self._inputs_in_use())
 
     def advance_at(self, t, h, inputs):
-        prepared = self._prepare(inputs)
+        # the friction feedthrough, if read at this state and these inputs, has already
+        # prepared them and resolved the stuck set the step starts from
+        state, known_inputs, prepared, start = self._known_resolution
+        if state is not self.state or known_inputs != inputs:
+            state, prepared, start = self.state, self._prepare(inputs), None
         torques, _, t_s, t_c, step_inputs = prepared
-        # the friction feedthrough, if read at this state and these inputs, already resolved
-        # the stuck set the step starts from
-        state, known, resolution = self._known_resolution
-        start = resolution if state is self.state and known is prepared else None
-        return self.chain.advance(self.state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
+        return self.chain.advance(state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
 
     @cython.locals(i=cython.int, values=list, names=list, attributes=dict)
     def refresh_outputs(self):
-        state, chain = self.state, self.chain
-        values = chain.body_angles(state)
-        values += chain.body_speeds(state)
-        if self.SLIP_OUTPUTS:
-            values += state.s
-        values.append(state.e_loss)
-        attributes, names = self.__dict__, self._state_output_names
+        state = self.state
+        chain, names, with_slips = self._output_plan
+        values = chain.member_motion(state)       # the angles, then the speeds
+        _, _, _, slips, _, e_loss = state
+        if with_slips:
+            values += slips
+        values.append(e_loss)
+        attributes = self.__dict__
         for i in range(len(names)):
             attributes[names[i]] = values[i]
         return values           # every state output that changes (the inactive members' stay 0)
@@ -240,22 +246,24 @@ class FrictionElement(ElementSlave):
     def feedthrough_outputs(self):
         return self.feedthrough_at(self._inputs_in_use())
 
-    @cython.locals(j=cython.int, sign=cython.double, torque=cython.double, slip=cython.double,
-                   p_loss=cython.double, values=dict, names=list)
+    @cython.locals(j=cython.int, mode=cython.int, stuck=cython.int, sign=cython.double, torque=cython.double,
+                   slip=cython.double, p_loss=cython.double, values=dict, idle=dict, names=list)
     def feedthrough_at(self, inputs):
         prepared = self._prepare(inputs)
-        torques, _, t_s, t_c, step_inputs = prepared
+        torques, _, t_s, t_c, (_, g) = prepared
         state = self.state
-        modes, tau = self.chain.resolve(state.s, state.modes, step_inputs.g, t_s, t_c)   # = friction_torques(...)
-        self._known_resolution = (state, prepared, (modes, tau))
-        values = dict(self._idle_feedthrough)          # interfaces beyond n_bodies: open
-        names, slips = self._feedthrough_names, state.s
+        chain, names, idle = self._feedthrough_plan
+        _, _, _, slips, modes_start, _ = state
+        modes, tau = chain.resolve(slips, modes_start, g, t_s, t_c)   # = friction_torques(...)
+        self._known_resolution = (state, inputs, prepared, (modes, tau))
+        values = idle.copy()           # interfaces beyond n_bodies: open
+        stuck = STUCK                  # (a C int compiled: solvers.friction's modes)
         p_loss = 0.0
         for j in range(len(names)):
             torque_name, locked_name, sign = names[j]
-            torque, slip = tau[j], slips[j]
+            torque, slip, mode = tau[j], slips[j], modes[j]
             values[torque_name] = sign * torque
-            values[locked_name] = modes[j] == STUCK
+            values[locked_name] = mode == stuck
             p_loss += torque * slip                     # the power friction dissipates in interface j
         values["p_loss"] = p_loss
         return values

@@ -109,7 +109,9 @@ class Mode(IntEnum):
 
 
 # The modes by plain module names: on CPython 3.11 each ``Mode.X`` attribute lookup costs
-# about as much as a function call, and the stick/slip decision runs at every step.
+# about as much as a function call, and the stick/slip decision runs at every step.  The
+# loops of each step copy them into local C ints (``stuck = STUCK`` with ``stuck`` declared
+# cython.int): compiled, a mode test is then an integer comparison, not a Python call.
 STUCK, FORWARD, BACKWARD, FREE = Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.FREE
 
 
@@ -159,6 +161,24 @@ def _row_products(rows, x) -> list[float]:
             total += a * b
         products.append(total)
     return products
+
+
+@cython.locals(i=cython.int, j=cython.int, n=cython.int, total=cython.double, row_total=cython.double,
+               a=cython.double, b=cython.double, row=list)
+def _quadratic_form(rows, x) -> float:
+    """x . (rows x), summed as ``_dot(x, _row_products(rows, x))`` sums it (each row's product,
+    then the total, from 0.0 in index order), without the list of row products."""
+    n = len(x)
+    total = 0.0
+    for i in range(n):
+        row = rows[i]
+        row_total = 0.0
+        for j in range(len(row)):
+            a, b = row[j], x[j]
+            row_total += a * b
+        a = x[i]
+        total += a * row_total
+    return total
 
 
 def stribeck_decay(x: float, alpha: float) -> float:
@@ -249,26 +269,6 @@ class ChainState(NamedTuple):
 _new_chain_state = partial(tuple.__new__, ChainState)   # ChainState from a tuple, no Python-level __new__
 
 
-class StepInputs:
-    """The external torques and capacities of a step with what follows from them alone,
-    computed once per set of inputs (:meth:`FrictionSystem.step_inputs`): the mean
-    acceleration ``a_mean``, the slip accelerations without friction ``g`` and, when first
-    asked (:meth:`all_hold`), whether every interface holds stuck (the all-stuck shortcut
-    of :meth:`FrictionSystem.advance`)."""
-
-    __slots__ = ("torques", "t_s", "t_c", "a_mean", "g", "_all_hold")
-
-    def __init__(self, torques, t_s, t_c, a_mean, g):
-        self.torques, self.t_s, self.t_c, self.a_mean, self.g = torques, t_s, t_c, a_mean, g
-        self._all_hold = None
-
-    def all_hold(self, system) -> bool:
-        held = self._all_hold
-        if held is None:
-            held = self._all_hold = system.all_stuck_holds(self.g, self.t_s)
-        return held
-
-
 @lru_cache(maxsize=None)
 def _candidates(k: int) -> tuple[tuple[Mode, ...], ...]:
     """Mode assignments for k zero-slip interfaces, most stuck first."""
@@ -349,10 +349,12 @@ class FrictionSystem:
             self.free_members = [0.0] * n_members
             self._mass_free = [0.0] * n_coordinates
             self.j_total = math.inf
-        self._offsets_of, self._offsets = None, []
+        self._offsets = (None, [])          # (q, K q) of the last state member_motion() saw
+        self._all_hold_of = (None, None, False)     # (g, t_s, all_stuck_holds(g, t_s)) last asked by advance()
         self._input_rows = [self.free_members, *self.g_of_torques]     # step_inputs(): N^T E^T and g's rows
         self._energy_of = (None, 0.0)       # (the state advance() ended at, its kinetic energy)
         self._partitions = {}
+        self._candidate_sets = [_candidates(k) for k in range(k_interfaces + 1)]   # resolve(): by number of zero slips
         self._all_stuck = (STUCK,) * k_interfaces
         self._static_levers, self._kinetic_levers = (list(x) for x in zip(*(law.levers for law in self.laws)))
         # what resolve() and the phases read of each interface at every step
@@ -383,37 +385,40 @@ class FrictionSystem:
             e_loss=e_loss,
         )
 
-    @cython.locals(theta=cython.double, x=cython.double, offset=cython.double, i=cython.int, free=list,
-                   offsets=list, angles=list)
-    def body_angles(self, state: ChainState) -> list[float]:
-        """Member angles E (N theta_mean + K q) (K q computed again only when q changes:
-        never while stuck)."""
-        if state.q is not self._offsets_of:
-            self._offsets = _row_products(self.k, state.q)
-            self._offsets_of = state.q
-        theta = state.theta_mean
-        free, offsets, angles = self.free_members, self._offsets, []
-        for i in range(self.n):
+    @cython.locals(theta=cython.double, w_mean=cython.double, x=cython.double, offset=cython.double,
+                   relative_speed=cython.double, i=cython.int, n=cython.int, free=list, offsets=list,
+                   relative=list, motion=list)
+    def member_motion(self, state: ChainState) -> list[float]:
+        """Member angles E (N theta_mean + K q), then member speeds E (N w_mean + K s), in one
+        list (K q computed again only when q changes: never while stuck; stuck interfaces add
+        exactly nothing to the speeds)."""
+        theta, w_mean, q, s, _, _ = state
+        known_q, offsets = self._offsets
+        if q is not known_q:
+            offsets = _row_products(self.k, q)
+            self._offsets = (q, offsets)
+        n, free, motion = self.n, self.free_members, []
+        for i in range(n):
             x, offset = free[i], offsets[i]
-            angles.append(x * theta + offset)
-        return angles
-
-    @cython.locals(w_mean=cython.double, x=cython.double, relative_speed=cython.double, i=cython.int, free=list,
-                   speeds=list, relative=list)
-    def body_speeds(self, state: ChainState) -> list[float]:
-        """Member speeds E (N w_mean + K s) (stuck interfaces contribute exactly nothing)."""
-        w_mean = state.w_mean
-        free, speeds = self.free_members, []
-        if not any(state.s):
-            for i in range(self.n):
-                x = free[i]
-                speeds.append(x * w_mean)
-        else:
-            relative = _row_products(self.k, state.s)
-            for i in range(self.n):
+            motion.append(x * theta + offset)
+        if any(s):
+            relative = _row_products(self.k, s)
+            for i in range(n):
                 x, relative_speed = free[i], relative[i]
-                speeds.append(x * w_mean + relative_speed)
-        return speeds
+                motion.append(x * w_mean + relative_speed)
+        else:
+            for i in range(n):
+                x = free[i]
+                motion.append(x * w_mean)
+        return motion
+
+    def body_angles(self, state: ChainState) -> list[float]:
+        """Member angles E (N theta_mean + K q) (:meth:`member_motion`)."""
+        return self.member_motion(state)[: self.n]
+
+    def body_speeds(self, state: ChainState) -> list[float]:
+        """Member speeds E (N w_mean + K s) (:meth:`member_motion`)."""
+        return self.member_motion(state)[self.n:]
 
     @cython.locals(relative=cython.double)
     def kinetic_energy(self, w_mean: float, s) -> float:
@@ -421,7 +426,7 @@ class FrictionSystem:
         w_mean stays a Python float: its square is then Python's power, the C library's pow;
         typed, gcc would fold pow(w_mean, 2.0) into w_mean * w_mean, which differs from pow in
         the last bit for some w_mean."""
-        relative = _dot(s, _row_products(self.m_inv, s))
+        relative = _quadratic_form(self.m_inv, s)
         free = 0.5 * self.j_total * w_mean**2 if w_mean else 0.0
         return free + 0.5 * relative
 
@@ -464,6 +469,7 @@ class FrictionSystem:
         return solve(submatrix(mm, stuck, stuck), rhs)
 
     @cython.locals(m=cython.int, j=cython.int, i=cython.int, n_zero=cython.int, mode=cython.int,
+                   stuck_mode=cython.int, forward=cython.int,
                    slip=cython.double, capacity=cython.double, accel=cython.double, allowed=cython.bint,
                    consistent=cython.bint,
                    new_modes=list, tau=list, zero=list, stuck=list, trial=list, one_way=list)
@@ -507,17 +513,17 @@ class FrictionSystem:
                 tau[j] = direction * self.laws[j].breakaway_torque(t_s[j], t_c[j])
         if not zero:
             return new_modes, tau
-        mm = self.m
+        mm, stuck_mode, forward = self.m, STUCK, FORWARD
         n_zero = len(zero)
-        for assignment in _candidates(n_zero):
+        for assignment in self._candidate_sets[n_zero]:
             stuck = []
             trial = list(tau)
             allowed = True
             for i in range(n_zero):
                 j, mode = zero[i], assignment[i]
-                if mode == STUCK:
+                if mode == stuck_mode:
                     stuck.append(j)
-                elif mode == FORWARD and one_way[j]:
+                elif mode == forward and one_way[j]:
                     allowed = False                 # a freewheel never breaks away forward
                     break
                 else:
@@ -534,7 +540,7 @@ class FrictionSystem:
             consistent = True
             for i in range(n_zero):
                 j, mode = zero[i], assignment[i]
-                if mode != STUCK:
+                if mode != stuck_mode:
                     accel = g[j] - _dot(mm[j], trial)
                     if mode * accel <= 0.0:
                         consistent = False
@@ -568,11 +574,22 @@ class FrictionSystem:
             g = self.relative_free_acceleration(torques)
         return self.resolve(state.s, state.modes, g, t_s, t_c)
 
-    def step_inputs(self, torques, t_s, t_c) -> StepInputs:
-        """The :class:`StepInputs` of these torques and capacities (for :meth:`advance`): the
-        products of :meth:`free_acceleration` and :meth:`relative_free_acceleration` at once."""
+    def step_inputs(self, torques):
+        """(a_mean, g) of the external torques, for :meth:`advance`: the products of
+        :meth:`free_acceleration` and :meth:`relative_free_acceleration` at once."""
         products = _row_products(self._input_rows, torques)
-        return StepInputs(torques, t_s, t_c, products[0] / self.j_total, products[1:])
+        a_mean = products.pop(0) / self.j_total          # the first row: N^T E^T
+        return a_mean, products                           # the others: g
+
+    def _all_stuck_holds_at(self, g, t_s) -> bool:
+        """:meth:`all_stuck_holds` of a :meth:`step_inputs` record's ``g`` and these ``t_s``,
+        computed once per pair of lists (steps with held inputs pass the same ones again;
+        neither is modified once made)."""
+        known_g, known_t_s, held = self._all_hold_of
+        if g is not known_g or t_s is not known_t_s:
+            held = self.all_stuck_holds(g, t_s)
+            self._all_hold_of = (g, t_s, held)
+        return held
 
     @cython.locals(j=cython.int, slack=cython.double, torque=cython.double, capacity=cython.double)
     def all_stuck_holds(self, g, t_s) -> bool:
@@ -611,15 +628,17 @@ class FrictionSystem:
     @cython.locals(step=cython.double, a_mean=cython.double, theta=cython.double, w_mean=cython.double,
                    t=cython.double, dt=cython.double, d_theta=cython.double, work=cython.double,
                    ke_start=cython.double, ke_end=cython.double, torque=cython.double, x=cython.double,
-                   relative_turn=cython.double, i=cython.int, j=cython.int, m=cython.int, phase=cython.int,
+                   relative_turn=cython.double, theta_start=cython.double, w_start=cython.double,
+                   i=cython.int, j=cython.int, m=cython.int, phase=cython.int, mode=cython.int, stuck=cython.int,
                    max_events=cython.int, substeps=cython.int, used=cython.int,
                    all_stuck=cython.bint, s=list, q=list, modes=list, dq=list, free=list)
     def advance(self, state: ChainState, torques, t_s, t_c, h: float, events=None,
-                start=None, inputs: StepInputs | None = None) -> ChainState:
+                start=None, inputs=None) -> ChainState:
         """The state of :meth:`step` alone (the FMU's per-step call); the events' (time,
         interface) records are appended to ``events`` when a list is given.  ``start``: the (modes, tau)
         that :meth:`friction_torques` gave for this state and these inputs, if known; ``inputs``:
-        :meth:`step_inputs` of ``torques``, ``t_s``, ``t_c``, if made (then reused, not recomputed)."""
+        :meth:`step_inputs` of ``torques``, if made (then reused, not recomputed, and so is
+        whether every interface holds stuck at them and ``t_s``)."""
         if not 0.0 < h < _INFINITY:
             check_step(h)                               # raises, naming h
         step = h
@@ -627,40 +646,47 @@ class FrictionSystem:
             a_mean = self.free_acceleration(torques)
             g = self.relative_free_acceleration(torques)
         else:
-            a_mean, g = inputs.a_mean, inputs.g
-        if (state.modes == self._all_stuck and not any(state.s)
-                and (self.all_stuck_holds(g, t_s) if inputs is None else inputs.all_hold(self))):
+            a_mean, g = inputs
+        theta_start, w_start, q_start, s_start, modes_start, e_loss_start = state
+        if (modes_start == self._all_stuck and not any(s_start)
+                and (self.all_stuck_holds(g, t_s) if inputs is None else self._all_stuck_holds_at(g, t_s))):
             # every interface holds for the whole step: the all-stuck candidate that resolve()
             # tries first is consistent (|tau_j| <= T_s,j, eq. 19-21) and torques and capacities
             # are constant, so the chain turns as one rigid body; no slip, e_loss unchanged
-            w_mean = state.w_mean
-            return _new_chain_state((state.theta_mean + (w_mean * step + 0.5 * a_mean * step * step),
-                                     w_mean + a_mean * step, state.q, state.s, state.modes, state.e_loss))
-        theta, w_mean = state.theta_mean, state.w_mean
-        modes, tau = start or self.resolve(state.s, state.modes, g, t_s, t_c)
-        m = self.n_interfaces
+            w_mean = w_start
+            return _new_chain_state((theta_start + (w_mean * step + 0.5 * a_mean * step * step),
+                                     w_mean + a_mean * step, q_start, s_start, modes_start, e_loss_start))
+        theta, w_mean = theta_start, w_start
+        modes, tau = start or self.resolve(s_start, modes_start, g, t_s, t_c)
+        m, stuck = self.n_interfaces, STUCK
         all_stuck = True
         for j in range(m):
-            if modes[j] != STUCK:
+            mode = modes[j]
+            if mode != stuck:
                 all_stuck = False
                 break
         if all_stuck:                                   # locks at the start of the step
             theta += w_mean * step + 0.5 * a_mean * step * step
-            return _new_chain_state((theta, w_mean + a_mean * step, state.q, state.s, tuple(modes), state.e_loss))
-        s = list(state.s)
-        q = list(state.q)
+            return _new_chain_state((theta, w_mean + a_mean * step, q_start, s_start, tuple(modes), e_loss_start))
+        s = list(s_start)
+        q = list(q_start)
         known_state, known_energy = self._energy_of
         ke_start = known_energy if known_state is state else self.kinetic_energy(w_mean, s)
         t = 0.0
         breaking, refuted = None, ()
-        max_events, substeps = EVENT_BUDGET.limit(h), SUBSTEP_BUDGET.limit(h)
-        for phase in range(max_events + 1):
+        # the budgets' limits at h (solvers.budget), looked up when first needed: most steps
+        # have no event and no ODE phase
+        max_events = substeps = -1
+        phase = 0
+        while True:
             if phase:                       # after an event: re-decide the stuck set
                 modes, tau = self.resolve(s, modes, g, t_s, t_c, breaking, refuted)
             if self._phase_is_analytic(modes, t_s, t_c):
                 dt, event = self._advance_constant(s, q, modes, tau, g, step - t)
                 breaking = None
             else:
+                if substeps < 0:
+                    substeps = SUBSTEP_BUDGET.limit(h)
                 try:
                     dt, event, breaking, used = self._advance_ode(s, q, modes, tau, g, t_s, t_c, step - t,
                                                                   substeps)
@@ -676,49 +702,54 @@ class FrictionSystem:
                 events.append((t, event))
             # a phase that ended where it began: its modes cannot be continued from here
             refuted = (*refuted, tuple(modes)) if dt == 0.0 else ()
-        else:
-            raise EVENT_BUDGET.exceeded("friction chain", h, _ADVICE)
+            if max_events < 0:
+                max_events = EVENT_BUDGET.limit(h)
+            phase += 1
+            if phase > max_events:          # the phases 0 .. max_events have all ended in an event
+                raise EVENT_BUDGET.exceeded("friction chain", h, _ADVICE)
         # The last phase ended without an event, so its modes still hold at the end of the step.
         # Energy balance with constant torques: dissipated = work of F - change of KE.
-        old_q = state.q
         dq = []
         for j in range(m):
-            dq.append(q[j] - old_q[j])
-        d_theta = theta - state.theta_mean
+            dq.append(q[j] - q_start[j])
+        d_theta = theta - theta_start
         free, relative, work = self.free_members, _row_products(self.k, dq), 0.0
         for i in range(self.n):                         # work of member i's torque over its rotation
             torque, x, relative_turn = torques[i], free[i], relative[i]
             work += torque * (x * d_theta + relative_turn)
         ke_end = self.kinetic_energy(w_mean, s)
-        e_loss = state.e_loss + work - (ke_end - ke_start)
+        e_loss = e_loss_start + work - (ke_end - ke_start)
         new_state = _new_chain_state((theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss))
         self._energy_of = (new_state, ke_end)     # the next step's ke_start, if it starts here
         return new_state
 
-    @cython.locals(j=cython.int, mode=cython.int, d_visc=list, has_stribeck=list)
+    @cython.locals(j=cython.int, mode=cython.int, stuck=cython.int, free=cython.int, d_visc=list,
+                   has_stribeck=list)
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
         """True when every non-stuck interface has a constant torque in its mode."""
-        d_visc, has_stribeck = self._d_visc, self._has_stribeck
+        d_visc, has_stribeck, stuck, free = self._d_visc, self._has_stribeck, STUCK, FREE
         for j in range(self.n_interfaces):
             mode = modes[j]
-            if mode == STUCK:
+            if mode == stuck:
                 continue
             if d_visc[j] != 0.0:
                 return False
-            if mode != FREE and has_stribeck[j] and t_s[j] != t_c[j]:
+            if mode != free and has_stribeck[j] and t_s[j] != t_c[j]:
                 return False
         return True
 
-    @cython.locals(m=cython.int, j=cython.int, event=cython.int, mode=cython.int, dt=cython.double,
+    @cython.locals(m=cython.int, j=cython.int, event=cython.int, mode=cython.int, stuck=cython.int,
+                   forward=cython.int, backward=cython.int, dt=cython.double,
                    t_zero=cython.double, slip=cython.double, a=cython.double, g_j=cython.double,
                    friction_j=cython.double, accel=list, friction=list)
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
-        m = self.n_interfaces
+        m, stuck, forward, backward = self.n_interfaces, STUCK, FORWARD, BACKWARD
         friction = _row_products(self.m, tau)
         accel = []                  # s' = g - M tau (module docstring, "Decoupling"); 0 while stuck
         for j in range(m):
-            if modes[j] == STUCK:
+            mode = modes[j]
+            if mode == stuck:
                 accel.append(0.0)
             else:
                 g_j, friction_j = g[j], friction[j]
@@ -726,13 +757,14 @@ class FrictionSystem:
         dt, event = remaining, -1
         for j in range(m):
             mode, a = modes[j], accel[j]
-            if (mode == FORWARD or mode == BACKWARD) and a * mode < 0.0:     # a slip decelerating to zero
+            if (mode == forward or mode == backward) and a * mode < 0.0:     # a slip decelerating to zero
                 slip = s[j]
                 t_zero = -slip / a
                 if t_zero < dt:
                     dt, event = t_zero, j
         for j in range(m):
-            if modes[j] != STUCK:
+            mode = modes[j]
+            if mode != stuck:
                 slip, a = s[j], accel[j]
                 q[j] += slip * dt + 0.5 * a * dt * dt
                 s[j] = slip + a * dt
