@@ -42,14 +42,14 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-try:
-    from compiled_modules import prefer_compiled  # noqa: E402
-except ImportError:     # a revision from before compiled element code (old_tree's copy of this script)
-    pass
-else:
-    # the element code of this process and of the FMUs it runs, which share its modules, as
-    # drivetrain-fmu imports it: compiled where the build has cached it
-    prefer_compiled()
+# the element code of this process and of the FMUs it runs, which share its modules, as
+# drivetrain-fmu imports it: compiled where the build has cached it; not in a revision from
+# before that (old_tree's copy of this script), whose code runs as it ran then (an installed
+# compiled_modules, of another revision, is not this tree's)
+if (ROOT / "compiled_modules.py").is_file():
+    import compiled_modules  # noqa: E402
+
+    compiled_modules.prefer_compiled()
 
 import build_fmus  # noqa: E402
 from systems import z3  # noqa: E402
