@@ -124,7 +124,7 @@ class TireVehicle:
         if p.tire_model == 0:
             t_s, t_c = self.chain.laws[0].capacities(f_z)
             result = self.chain.step(self._chain_state(state), self._torques(state, tau, grade), [t_s], [t_c], h)
-            (phi_w, phi_v), (w, w_v) = self.chain.body_angles(result.state), self.chain.body_speeds(result.state)
+            phi_w, phi_v, w, w_v = self.chain.member_motion(result.state)      # the angles, then the speeds
             return TireVehicleState(phi_w, w, phi_v * p.R, w_v * p.R, result.state.modes[0] == Mode.STUCK)
 
         def rhs(_t, y):
