@@ -390,6 +390,8 @@ WRAPPER_HEAD = r'''/* drivetrain-fmu: the FMU's binary, a forwarder to pythonfmu
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>        /* strncasecmp */
+#include <sys/stat.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -442,6 +444,7 @@ struct instance {
     int logging_on;
     size_t n_categories;
     char **categories;
+    char fatal[512];                   /* pythonfmu's last fatal message (read if it cannot instantiate) */
 };
 
 __attribute__((constructor)) static void drivetrain_fmu_wrapper_loaded(void)
@@ -515,9 +518,12 @@ static void host_log(const fmi2CallbackFunctions *host, fmi2String name, fmi2Sta
 static void relay_log(fmi2ComponentEnvironment environment, fmi2String name, fmi2Status status, fmi2String category,
                       fmi2String message, ...)
 {
-    const struct instance *self = environment;
+    struct instance *self = environment;
     if (category == NULL || *category == '\0') {
         category = declared_category(status);
+    }
+    if (status == fmi2Fatal) {
+        snprintf(self->fatal, sizeof self->fatal, "%s", message ? message : "");
     }
     if (wanted(self, status, category)) {
         host_log(&self->host, name, status, category, message);
@@ -533,6 +539,208 @@ static void drop_categories(struct instance *self)
     self->categories = NULL;
     self->n_categories = 0;
 }
+
+/* ------------------------------------------------------------------ the resources folder
+ * FMI 2.0 passes fmuResourceLocation as a URI, on Linux a file URI (RFC 8089: file:///p,
+ * file:/p or file://localhost/p) whose path is percent-encoded as every URI's is (RFC 3986
+ * 2.1: a byte outside the unreserved characters as %XX).  pythonfmu 0.7.0 only turns "%20"
+ * into a space and strips "file://": a folder named with ü (%C3%BC), é, '%' (%25) or '#'
+ * (%23) became a path that does not exist, where it read an empty slave module name, found
+ * no class and called it (NULL): the host died.  The forwarder decodes the URI and gives
+ * pythonfmu the folder as a plain path, which it uses as it is (sys.path entry, the
+ * slavemodule.txt and <module>.py it reads, the slave's ``resources``).  Some hosts write
+ * the path into the URI unencoded ("file://" + path: fmusim): when the decoded path is not
+ * a folder and the path as written is, that one is meant. */
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* ``text`` percent-decoded into ``out`` (room for strlen(text) + 1): 0, or -1 with the bad
+ * escape named in ``error`` */
+static int percent_decode(const char *text, char *out, char *error, size_t size)
+{
+    for (; *text != '\0'; ++text) {
+        if (*text != '%') {
+            *out++ = *text;
+            continue;
+        }
+        int high = hex_digit(text[1]), low = high < 0 ? -1 : hex_digit(text[2]);
+        if (low < 0) {
+            snprintf(error, size, "\"%.3s\" is not a percent-encoded byte (%%XX, X a hexadecimal digit)", text);
+            return -1;
+        }
+        if (high == 0 && low == 0) {
+            snprintf(error, size, "%%00 encodes a NUL byte, which no path can hold");
+            return -1;
+        }
+        *out++ = (char)(high * 16 + low);
+        text += 2;
+    }
+    *out = '\0';
+    return 0;
+}
+
+/* runs of '/' made one and a trailing '/' removed (the same folder, POSIX 4.13): the path
+ * then never holds "file://", which pythonfmu would strip wherever it is */
+static void normalize_slashes(char *path)
+{
+    char *out = path;
+    for (const char *c = path; *c != '\0'; ++c) {
+        if (!(*c == '/' && out > path && out[-1] == '/')) {
+            *out++ = *c;
+        }
+    }
+    if (out > path + 1 && out[-1] == '/') {
+        --out;
+    }
+    *out = '\0';
+}
+
+static int is_folder(const char *path)
+{
+    struct stat status;
+    return stat(path, &status) == 0 && S_ISDIR(status.st_mode);
+}
+
+/* strict UTF-8 (RFC 3629): pythonfmu makes the sys.path entry with PyUnicode_FromString */
+static int is_utf8(const unsigned char *c)
+{
+    while (*c != '\0') {
+        int more = *c < 0x80 ? 0 : (*c & 0xE0) == 0xC0 ? 1 : (*c & 0xF0) == 0xE0 ? 2 : (*c & 0xF8) == 0xF0 ? 3 : -1;
+        unsigned long code = more == 0 ? *c : more == 1 ? *c & 0x1F : more == 2 ? *c & 0x0F : *c & 0x07;
+        if (more < 0) {
+            return 0;
+        }
+        ++c;
+        for (int i = 0; i < more; ++i, ++c) {
+            if ((*c & 0xC0) != 0x80) {
+                return 0;
+            }
+            code = code << 6 | (*c & 0x3F);
+        }
+        if ((more == 1 && code < 0x80) || (more == 2 && (code < 0x800 || (code >= 0xD800 && code <= 0xDFFF)))
+            || (more == 3 && (code < 0x10000 || code > 0x10FFFF))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The FMU's resources folder that fmuResourceLocation ``uri`` names, as a path (malloc'd),
+ * checked to hold the slave pythonfmu will load (slavemodule.txt and the module it names,
+ * ``module``); NULL with the reason in ``error``. */
+static char *resources_folder(const char *uri, char *module, size_t module_size, char *error, size_t size)
+{
+    const char *encoded;
+    if (uri == NULL || *uri == '\0') {
+        snprintf(error, size, "drivetrain-fmu: no fmuResourceLocation was given (FMI 2.0: the file URI of the "
+                 "FMU's resources folder)");
+        return NULL;
+    }
+    if (strncasecmp(uri, "file:", 5) != 0) {
+        snprintf(error, size, "drivetrain-fmu: fmuResourceLocation \"%s\" is not a file URI: the FMU reads its "
+                 "resources from a folder of this machine (file:///path)", uri);
+        return NULL;
+    }
+    if (uri[5] == '/' && uri[6] == '/') {
+        const char *authority = uri + 7, *end = strchr(authority, '/');
+        size_t length = end != NULL ? (size_t)(end - authority) : strlen(authority);
+        if (!(length == 0 || (length == 9 && strncasecmp(authority, "localhost", 9) == 0))) {
+            snprintf(error, size, "drivetrain-fmu: fmuResourceLocation \"%s\" names the host \"%.*s\": the FMU reads "
+                     "its resources from a folder of this machine (file:///path or file://localhost/path)", uri,
+                     (int)length, authority);
+            return NULL;
+        }
+        encoded = end;
+    } else {
+        encoded = uri[5] == '/' ? uri + 5 : NULL;
+    }
+    if (encoded == NULL) {
+        snprintf(error, size, "drivetrain-fmu: fmuResourceLocation \"%s\" names no absolute path (file:///path, "
+                 "file:/path or file://localhost/path)", uri);
+        return NULL;
+    }
+    char bad_escape[120] = "";
+    char *decoded = malloc(strlen(encoded) + 1), *written = strdup(encoded), *folder = NULL;
+    if (decoded == NULL || written == NULL) {
+        snprintf(error, size, "drivetrain-fmu: out of memory");
+        goto done;
+    }
+    normalize_slashes(written);
+    if (percent_decode(encoded, decoded, bad_escape, sizeof bad_escape) == 0) {
+        normalize_slashes(decoded);
+        if (is_folder(decoded)) {
+            folder = decoded;
+        }
+    }
+    if (folder == NULL && is_folder(written)) {
+        folder = written;               /* a host that did not encode the path (fmusim) */
+    }
+    if (folder == NULL) {
+        if (*bad_escape != '\0') {
+            snprintf(error, size, "drivetrain-fmu: fmuResourceLocation \"%s\" is not a valid file URI: %s; nor is "
+                     "%s a folder", uri, bad_escape, written);
+        } else {
+            snprintf(error, size, "drivetrain-fmu: the FMU's resources folder %s (fmuResourceLocation \"%s\") does "
+                     "not exist: extract the whole FMU and pass its resources folder", decoded, uri);
+        }
+        goto done;
+    }
+    if (!is_utf8((const unsigned char *)folder)) {
+        snprintf(error, size, "drivetrain-fmu: the FMU's resources folder path %s is not UTF-8 text, which "
+                 "pythonfmu needs (it puts the folder on Python's module search path): extract the FMU into a "
+                 "folder whose path is UTF-8", folder);
+        folder = NULL;
+        goto done;
+    }
+    if (strstr(folder, "%20") != NULL) {
+        snprintf(error, size, "drivetrain-fmu: the FMU's resources folder path %s holds \"%%20\", which pythonfmu "
+                 "0.7.0 reads as a space: extract the FMU into a folder without \"%%20\" in its path", folder);
+        folder = NULL;
+        goto done;
+    }
+    /* what pythonfmu reads: the module name, the first line of slavemodule.txt (without
+     * that file it imports the name "" and crashes), and <module>.py */
+    size_t length = strlen(folder);
+    char *file = malloc(length + (module_size > 32 ? module_size : 32) + 8);
+    if (file == NULL) {
+        snprintf(error, size, "drivetrain-fmu: out of memory");
+        folder = NULL;
+        goto done;
+    }
+    sprintf(file, "%s/slavemodule.txt", folder);
+    FILE *names = fopen(file, "r");
+    if (names == NULL || fgets(module, (int)module_size, names) == NULL) {
+        snprintf(error, size, "drivetrain-fmu: the FMU's resources folder %s has no readable slavemodule.txt (the "
+                 "name of the slave module): extract the whole FMU", folder);
+        folder = NULL;
+    } else {
+        module[strcspn(module, "\n")] = '\0';
+        sprintf(file, "%s/%s.py", folder, module);
+        FILE *source = *module != '\0' ? fopen(file, "r") : NULL;
+        if (source == NULL) {
+            snprintf(error, size, "drivetrain-fmu: the slave module \"%s\" that slavemodule.txt names has no "
+                     "readable source %s: extract the whole FMU", module, file);
+            folder = NULL;
+        } else {
+            fclose(source);
+        }
+    }
+    if (names != NULL) {
+        fclose(names);
+    }
+    free(file);
+done:
+    if (folder != decoded) {
+        free(decoded);
+    }
+    if (folder != written) {
+        free(written);
+    }
+    return folder;
+}
 '''
 
 WRAPPER_BODY = r'''EXPORT const char *fmi2GetTypesPlatform(void) { return "default"; }
@@ -542,7 +750,7 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
                                      fmi2String fmuResourceLocation, const fmi2CallbackFunctions *functions,
                                      fmi2Boolean visible, fmi2Boolean loggingOn)
 {
-    char folder[PATH_MAX], error[PATH_MAX + 200];
+    char folder[PATH_MAX], error[3 * PATH_MAX], module[256];
     Dl_info self_info;
     if (functions != NULL && !same_runtime()) {
         snprintf(error, sizeof error, "drivetrain-fmu: this FMU's runtime (%s) cannot start: the process has "
@@ -574,8 +782,14 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
         }
         __atomic_store_n(&pythonfmu, found, __ATOMIC_RELEASE);
     }
+    char *resources = resources_folder(fmuResourceLocation, module, sizeof module, error, sizeof error);
+    if (resources == NULL) {
+        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", error);
+        return NULL;
+    }
     struct instance *self = calloc(1, sizeof *self);
     if (self == NULL) {
+        free(resources);
         host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", "drivetrain-fmu: out of memory");
         return NULL;
     }
@@ -587,11 +801,22 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
     /* pythonfmu logs everything it is given (loggingOn true); relay_log filters */
     self->inner = ((fmi2Component (*)(fmi2String, fmi2Type, fmi2String, fmi2String, const fmi2CallbackFunctions *,
                                       fmi2Boolean, fmi2Boolean))pythonfmu[AT_fmi2Instantiate])(
-        instanceName, fmuType, fmuGUID, fmuResourceLocation, &self->relay, visible, 1);
+        instanceName, fmuType, fmuGUID, resources, &self->relay, visible, 1);
     if (self->inner == NULL) {
+        /* pythonfmu 0.7.0 looks the class up by an empty name when the module defines none */
+        if (strstr(self->fatal, "has no attribute ''") != NULL) {
+            snprintf(error, sizeof error, "drivetrain-fmu: the slave module %s/%s.py defines no class derived "
+                     "from pythonfmu's Fmi2Slave", resources, module);
+        } else {
+            snprintf(error, sizeof error, "drivetrain-fmu: pythonfmu could not load or instantiate the slave "
+                     "module %s/%s.py (the message before says why)", resources, module);
+        }
+        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", error);
+        free(resources);
         free(self);
         return NULL;
     }
+    free(resources);
     __atomic_add_fetch(&live_instances, 1, __ATOMIC_ACQ_REL);
     return self;
 }
