@@ -548,9 +548,12 @@ static void drop_categories(struct instance *self)
  * (%23) became a path that does not exist, where it read an empty slave module name, found
  * no class and called it (NULL): the host died.  The forwarder decodes the URI and gives
  * pythonfmu the folder as a plain path, which it uses as it is (sys.path entry, the
- * slavemodule.txt and <module>.py it reads, the slave's ``resources``).  Some hosts write
- * the path into the URI unencoded ("file://" + path: fmusim): when the decoded path is not
- * a folder and the path as written is, that one is meant. */
+ * slavemodule.txt and <module>.py it reads, the slave's ``resources``).  Hosts that do not
+ * encode as RFC 3986 asks are met where what they meant is certain: a path written into
+ * the URI as it is (a '%' left as it is) names an existing folder when its decoding does
+ * not; fmusim 0.0.39 (Reference-FMUs src/FMI.c, FMIPathToURI: sprintf "%%%2X" of a signed
+ * char) writes every byte from 0x80 up as %FF, a byte UTF-8 never holds, and then means the
+ * resources folder of the FMU this binary belongs to if that path is the same elsewhere. */
 
 static int hex_digit(char c)
 {
@@ -596,6 +599,44 @@ static void normalize_slashes(char *path)
         --out;
     }
     *out = '\0';
+}
+
+/* ``decoded`` (from fmusim's URI) equals ``path`` but where it has 0xFF and ``path`` a byte
+ * from 0x80 up */
+static int same_but_lost_bytes(const char *decoded, const char *path)
+{
+    for (; *decoded != '\0' && *path != '\0'; ++decoded, ++path) {
+        unsigned char lost = (unsigned char)*decoded, byte = (unsigned char)*path;
+        if (lost != byte && !(lost == 0xFF && byte >= 0x80)) {
+            return 0;
+        }
+    }
+    return *decoded == *path;
+}
+
+/* <FMU folder>/resources of the FMU whose binary this is (binaries/linux64/<id>.so) */
+static char *own_resources(void)
+{
+    Dl_info binary;
+    if (dladdr((void *)&own_resources, &binary) == 0 || binary.dli_fname == NULL) {
+        return NULL;
+    }
+    char *path = malloc(strlen(binary.dli_fname) + sizeof "/resources");
+    if (path == NULL) {
+        return NULL;
+    }
+    strcpy(path, binary.dli_fname);
+    for (int level = 0; level < 3; ++level) {     /* <id>.so, linux64, binaries */
+        char *slash = strrchr(path, '/');
+        if (slash == NULL) {
+            free(path);
+            return NULL;
+        }
+        *slash = '\0';
+    }
+    strcat(path, "/resources");
+    normalize_slashes(path);
+    return path;
 }
 
 static int is_folder(const char *path)
@@ -676,7 +717,16 @@ static char *resources_folder(const char *uri, char *module, size_t module_size,
         }
     }
     if (folder == NULL && is_folder(written)) {
-        folder = written;               /* a host that did not encode the path (fmusim) */
+        folder = written;               /* a host that wrote the path as it is */
+    }
+    if (folder == NULL && *bad_escape == '\0' && strchr(decoded, '\xFF') != NULL) {
+        char *own = own_resources();    /* fmusim's %FF for each non-ASCII byte */
+        if (own != NULL && same_but_lost_bytes(decoded, own) && is_folder(own)) {
+            free(decoded);
+            decoded = folder = own;
+        } else {
+            free(own);
+        }
     }
     if (folder == NULL) {
         if (*bad_escape != '\0') {
