@@ -557,7 +557,9 @@ static void drop_categories(struct instance *self)
 
 static int hex_digit(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9' ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
 /* ``text`` percent-decoded into ``out`` (room for strlen(text) + 1): 0, or -1 with the bad
