@@ -28,7 +28,7 @@ pythonfmu then finds Python running and uses it.  In a Python host (fmpy in CPyt
 the starter starts nothing: one process holds one interpreter, the host's, and the FMU's
 binary binds to it.
 
-The forwarder exists for two defects of pythonfmu 0.7.0's binary.  (1) It logs the
+The forwarder exists for three defects of pythonfmu 0.7.0's binary.  (1) It logs the
 exception that fails a call with a NULL category (OMSimulator aborts on it): the forwarder
 hands pythonfmu its own logger, which gives such messages the declared category of their
 status (logStatusFatal, ...), doubles '%' (the host formats the message) and passes errors
@@ -36,7 +36,10 @@ whatever loggingOn says.  (2) Its library cannot be unloaded safely (fmus/native
 and was pinned per extracted copy, 0.37 MiB per ``simulate_fmu`` run: now one copy per
 process is loaded by the starter (RTLD_NODELETE, its exit ordered there) and the
 forwarders are unloaded (a forwarder whose last instance is freed holds itself until the
-next FMU binary is instantiated, for hosts that close it twice).
+next FMU binary is instantiated, for hosts that close it twice).  (3) It does not decode
+the percent-encoded resources URI and crashes when it then finds no slave: the forwarder
+decodes it, checks the slave is there and hands pythonfmu the folder as a path
+(``resources_folder`` in WRAPPER_HEAD; docs/hosts.md, where an FMU may be extracted).
 
 Which modules: the static import graph (``modulefinder``) of the element packages, the
 slave script and pythonfmu's runtime modules, minus :data:`EXCLUDED_STDLIB` (packages that
@@ -377,8 +380,8 @@ WRAPPER_HEAD = r'''/* drivetrain-fmu: the FMU's binary, a forwarder to pythonfmu
  *
  * pythonfmu's library (PYTHONFMU_LIBRARY, in this folder) is loaded once per process by the
  * runtime starter and never unloaded; this binary, one per FMU copy a host loads, exports
- * the FMI 2.0 co-simulation functions and forwards them.  It corrects pythonfmu 0.7.0's
- * logging: every message reaches the host with a category declared in modelDescription.xml
+ * the FMI 2.0 co-simulation functions and forwards them.  It decodes the resources URI
+ * for pythonfmu (below, resources_folder).  It corrects pythonfmu 0.7.0's logging: every message reaches the host with a category declared in modelDescription.xml
  * (pythonfmu logs its own errors with a NULL category), '%' doubled (the host formats the
  * message, pythonfmu passes text), errors and fatal errors whatever loggingOn says, other
  * messages filtered here by loggingOn and fmi2SetDebugLogging's categories.
