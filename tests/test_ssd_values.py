@@ -73,7 +73,7 @@ def test_a_real_value_for_an_integer_parameter_names_the_parameter_and_the_file(
     (["--step", "1e-300", "--stop", "1e-280"], "--step 1e-300 makes 1e+20 steps of the stop time 1e-280 s of z3; "
                                                "at most 4.5e+15"),
     # asked numpy for 74.6 PiB: MemoryError, exit 1
-    (["--stop", "1e12"], "--stop 1e+12 at a row every 0.002 s records 5e+14 rows of 23 signals: "),
+    (["--stop", "1e12"], "a run to 1e+12 s with a row every 0.002 s records 5e+14 rows of 23 signals: "),
 ])
 def test_a_step_or_stop_on_the_command_line_that_cannot_run_is_a_usage_error(tmp_path, argv, message):
     assert_refused(cli("run", "z3", *argv, "--fmus", tmp_path / "fmus", cwd=tmp_path), 2, message)
