@@ -21,8 +21,9 @@ default build/fmus); every command writes into its own folder RESULTS/COMMAND/SY
 built.  Exit status: 0 done, 1 the simulation failed, 2 a usage error (the message names the
 bad value and what is allowed) or a missing optional package (the message names the extra to
 install: run, report and compare need [cli], study [study]; ssp runs without [cli], with no progress
-bar), 130 interrupted (Ctrl-C: what was computed is written), 141 stdout closed by its reader
-(`drivetrain-fmu list | head -3`: nothing said); --debug shows the Python traceback of an error.
+bar), 130 interrupted (Ctrl-C: what was computed is written), 143 terminated (SIGTERM: as Ctrl-C),
+141 stdout closed by its reader (`drivetrain-fmu list | head -3`: nothing said); --debug shows the
+Python traceback of an error.
 """
 from __future__ import annotations
 
@@ -51,6 +52,9 @@ from systems.ssp import catalog, load_system  # noqa: E402
 
 PROG = "drivetrain-fmu"
 FAILED, USAGE, INTERRUPTED = 1, 2, 130
+#: SIGTERM (timeout, a batch scheduler, CI) ends a command as Ctrl-C does, with the status
+#: of a command killed by SIGTERM (128 + 15), as shells report it
+TERMINATED = 128 + signal.SIGTERM
 #: the reader of stdout went away (`drivetrain-fmu list | head -3`): ended quietly with the
 #: status of a command killed by SIGPIPE (128 + 13), as shells report it
 CLOSED_PIPE = 128 + 13
@@ -61,7 +65,16 @@ class UsageError(Exception):
 
 
 class SimulationFailed(Exception):
-    """The simulation did not complete: exit status 1."""
+    """The simulation did not complete, or its results could not be written: exit status 1."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: handled as Ctrl-C (stopped at a communication point, what was computed
+    written, the temporary files removed), exit status TERMINATED."""
+
+
+def _on_sigterm(_signum, _frame):
+    raise Terminated
 
 
 class Exit(SystemExit):
@@ -211,14 +224,68 @@ def _shown(system) -> str:
 
 def _times(system, step: float | None, stop: float | None, step_option: str = "--step") -> tuple[float, float]:
     """(step, stop) of a run: the options or the file's; usage errors name the option."""
+    option = step_option if step is not None else "the step written in the file,"
     step = system.step if step is None else step
     stop = system.stop if stop is None else stop
     if step is None:
         raise UsageError(f"{_shown(system)}: its file gives no communication step; give {step_option} H")
     if stop is None:
         raise UsageError(f"{_shown(system)}: its file gives no stop time (DefaultExperiment stopTime); give --stop T")
-    _check_divides(step, stop, step_option, system)
+    _check_steps(step, stop, option, system)
+    _check_divides(step, stop, option, system)
     return step, stop
+
+
+def _check_steps(step: float, stop: float, option: str, system) -> None:
+    """At most systems.master.MAX_STEPS steps (2**52: beyond it t + step == t in double
+    precision; a step of 5e-324 made the step count overflow)."""
+    from systems.master import MAX_STEPS
+
+    if stop / step > MAX_STEPS:
+        raise UsageError(f"{option} {step:g} makes {stop / step:.3g} steps of the stop time {stop:g} s of "
+                         f"{_shown(system)}; at most {MAX_STEPS:.3g} (2**52: beyond it t + step rounds to t in "
+                         f"double precision)")
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available now without swapping (Linux's MemAvailable), else the
+    physical memory; None when neither is known."""
+    import os
+
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _check_rows(step: float, stop: float, interval: float | None, columns: int) -> None:
+    """The rows a run records (one per step, or per --output-interval) are held in memory
+    as float64 until the CSV is written: 8 bytes per value, ``columns`` signals and the
+    time.  Refused when that exceeds the memory available now (`--stop 1e12` asked numpy
+    for 74.6 PiB and ended in a MemoryError traceback)."""
+    rows = round(stop / (interval or step)) + 1
+    needed = 8 * rows * (columns + 1)
+    available = _available_memory()
+    if available is not None and needed > available:
+        raise UsageError(f"a run to {stop:g} s with a row every {interval or step:g} s records {rows:.3g} rows of "
+                         f"{columns} signals: {_size(needed)} in memory, more than the {_size(available)} available; "
+                         f"at most {available // (8 * (columns + 1)):.3g} rows: give a shorter --stop, a larger "
+                         f"--output-interval or fewer --record signals")
+
+
+def _size(n: float) -> str:
+    """Bytes in binary units: 80.1 GiB."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{n:.0f} B"
+        n /= 1024
 
 
 def _rates(system, texts: list[str] | None, step: float, stop: float) -> dict[str, float]:
@@ -241,6 +308,8 @@ def _rates(system, texts: list[str] | None, step: float, stop: float) -> dict[st
 
 
 def _divides(step: float, stop: float) -> bool:
+    if not math.isfinite(stop / step):
+        return False
     n = round(stop / step)
     return n >= 1 and abs(n * step - stop) <= 1e-9 * max(1.0, stop)
 
@@ -254,6 +323,45 @@ def _check_divides(step: float, stop: float, option: str, system) -> None:
     near = [f"{h:g}" for h in ([x for x in round_steps if x < step][-1:] + [x for x in round_steps if x > step][:1])]
     raise UsageError(f"{option} {step:g} does not divide the stop time {stop:g} s of {_shown(system)} into whole "
                      f"steps; allowed: {stop:g} s / n" + (f", e.g. {' or '.join(near)}" if near else ""))
+
+
+def _warn_unconnected(system, command: str) -> None:
+    """One line on stderr naming every input that runs at its start value without the file
+    saying so (systems.ssp.unconnected_inputs: not a free flange's zero torque, not bound)."""
+    from systems.ssp import unconnected_inputs
+
+    found = unconnected_inputs(system.components, system.connections)
+    if found:
+        print(f"{PROG} {command}: warning: {_shown(system)}: {'an input' if len(found) == 1 else 'inputs'} left "
+              f"unconnected, run at the start value: {', '.join(found)} (connect {'it' if len(found) == 1 else 'them'}"
+              f", or bind the value in the component's parameter set to make it deliberate)", file=sys.stderr)
+
+
+def _check_archive_units(system, fmu_dir: Path) -> None:
+    """The units an archive's connectors are marked with against the modelDescription of
+    its FMUs that are not this project's elements (those were checked when it was read)."""
+    from fmpy import read_model_description
+
+    from systems.master import Port
+    from systems.ssp import connector_unit_problems
+
+    ours = {e.__name__ for e in ELEMENTS}
+    described = {}
+
+    def port(instance: str, name: str):
+        element = system.components[instance].element if instance in system.components else None
+        if element is None or element in ours:
+            return None
+        if element not in described:
+            model = read_model_description(str(fmu_dir / f"{element}.fmu"))
+            described[element] = {v.name: Port(v.causality, v.type, v.unit or (
+                v.declaredType.unit if v.declaredType is not None else None)) for v in model.modelVariables}
+        return described[element].get(name)
+
+    problems = connector_unit_problems(system.connector_units, port)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise UsageError(f"{_shown(system)}: {problems[0]}{more}")
 
 
 def _check_parameters(system) -> None:
@@ -347,29 +455,34 @@ def _fmus_for(system, fmu_dir: Path) -> Path:
 # ---------------------------------------------------------------------------- running
 @contextlib.contextmanager
 def _interruptible():
-    """Ctrl-C during a run stops it at the next communication point (no FMU is stopped in
-    the middle of a step, which would kill it): yields (at_point, state); ``at_point(t)``
-    raises KeyboardInterrupt there once Ctrl-C was pressed; ``state['t']`` is the time of
-    the last communication point.  A second Ctrl-C interrupts at once."""
-    state = {"t": 0.0, "stop": False}
+    """Ctrl-C (or SIGTERM) during a run stops it at the next communication point (no FMU is
+    stopped in the middle of a step, which would kill it): yields (at_point, state);
+    ``at_point(t)`` raises KeyboardInterrupt (Terminated after SIGTERM) there once the
+    signal came; ``state['t']`` is the time of the last communication point.  A second
+    signal interrupts at once."""
+    state = {"t": 0.0, "stop": None}
+
+    def interrupt(signum):
+        return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
     def at_point(t):
         state["t"] = t
-        if state["stop"]:
-            raise KeyboardInterrupt
+        if state["stop"] is not None:
+            raise interrupt(state["stop"])
 
-    def handler(_signum, _frame):
-        if state["stop"]:
-            raise KeyboardInterrupt
-        state["stop"] = True
+    def handler(signum, _frame):
+        if state["stop"] is not None:
+            raise interrupt(signum)
+        state["stop"] = signum
 
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, handler) if main_thread else None
+    previous = {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)} \
+        if main_thread else {}
     try:
         yield at_point, state
     finally:
-        if main_thread:
-            signal.signal(signal.SIGINT, previous)
+        for signum, handling in previous.items():
+            signal.signal(signum, handling)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -521,7 +634,7 @@ def _plot(path: Path, system, result, record: list[str], units: dict) -> None:
         ax.set_xlabel("time [s]")
         ax.set_title(f"one judder period: t = {window[0]:.4g} to {window[1]:.4g} s", fontsize=9)
         ax.grid(alpha=0.3)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, format="png")        # format: the path may be a partial file's
     plt.close(fig)
 
 
@@ -529,7 +642,7 @@ def _run_system(system, fmu_dir: Path, step: float, stop: float, out: Path, reco
                 plot: bool = True, rates=None, output_interval: float | None = None) -> list[Path]:
     """Run ``system`` (arguments checked) and write out/LABEL.csv (and .png): the paths.
     Ctrl-C writes the rows computed so far and raises KeyboardInterrupt."""
-    from systems.master import CoSimulationError
+    from systems.master import CoSimulationError, SetValueError
     from systems.ssp import declared_units
 
     record = _default_record(system) if record is None else record
@@ -538,28 +651,67 @@ def _run_system(system, fmu_dir: Path, step: float, stop: float, out: Path, reco
         try:
             result = _simulate(system, fmu_dir, step, stop, record=record, at_point=at_point, rates=rates,
                                output_interval=output_interval)
-        except KeyboardInterrupt as exc:
+        except KeyboardInterrupt as exc:                  # Terminated too: the same type is raised again
             partial = getattr(exc, "partial", None)
             if partial is None:
-                raise KeyboardInterrupt(f"at t = {state['t']:g} s; nothing written (the master kept no partial "
-                                        f"result)") from None
-            _write_csv(out / f"{label}.csv", partial, record, declared_units(fmu_dir, system.components, record))
-            raise KeyboardInterrupt(f"at t = {state['t']:g} s; wrote {out / (label + '.csv')} with the rows "
-                                    f"computed so far (t = 0 to {partial.time[-1] if len(partial.time) else 0:g} "
-                                    f"s)") from None
+                raise type(exc)(f"at t = {state['t']:g} s; nothing written (the master kept no partial "
+                                f"result)") from None
+            kept = [path.name for path in (out / f"{label}.csv", out / f"{label}.png") if path.exists()]
+            raise type(exc)(_write_partial(out / f"{label}{INTERRUPTED_SUFFIX}", partial, record,
+                                           declared_units(fmu_dir, system.components, record), state["t"],
+                                           kept)) from None
         except CoSimulationError as exc:                  # an FMI call failed: one or two lines
             raise _failure(exc, state["t"]) from exc
+        except SetValueError as exc:                      # an archive's value of the wrong type for another FMU
+            raise UsageError(f"{_shown(system)}: {_one_line(exc)}") from None
         except ValueError as exc:                         # the master refuses connections of other FMUs
             if "cannot be run" not in str(exc):
                 raise
             raise UsageError(f"{label}: {_one_line(exc)}") from None
     units = declared_units(fmu_dir, system.components, record)
-    paths = [out / f"{label}.csv"]
-    _write_csv(paths[0], result, record, units)
-    if plot:
-        paths.append(out / f"{label}.png")
-        _plot(paths[1], system, result, record, units)
+    paths = [out / f"{label}.csv"] + ([out / f"{label}.png"] if plot else [])
+    writers = [lambda path: _write_csv(path, result, record, units),
+               lambda path: _plot(path, system, result, record, units)]
+    _write_together(dict(zip(paths, writers)))
+    (out / f"{label}{INTERRUPTED_SUFFIX}").unlink(missing_ok=True)     # an earlier run's, now superseded
     return paths
+
+
+#: the file of the rows an interrupted run computed (beside LABEL.csv and LABEL.png, which
+#: it leaves as they were: those of the last complete run, which belong together)
+INTERRUPTED_SUFFIX = ".interrupted.csv"
+
+
+def _write_together(writers: dict) -> None:
+    """Write every file of ``writers`` ({path: write(partial path)}) into a partial file
+    beside it, then rename them all: a failure (a full disk) or an interrupt before the
+    renames leaves every previous file as it was, and says which file could not be written
+    (exit status 1); the files a run writes belong to that run."""
+    from systems.ssp import written_whole
+
+    with contextlib.ExitStack() as renames:            # renamed when every file is written
+        for path, write in writers.items():
+            partial = renames.enter_context(written_whole(path))
+            try:
+                write(partial)
+            except OSError as exc:
+                kept = [p.name for p in writers if p.exists()]
+                raise SimulationFailed(f"cannot write {path} ({exc.strerror or exc}); "
+                                       + (f"the previous {' and '.join(kept)} kept" if kept else "nothing written")
+                                       + "; free space there or give --out DIR") from None
+
+
+def _write_partial(path: Path, partial, record: list[str], units: dict, t: float, kept: list[str]) -> str:
+    """Write the rows of an interrupted run into ``path`` (whole or not at all): what the
+    interrupt message says after 'interrupted ' (``kept``: the names of the last complete
+    run's files, which stay as they are)."""
+    reached = partial.time[-1] if len(partial.time) else 0.0
+    try:
+        _write_together({path: lambda into: _write_csv(into, partial, record, units)})
+    except SimulationFailed as exc:
+        return f"at t = {t:g} s; {exc}"
+    return (f"at t = {t:g} s; wrote {path} with the rows computed so far (t = 0 to {reached:g} s)"
+            + (f"; {' and '.join(kept)} of the last complete run kept" if kept else ""))
 
 
 def _run(args, command: str) -> None:
@@ -576,12 +728,15 @@ def _run(args, command: str) -> None:
     if system.is_archive:
         _check_t_comm(system, step)
     _check_parameters(system)
+    _check_rows(step, stop, args.output_interval, len(_recorded(system, args.record or _default_record(system))))
+    _warn_unconnected(system, command)
     out = _out_folder(args, command, _label(system))
     with tempfile.TemporaryDirectory(prefix="ssp_") as folder:
         if system.is_archive:
             from systems.ssp import extracted_fmus
 
             fmu_dir = extracted_fmus(system.path, folder)
+            _check_archive_units(system, fmu_dir)
         else:
             fmu_dir = None
         if args.record:
@@ -1121,6 +1276,7 @@ def _export(args) -> None:
     label = _label(system)
     step, stop = _times(system, args.step, args.stop)
     _check_parameters(system)
+    _warn_unconnected(system, "export")
     out = _out_folder(args, "export", label)
     path = out / f"{label}.ssp"
     with tempfile.TemporaryDirectory(prefix="ssp_") as folder:
@@ -1132,7 +1288,14 @@ def _export(args) -> None:
                 system.connections, system.stop, system.step)
         else:
             fmu_dir = _fmus_for(system, args.fmus)
-        ssp.export(system, path, fmu_dir, step, stop)
+        try:
+            ssp.export(system, path, fmu_dir, step, stop)
+        except OSError as exc:                # written whole or not at all (systems.ssp.written_whole)
+            if exc.filename is not None and Path(exc.filename).parent != path.parent:
+                raise                         # an FMU that could not be read: not the archive's write
+            raise SimulationFailed(f"cannot write {path} ({exc.strerror or exc}); "
+                                   + (f"the previous {path.name} kept" if path.exists() else "nothing written")
+                                   + "; free space there or give --out DIR") from None
     print(f"wrote {path}: run it at a step of {step:g} s (its step-mean compliances' T_comm), e.g.\n"
           f"  OMSimulator {path} --stopTime={stop:g} --stepSize={step:g} --resultFile={label}.csv")
     ecos = f"ecos simulate --path {path} --stepSize {step:g} --stopTime {stop:g} --parameterSet initialValues"
@@ -1485,9 +1648,12 @@ def _quiet_stdout() -> None:
 def main(argv=None) -> int:
     """The drivetrain-fmu command.  Every error ends here: one or two lines on stderr
     naming the bad value and what is allowed, exit status 2 (usage), 1 (the simulation
-    failed) or 130 (interrupted); the traceback only with --debug.  Raised as Exit (a
-    SystemExit carrying the message) so that callers in Python see it."""
+    failed or its results could not be written), 130 (interrupted) or 143 (SIGTERM); the
+    traceback only with --debug.  Raised as Exit (a SystemExit carrying the message) so
+    that callers in Python see it."""
     args = _parser().parse_args(argv)
+    main_thread = threading.current_thread() is threading.main_thread()
+    handling = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     try:
         _dispatch(args)
         sys.stdout.flush()                            # a closed pipe shows here, not at exit
@@ -1496,7 +1662,9 @@ def main(argv=None) -> int:
         _quiet_stdout()
         raise Exit("stdout closed", CLOSED_PIPE) from None
     except (KeyboardInterrupt, Exception) as exc:     # the funnel (SystemExit passes through)
-        if isinstance(exc, KeyboardInterrupt):
+        if isinstance(exc, Terminated):
+            message, status = "terminated (SIGTERM)" + (f" {exc}" if str(exc) else ""), TERMINATED
+        elif isinstance(exc, KeyboardInterrupt):
             message, status = "interrupted" + (f" {exc}" if str(exc) else ""), INTERRUPTED
         elif isinstance(exc, (UsageError, SimulationFailed, MissingExtra)):
             message, status = str(exc), FAILED if isinstance(exc, SimulationFailed) else USAGE
@@ -1506,7 +1674,11 @@ def main(argv=None) -> int:
             import traceback
 
             traceback.print_exc()
-    print(f"{PROG} {args.command}: {'error: ' if status != INTERRUPTED else ''}{message}", file=sys.stderr)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, handling)
+    print(f"{PROG} {args.command}: {'error: ' if status not in (INTERRUPTED, TERMINATED) else ''}{message}",
+          file=sys.stderr)
     raise Exit(message, status)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import numbers
 import multiprocessing.util
 import shutil
 from dataclasses import dataclass, field
@@ -59,6 +60,48 @@ def _unconverted(dll, name: str, keeps_the_gil: bool = False):
     Python code of this interpreter (pythonfmu's: each takes the GIL at once, with
     PyGILState_Ensure, which costs nothing when the calling thread holds it)."""
     return (_KeepingTheGil if keeps_the_gil else dll._FuncPtr)((name, dll))
+
+
+#: FMI 2.0's fmi2Integer is a C int: 32 bits on every platform FMUs are built for
+INTEGER_RANGE = (-2 ** 31, 2 ** 31 - 1)
+
+
+def integer_problem(value) -> str | None:
+    """Why ``value`` cannot be an FMI 2.0 Integer (a Python int outside INTEGER_RANGE: a
+    C int would wrap it, 2**32 + 2 to 2), or None.  Not Integer values: None."""
+    if isinstance(value, int) and not isinstance(value, bool) and not INTEGER_RANGE[0] <= value <= INTEGER_RANGE[1]:
+        return (f"{value} is outside the range of an FMI 2.0 Integer (a 32-bit int: {INTEGER_RANGE[0]} to "
+                f"{INTEGER_RANGE[1]})")
+    return None
+
+
+def value_problem(kind: str, value) -> str | None:
+    """Why ``value`` cannot be set into an FMI 2.0 variable of type ``kind`` ("Real",
+    "Integer", "Boolean"), or None: a Real takes a number (an int is exact), an Integer an
+    int in the 32-bit range (not 2.0: a Real written for an Integer is a mistake to name,
+    not to round), a Boolean true or false."""
+    if kind == "Boolean":
+        ok = isinstance(value, bool)
+    elif kind == "Integer":
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            return integer_problem(int(value))
+        ok = False
+    else:
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if ok:
+        return None
+    written = ("a Boolean" if isinstance(value, bool) else "an Integer" if isinstance(value, numbers.Integral)
+               else "a Real" if isinstance(value, numbers.Real) else f"a {type(value).__name__}")
+    whole = isinstance(value, float) and value.is_integer()
+    example = {"Integer": f'<ssv:Integer value="{int(value) if whole else "N"}"/>',
+               "Boolean": '<ssv:Boolean value="true"/> or "false"', "Real": '<ssv:Real value="X"/>'}[kind]
+    article = "an" if kind == "Integer" else "a"
+    return f"{value!r} is {written} value; the variable is {article} {kind}: write {example}"
+
+
+class SetValueError(ValueError):
+    """A value that cannot be set into an FMU variable (:func:`value_problem`): the
+    message names the variable and the value."""
 
 
 class CoSimulationError(RuntimeError):
@@ -110,10 +153,14 @@ class Instance:
         self.keeps_the_gil = (self.model.generationTool or "").startswith("PythonFMU")
         self.call("instantiate", callbacks=self._callbacks, loggingOn=True)
         self.call("setupExperiment", startTime=start_time)
-        self.call("enterInitializationMode")
-        for name, value in (parameters or {}).items():
-            self.set(name, value)
-        self.call("exitInitializationMode")
+        try:
+            self.call("enterInitializationMode")
+            for name, value in (parameters or {}).items():
+                self.set(name, value)
+            self.call("exitInitializationMode")
+        except BaseException:            # nobody else holds this instance to free it (not initialized:
+            self.slave.freeInstance()    # no fmi2Terminate)
+            raise
 
     def _on_log(self, _env, _instance, status, _category, message):
         self.log.append(LogRecord(_status_name(status), message.decode("utf-8", "replace")))
@@ -147,6 +194,9 @@ class Instance:
         var = self.variables.get(name)
         if var is None:
             raise KeyError(f"{self.name} has no variable {name!r}")
+        problem = value_problem(var.type, value)
+        if problem:          # fmpy would wrap an int to 32 bits, or fail naming neither variable nor value
+            raise SetValueError(f"{self.name}.{name} = {problem}")
         setter = {"Real": "setReal", "Integer": "setInteger", "Boolean": "setBoolean"}[var.type]
         self.call(setter, [var.valueReference], [value])
 
@@ -596,6 +646,11 @@ def _phases(plan: _Exchange, instances, connections, multiples: dict[str, int], 
     return phases, _Steps([inst for name, inst in instances.items() if name not in multiples], no_rollback)
 
 
+#: the most steps of one run: its times t = n h stay distinct doubles (t + h > t needs
+#: h >= t 2**-52) only while n <= 2**52
+MAX_STEPS = 2 ** 52
+
+
 def run(instances: dict[str, Instance], connections: list[Connection], stop: float, step: float,
         record: list[str], inputs: Callable[[float], dict[str, float]] | None = None,
         progress: bool = False, iterations: int = 0, rates: dict[str, float] | None = None,
@@ -628,8 +683,13 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     instance with its own rate too (it steps with the last value set).  Not with
     ``iterations``.
     """
-    if not step > 0:
-        raise ValueError(f"step = {step!r} must be > 0")
+    if not (math.isfinite(step) and step > 0):
+        raise ValueError(f"step = {step!r} must be a finite number > 0")
+    if not (math.isfinite(stop) and stop >= 0):
+        raise ValueError(f"stop = {stop!r} must be a finite number >= 0")
+    if stop / step > MAX_STEPS:
+        raise ValueError(f"stop / step = {stop!r} / {step!r} = {stop / step:.3g} steps: at most {MAX_STEPS:.3g} "
+                         f"(2**52: beyond it t + step rounds to t in double precision)")
 
     def port(instance: str, name: str) -> Port | None:
         variable = instances[instance].variables.get(name) if instance in instances else None

@@ -13,13 +13,16 @@ OMSimulator cannot build the system (SSP 1.0 allows vendor annotations).
 """
 from __future__ import annotations
 
+import contextlib
+import math
+import os
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from .master import Connection, Port, connection_problems
+from .master import Connection, Port, connection_problems, integer_problem, value_problem
 
 SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
@@ -111,12 +114,28 @@ def write_ssp(path, name: str, components: dict[str, Component], connections: li
               fmu_dir, stop: float, description: str = "", step: float | None = None) -> Path:
     """Write ``path`` (.ssp): the SSD and every FMU the components use."""
     path, fmu_dir = Path(path), Path(fmu_dir)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+    with written_whole(path) as partial, zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("SystemStructure.ssd", system_structure(name, components, connections, stop, description,
                                                                 step))
         for element in sorted({c.element for c in components.values()}):
             archive.write(fmu_dir / f"{element}.fmu", f"resources/{element}.fmu")
     return path
+
+
+@contextlib.contextmanager
+def written_whole(path):
+    """Write ``path`` whole or not at all: yields a partial file's path beside it
+    (``.NAME.partial-PID``, same folder, so the rename cannot cross file systems), renamed
+    over ``path`` once the block ends, removed if it raises (a full disk, an interrupt):
+    what ``path`` held before is then still there."""
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    try:
+        yield partial
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def fmpy_parameter_set(components: dict[str, Component]):
@@ -173,6 +192,8 @@ class System:
     stop: float | None                 # DefaultExperiment stopTime (None: not given)
     step: float | None = None          # the communication step it is meant to run at (annotation)
     path: Path | None = None           # the file it was read from (None: built in code)
+    #: {(component, connector): unit} of the connectors whose ssc:Real the file gives a unit
+    connector_units: dict = field(default_factory=dict)
 
     @property
     def is_archive(self) -> bool:
@@ -206,6 +227,108 @@ def declared_connection_problems(components: dict[str, Component], connections: 
     return connection_problems(ours, port)
 
 
+def connector_unit_problems(connector_units: dict, port: Callable[[str, str], Port | None]) -> list[str]:
+    """Why the units the .ssd writes on its connectors (``connector_units``: {(component,
+    connector): unit}, SSP 1.0 ``<ssc:Real unit=...>``) disagree with the FMUs' declared
+    units, one message each naming both (``port(instance, variable)``: the FMU's variable,
+    None when not known here).  The master converts no unit, so a connector marked kN on
+    an input in N would run 1000 times off: refused, as OMSimulator refuses it.  Units
+    compare by name, as the FMU declares them ("1" and no unit are both dimensionless)."""
+    problems = []
+    for (instance, connector), unit in connector_units.items():
+        declared = port(instance, connector)
+        if declared is None:
+            continue
+        if (unit or "1") != (declared.unit or "1"):
+            problems.append(f"connector {instance}.{connector} is marked {unit!r} in the file, but the FMU declares "
+                            f"{connector} in {declared.unit or '1'!r}")
+    return problems
+
+
+def _declared_ports(components: dict[str, Component]) -> Callable[[str, str], Port | None]:
+    """``port(instance, variable)`` of the variables this project's elements declare
+    (fmus.ELEMENTS); None for another FMU's or an unknown one."""
+    from fmus import ELEMENTS
+
+    declared = {e.__name__: {v.name: Port(v.causality, v.type, v.unit) for v in e.VARIABLES} for e in ELEMENTS}
+
+    def port(instance: str, name: str) -> Port | None:
+        component = components.get(instance)
+        return None if component is None else declared.get(component.element, {}).get(name)
+    return port
+
+
+def declared_unit_problems(components: dict[str, Component], connector_units: dict) -> list[str]:
+    """connector_unit_problems against the units this project's elements declare."""
+    return connector_unit_problems(connector_units, _declared_ports(components))
+
+
+def _flange_pairs(variables) -> list[tuple[str, str]]:
+    """(phi_X, w_X) of the inputs ``variables`` (fmus.variables.Var) that are the angle (rad)
+    and the speed (rad/s) of one flange of a compliance: they come from the same body."""
+    inputs = {v.name: v for v in variables if v.causality == "input"}
+    return [(name, "w_" + name[len("phi_"):]) for name, v in inputs.items()
+            if name.startswith("phi_") and v.unit == "rad" and getattr(inputs.get("w_" + name[len("phi_"):]),
+                                                                       "unit", None) == "rad/s"]
+
+
+def binding_problems(components: dict[str, Component], connections: list[Connection]) -> list[str]:
+    """Inputs of this project's elements that cannot run as the file wires them: an input
+    both bound in the parameter set and connected (the connection would overwrite the bound
+    value at the first exchange: which one was meant?), and a compliance flange with only its
+    angle or only its speed connected (its torque then comes from a body's angle and a
+    speed held at its start, or the reverse: no motion of any flange)."""
+    from fmus import ELEMENTS
+
+    classes = {e.__name__: e for e in ELEMENTS}
+    driven = {(c.target, c.input): f"{c.source}.{c.output}" for c in connections}
+    problems = []
+    for name, component in components.items():
+        element = classes.get(component.element)
+        if element is None:
+            continue
+        inputs = {v.name for v in element.VARIABLES if v.causality == "input"}
+        for variable in inputs & set(component.parameters):
+            if (name, variable) in driven:
+                problems.append(f"input {name}.{variable} is both bound to {component.parameters[variable]!r} and "
+                                f"connected (from {driven[name, variable]}): remove one")
+        for angle, speed in _flange_pairs(element.VARIABLES):
+            ends = [(name, v) in driven for v in (angle, speed)]
+            if ends[0] != ends[1]:
+                connected, missing = (angle, speed) if ends[0] else (speed, angle)
+                problems.append(f"{name}.{connected} is connected but {name}.{missing} is not: a flange of "
+                                f"{component.element} needs the angle and the speed of the same body (connect "
+                                f"{missing} to it, or neither for a flange held fixed)")
+    return problems
+
+
+def unconnected_inputs(components: dict[str, Component], connections: list[Connection]) -> list[str]:
+    """'inst.var = start unit' of each input of this project's elements that no connection
+    drives and that runs at its declared start value without the file saying so.  Left out:
+    an input the file binds in its parameter set (a constant set on purpose, as Fan's
+    throttle = 1 and clamp force = 1000 N), and a flange torque (N.m) whose start is 0: an
+    unconnected flange carries no torque, as in Modelica (a free end, the load side of R3's
+    vehicle).  Anything else (a clamp force, a speed, a throttle, a torque of another start)
+    is most likely a connection that was forgotten or deleted: a clutch whose clamp force
+    is no longer connected runs open at f_n = 0."""
+    from fmus import ELEMENTS
+
+    classes = {e.__name__: e for e in ELEMENTS}
+    driven = {(c.target, c.input) for c in connections}
+    found = []
+    for name, component in components.items():
+        element = classes.get(component.element)
+        if element is None:
+            continue
+        for v in element.VARIABLES:
+            if v.causality != "input" or (name, v.name) in driven or v.name in component.parameters:
+                continue
+            if v.unit == "N.m" and v.start == 0.0:
+                continue
+            found.append(f"{name}.{v.name} = {v.start:g}" + (f" {v.unit}" if v.unit else ""))
+    return found
+
+
 def parse_ssd(document: bytes) -> System:
     """The System of a flat SSP 1.0 SystemStructure.ssd whose components are FMUs in
     resources/ with inline parameter sets (as written by :func:`system_structure`).  A
@@ -220,7 +343,7 @@ def parse_ssd(document: bytes) -> System:
     elements = None if system is None else system.find(_q(SSD, "Elements"))
     if elements is None:
         raise ValueError("no <ssd:System> with <ssd:Elements> (a flat system of FMU components is expected)")
-    components = {}
+    components, connector_units = {}, {}
     for node in elements.findall(_q(SSD, "Component")):
         name, source = node.get("name"), node.get("source")
         if not name or not source or not source.endswith(".fmu"):
@@ -236,23 +359,36 @@ def parse_ssd(document: bytes) -> System:
             except (KeyError, TypeError, ValueError):
                 raise ValueError(f"component {name!r}: parameter {parameter.get('name')!r} has no Real, Integer or "
                                  f"Boolean value (got {kind} {text!r})") from None
+            problem = integer_problem(parameters[parameter.get("name")])
+            if problem:
+                raise ValueError(f"component {name!r}: parameter {parameter.get('name')!r} = {problem}")
         components[name] = Component(Path(source).stem, parameters)
+        for connector in node.iter(_q(SSD, "Connector")):
+            real = connector.find(_q(SSC, "Real"))
+            if real is not None and real.get("unit") is not None:
+                connector_units[name, connector.get("name")] = real.get("unit")
     links = system.find(_q(SSD, "Connections"))
     connections = [Connection(c.get("startElement"), c.get("startConnector"), c.get("endElement"),
                               c.get("endConnector"))
                    for c in (() if links is None else links.findall(_q(SSD, "Connection")))]
-    problems = declared_connection_problems(components, connections)
+    problems = (declared_connection_problems(components, connections)
+                + declared_unit_problems(components, connector_units) + binding_problems(components, connections))
     if problems:
         raise ValueError(f"system {root.get('name')!r}: " + "; ".join(problems))
     experiment = root.find(_q(SSD, "DefaultExperiment"))
     step = None if experiment is None else experiment.find(
         f"{_q(SSD, 'Annotations')}/{_q(SSC, 'Annotation')}[@type='{STEP_ANNOTATION}']/{_q(STEP_NS, 'Step')}")
-    try:
-        stop = None if experiment is None or experiment.get("stopTime") is None else float(experiment.get("stopTime"))
-        step = None if step is None else float(step.get("size"))
-    except (TypeError, ValueError):
-        raise ValueError("the DefaultExperiment's stopTime or step size is not a number") from None
-    return System(root.get("name") or "", root.get("description", ""), components, connections, stop, step)
+    times = {}
+    for what, text in (("stopTime", None if experiment is None else experiment.get("stopTime")),
+                       ("step size", None if step is None else step.get("size"))):
+        try:
+            times[what] = None if text is None else float(text)
+        except ValueError:
+            raise ValueError(f"the DefaultExperiment's {what} {text!r} is not a number") from None
+        if times[what] is not None and not (math.isfinite(times[what]) and times[what] > 0.0):
+            raise ValueError(f"the DefaultExperiment's {what} {text!r} must be a finite number of seconds > 0")
+    return System(root.get("name") or "", root.get("description", ""), components, connections,
+                  times["stopTime"], times["step size"], connector_units=connector_units)
 
 
 def read_ssp(path) -> System:
@@ -326,7 +462,7 @@ def parameter_problems(components: dict[str, Component]) -> list[str]:
     relation between parameters such as mu_k <= mu_s), without loading an FMU: one message
     per problem, naming the component."""
     from fmus import ELEMENTS
-    from fmus.variables import PARAMETER
+    from fmus.variables import INPUT, PARAMETER
 
     classes = {element.__name__: element for element in ELEMENTS}
     problems = []
@@ -340,10 +476,10 @@ def parameter_problems(components: dict[str, Component]) -> list[str]:
         found = []
         for parameter, value in component.parameters.items():
             var = declared.get(parameter)
-            if var is None or var.causality != PARAMETER:
+            if var is None or var.causality not in (PARAMETER, INPUT):
                 found.append(f"{component.element} has no parameter {parameter!r}")
-            elif isinstance(value, bool) and var.type != "Boolean":
-                found.append(f"{parameter} = {value!r} is not a {var.type}")
+            else:
+                found += [f"{parameter} = {problem}" for problem in [value_problem(var.type, value)] if problem]
         if not found:       # the element's own checks, as at fmi2ExitInitializationMode
             slave = element(instance_name=name, resources=None)
             for parameter, value in component.parameters.items():
