@@ -19,6 +19,8 @@ Friction laws as Clutch, capacities T = mu r_eff n_surfaces f_n of each interfac
 """
 from __future__ import annotations
 
+import math
+
 from solvers.friction import FrictionSystem
 
 from .clutch import FrictionElement, _Z3_LAW, interface_variables
@@ -27,7 +29,34 @@ from .variables import BOOLEAN, INTEGER, inertia, input_, output, parameter
 #: clutch_members: the two members the clutch joins (slip w_a - w_b)
 CLUTCH_MEMBERS = {1: ("sun", "carrier"), 2: ("sun", "ring"), 3: ("carrier", "ring")}
 _MEMBER_INDEX = {"sun": 0, "carrier": 1, "ring": 2}
+_MEMBER_INDEX_NAMES = tuple(_MEMBER_INDEX)
 _INPUTS = ("tau_sun", "tau_carrier", "tau_ring", "f_n_c", "f_n_b")
+
+#: The largest relative error of the gear's slip-space model the gear accepts: 1e-9, far below
+#: any measurement of a gear set.  Why a limit: the friction system works in the coordinates
+#: (w_carrier, w_ring); with r = z_ring / z_sun its mass matrix
+#:     M_q = E^T J E = [[(1 + r)^2 J_sun + J_carrier, -r (1 + r) J_sun], [-r (1 + r) J_sun, r^2 J_sun + J_ring]]
+#: has entries of size r^2 J_sun while det M_q = (1 + r)^2 J_sun J_ring + r^2 J_sun J_carrier +
+#: J_carrier J_ring grows only as r^2 J_sun (J_carrier + J_ring): rounding each entry to
+#: u = 2^-53 of itself and solving with it (J_R^-1 = D M_q^-1 D^T, g = D M_q^-1 E^T) loses
+#: about u r^2 J_sun / (J_carrier + J_ring) of the accelerations, and unequal inertias lose
+#: more (a heavy sun, or a heavy carrier with a light sun: J_carrier / r^2 vanishes beside
+#: J_sun).  Measured at the default inertias (sun driven, ring held, against w_sun = tau t /
+#: (J_sun + rho^2 J_carrier)): z_ring / z_sun = 1e4 -> 1.4e-9 relative, 1e6 -> 2e-5, 1e8 -> 0.30,
+#: 1e9 -> "singular matrix".  The check (:func:`slip_model_error`) compares what the solver
+#: built with the same quantities in slip coordinates, where nothing cancels: by Willis every
+#: member turns at w_ring + lambda (w_carrier - w_ring), lambda = (z_sun + z_ring) / z_sun for
+#: the sun, 1 for the carrier, 0 for the ring, so the member speeds from the slips (s_clutch,
+#: w_ring) are K = [[lambda_i / (lambda_a - lambda_b), 1]] (a, b the clutch's members: each
+#: entry a ratio of teeth sums, >= 0) and J_R = K^T J K is a sum of terms >= 0 (a few u).  At
+#: the default inertias it refuses from z_ring / z_sun = 4750 on (the rounding error is not
+#: monotonic in the ratio: some larger ratios pass up to about 10^4; real gear sets: 1.2 .. 12).
+#: Not covered here: the stick/slip resolution of solvers.friction eliminates a stuck
+#: interface through the mobility matrix J_R^-1, which loses about u times the ratio of the
+#: members' inertias (any friction element with inertias 10^12 apart).
+SLIP_MODEL_TOLERANCE = 1e-9
+_LAMBDA_NUMERATORS = {"sun": lambda z_sun, z_ring: z_sun + z_ring, "carrier": lambda z_sun, z_ring: z_sun,
+                      "ring": lambda z_sun, z_ring: 0}
 
 
 class PlanetaryGear(FrictionElement):
@@ -42,7 +71,9 @@ class PlanetaryGear(FrictionElement):
     SLIP_OUTPUTS = False
     VARIABLES = (
         parameter("z_sun", None, "number of teeth of the sun", 50, type=INTEGER, low=1),
-        parameter("z_ring", None, "number of teeth of the ring (more than the sun's)", 100, type=INTEGER, low=1),
+        parameter("z_ring", None, "number of teeth of the ring (more than the sun's; z_ring / z_sun at most "
+                  "about 4700 at the default inertias, less with a heavier sun: beyond, rounding would put "
+                  f"the speeds off by more than {SLIP_MODEL_TOLERANCE:g})", 100, type=INTEGER, low=1),
         inertia("J_sun", "inertia of the sun and what is fixed to it", 0.01),
         inertia("J_carrier", "inertia of the carrier and what is fixed to it", 0.05),
         inertia("J_ring", "inertia of the ring and what is fixed to it", 0.03),
@@ -94,6 +125,9 @@ class PlanetaryGear(FrictionElement):
                             "surrounds the sun and the planets)")
             return problems
         # every clutch slip is a multiple of w_carrier - w_ring (Willis)
+        conditioning = self.conditioning_problem()
+        if conditioning:
+            problems.append(conditioning)
         if self.locked_c_start and self.w_carrier_start != self.w_ring_start:
             problems.append(f"locked_c_start = true needs the clutch's members at equal speeds: w_carrier_start "
                             f"== w_ring_start (got {self.w_carrier_start!r} and {self.w_ring_start!r})")
@@ -101,9 +135,48 @@ class PlanetaryGear(FrictionElement):
             problems.append(f"locked_b_start = true needs w_ring_start == 0 (got {self.w_ring_start!r})")
         return problems
 
+    def conditioning_problem(self) -> str | None:
+        """None when the friction system of these parameters computes the gear's slip-space
+        model to SLIP_MODEL_TOLERANCE, else a message naming the teeth, the inertias and the limit."""
+        try:
+            error = f"{slip_model_error(self.build_system(), self.z_sun, self.z_ring, self.clutch_row()):.2g}"
+        except (ValueError, ArithmeticError) as exc:       # a matrix singular to rounding
+            error, exc_text = None, str(exc)
+        else:
+            if float(error) <= SLIP_MODEL_TOLERANCE:
+                return None
+        off = f"be off by {error} relative" if error else f"not be computable ({exc_text})"
+        return (f"z_ring / z_sun = {self.z_ring!r} / {self.z_sun!r} with J_sun = {self.J_sun!r}, J_carrier = "
+                f"{self.J_carrier!r}, J_ring = {self.J_ring!r} kg.m2: rounding would make the gear's "
+                f"accelerations {off}; allowed: at most {SLIP_MODEL_TOLERANCE:g} (a smaller z_ring / z_sun, "
+                "or a lighter sun against the carrier and the ring)")
+
     def build_system(self):
         return FrictionSystem([self.J_sun, self.J_carrier, self.J_ring], [self.law("_c"), self.law("_b")],
                               rows=[self.clutch_row(), [0.0, 0.0, 1.0]], members=self.member_map())
 
     def start_coordinates(self):
         return [self.phi_carrier_start, self.phi_ring_start], [self.w_carrier_start, self.w_ring_start]
+
+
+
+def slip_model_error(system, z_sun: int, z_ring: int, clutch_row) -> float:
+    """The largest relative deviation of the friction system's slip-space inertia J_R = m_inv
+    and of g = J_R^-1 K^T (its accelerations of the slips from the member torques) from their
+    forms in slip coordinates (SLIP_MODEL_TOLERANCE): J_R against K^T J K entry by entry, g by
+    the residual J_R g - K^T (g against K^T J K g, no inverse) relative to |K^T J K| |g|."""
+    first, second = (_MEMBER_INDEX_NAMES[i] for i in (clutch_row.index(1.0), clutch_row.index(-1.0)))
+    numerators = {m: f(z_sun, z_ring) for m, f in _LAMBDA_NUMERATORS.items()}
+    span = numerators[first] - numerators[second]            # > 0: sun, carrier, ring in this order
+    k = [[numerators[m] / span, 1.0] for m in _MEMBER_INDEX_NAMES]
+    j = system.inertias
+    j_r = [[sum(k[i][a] * j[i] * k[i][b] for i in range(3)) for b in range(2)] for a in range(2)]
+    worst = max(abs(system.m_inv[a][b] - j_r[a][b]) / j_r[a][b] for a in range(2) for b in range(2))
+    g = system.g_of_torques
+    for a in range(2):
+        for member in range(3):
+            residual = sum(j_r[a][b] * g[b][member] for b in range(2)) - k[member][a]
+            scale = sum(j_r[a][b] * abs(g[b][member]) for b in range(2))
+            if scale:
+                worst = max(worst, abs(residual) / scale)
+    return worst

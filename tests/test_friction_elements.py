@@ -215,3 +215,40 @@ def test_brake_is_a_clutch_against_a_housing_of_infinite_inertia():
         assert brake.body_speeds(b)[0] == pytest.approx(chain.body_speeds(c)[0], abs=1e-8 * 10.0)
     assert brake.body_speeds(b)[0] == pytest.approx((100.0 - 60.0) * 0.5, rel=ROUNDING)
     assert math.isfinite(b.e_loss) and b.e_loss == pytest.approx(c.e_loss, rel=1e-8)
+
+
+# ------------------------------------------------- PlanetaryGear at extreme teeth ratios
+def test_planetary_at_a_large_accepted_ratio_keeps_willis_and_the_reflected_inertia():
+    """Reliability campaign (issue 30): z_ring / z_sun = 1e6 ran 2e-5 off, 1e8 30 % off, both with
+    fmi2OK (rounding in the mass matrix of the coordinates (w_carrier, w_ring), whose entries
+    grow as r^2 J_sun: fmus.planetary_gear.SLIP_MODEL_TOLERANCE).  At z_ring / z_sun = 4700,
+    accepted at the default inertias, ring held (a brake strong enough for the r-fold reaction)
+    and 10 N.m on the sun: the kinematic constraint z_sun w_sun + z_ring w_ring = (z_sun + z_ring)
+    w_carrier holds, the sun accelerates at tau / (J_sun + rho^2 J_carrier), rho = z_sun /
+    (z_sun + z_ring), to 1e-9 relative (the accepted rounding of the model), and the housing
+    holds the ring with (z_ring / z_sun) (tau - J_sun a_sun) (to 1e-9 of the torque tau rho
+    that the mesh passes on, from which this small share is the difference)."""
+    gear = make(PlanetaryGear, z_sun=1, z_ring=4700, f_n_b=1e12)
+    advance(gear, 0.0, 0.1, steps=2)
+    rho = 1 / 4701
+    a_sun = 10.0 / (0.01 + rho**2 * 0.05)
+    assert gear.w_ring == 0.0 and feedthrough(gear)["locked_b"]
+    assert gear.w_sun == pytest.approx(a_sun * 0.2, rel=1e-9)
+    willis = 1 * gear.w_sun + 4700 * gear.w_ring - 4701 * gear.w_carrier
+    assert abs(willis) <= ROUNDING * gear.w_sun
+    # tau - J_sun a_sun = tau rho^2 J_carrier / (J_sun + rho^2 J_carrier): the sun's share of the
+    # torque passed on, 2.3e-7 of tau here; its rounding is the model's 1e-9 of tau
+    reaction = 4700 * 10.0 * rho**2 * 0.05 / (0.01 + rho**2 * 0.05)
+    assert feedthrough(gear)["tau_fric_b"] == pytest.approx(reaction, abs=1e-9 * 10.0 * 4700 * rho)
+
+
+@pytest.mark.parametrize("z_ring", [10**6, 10**8, 10**9])
+def test_planetary_refuses_a_ratio_its_rounding_cannot_carry_naming_the_teeth_and_the_limit(z_ring):
+    """z_ring / z_sun = 1e6, 1e8 (wrong answers with fmi2OK before) and 1e9 (a "singular matrix"
+    naming no parameter before): refused at initialization naming both teeth counts, the
+    inertias and the allowed error."""
+    gear = PlanetaryGear(instance_name="p", resources=None)
+    gear.z_sun, gear.z_ring = 1, z_ring
+    problems = " ".join(gear.parameter_problems())
+    assert f"z_ring / z_sun = {z_ring} / 1 with J_sun = 0.01, J_carrier = 0.05, J_ring = 0.03 kg.m2" in problems
+    assert "allowed: at most 1e-09" in problems
