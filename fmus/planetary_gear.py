@@ -24,7 +24,7 @@ import math
 from solvers.friction import FrictionSystem
 
 from .clutch import FrictionElement, _Z3_LAW, interface_variables
-from .variables import BOOLEAN, INTEGER, inertia, input_, output, parameter
+from .variables import BOOLEAN, INTEGER, J_MIN, inertia, input_, output, parameter
 
 #: clutch_members: the two members the clutch joins (slip w_a - w_b)
 CLUTCH_MEMBERS = {1: ("sun", "carrier"), 2: ("sun", "ring"), 3: ("carrier", "ring")}
@@ -125,7 +125,8 @@ class PlanetaryGear(FrictionElement):
                             "surrounds the sun and the planets)")
             return problems
         # every clutch slip is a multiple of w_carrier - w_ring (Willis)
-        conditioning = self.conditioning_problem()
+        in_range = self.z_sun >= 1 and all(J_MIN <= j < math.inf for j in (self.J_sun, self.J_carrier, self.J_ring))
+        conditioning = self.conditioning_problem() if in_range else None      # (else the range check names them)
         if conditioning:
             problems.append(conditioning)
         if self.locked_c_start and self.w_carrier_start != self.w_ring_start:
