@@ -125,7 +125,8 @@ class PlanetaryGear(FrictionElement):
                             "surrounds the sun and the planets)")
             return problems
         # every clutch slip is a multiple of w_carrier - w_ring (Willis)
-        in_range = self.z_sun >= 1 and all(J_MIN <= j < math.inf for j in (self.J_sun, self.J_carrier, self.J_ring))
+        in_range = (self.z_sun >= 1 and int(self.clutch_members) in CLUTCH_MEMBERS
+                    and all(J_MIN <= j < math.inf for j in (self.J_sun, self.J_carrier, self.J_ring)))
         conditioning = self.conditioning_problem() if in_range else None      # (else the range check names them)
         if conditioning:
             problems.append(conditioning)
