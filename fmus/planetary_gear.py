@@ -127,12 +127,12 @@ class PlanetaryGear(FrictionElement):
             problems.append(f"z_ring = {self.z_ring!r} must exceed z_sun = {self.z_sun!r} (the ring gear "
                             "surrounds the sun and the planets)")
             return problems
-        # every clutch slip is a multiple of w_carrier - w_ring (Willis)
         in_range = (self.z_sun >= 1 and int(self.clutch_members) in CLUTCH_MEMBERS
                     and all(J_MIN <= j < math.inf for j in (self.J_sun, self.J_carrier, self.J_ring)))
         conditioning = self.conditioning_problem() if in_range else None      # (else the range check names them)
         if conditioning:
             problems.append(conditioning)
+        # every clutch slip is a multiple of w_carrier - w_ring (Willis)
         if self.locked_c_start and self.w_carrier_start != self.w_ring_start:
             problems.append(f"locked_c_start = true needs the clutch's members at equal speeds: w_carrier_start "
                             f"== w_ring_start (got {self.w_carrier_start!r} and {self.w_ring_start!r})")
@@ -144,13 +144,13 @@ class PlanetaryGear(FrictionElement):
         """None when the friction system of these parameters computes the gear's slip-space
         model to SLIP_MODEL_TOLERANCE, else a message naming the teeth, the inertias and the limit."""
         try:
-            error = f"{slip_model_error(self.build_system(), self.z_sun, self.z_ring, self.clutch_row()):.2g}"
+            error = slip_model_error(self.build_system(), self.z_sun, self.z_ring, self.clutch_row())
         except (ValueError, ArithmeticError) as exc:       # a matrix singular to rounding
-            error, exc_text = None, str(exc)
+            off = f"not be computable ({exc})"
         else:
-            if float(error) <= SLIP_MODEL_TOLERANCE:
+            if error <= SLIP_MODEL_TOLERANCE:
                 return None
-        off = f"be off by {error} relative" if error else f"not be computable ({exc_text})"
+            off = f"be off by {error:.2g} relative"
         return (f"z_ring / z_sun = {self.z_ring!r} / {self.z_sun!r} with J_sun = {self.J_sun!r}, J_carrier = "
                 f"{self.J_carrier!r}, J_ring = {self.J_ring!r} kg.m2: rounding would make the gear's "
                 f"accelerations {off}; allowed: at most {SLIP_MODEL_TOLERANCE:g} (a smaller z_ring / z_sun, "
@@ -162,7 +162,6 @@ class PlanetaryGear(FrictionElement):
 
     def start_coordinates(self):
         return [self.phi_carrier_start, self.phi_ring_start], [self.w_carrier_start, self.w_ring_start]
-
 
 
 def slip_model_error(system, z_sun: int, z_ring: int, clutch_row) -> float:
