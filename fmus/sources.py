@@ -64,7 +64,8 @@ class SpeedDependentTorque(StatelessElement):
 
     def nonfinite_cause(self) -> str:
         # tau_nominal (w / w_nominal)^2 is computed to rounding wherever it is a float
-        # (solvers.signal); beyond the largest float it has no value to return
+        # (solvers.signal); beyond the largest float it has no value to return (tau_nominal = 0
+        # never gets here: the torque is then 0 at every speed)
         limit = math.sqrt(sys.float_info.max / abs(self.tau_nominal)) * self.w_nominal
         return (f"|tau_nominal| (w / w_nominal)^2 exceeds the largest float {sys.float_info.max:.4g} N.m: with "
                 f"tau_nominal = {self.tau_nominal!r} and w_nominal = {self.w_nominal!r}, |w| must stay below "

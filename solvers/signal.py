@@ -87,11 +87,11 @@ _SQRT_FLOAT_MIN = math.sqrt(sys.float_info.min)
 
 
 def _product_with_square_of_ratio(factor: float, w: float, w_nominal: float) -> float:
-    """factor (w / w_nominal)^2 with one rounding of the exact value's leading digits, also
-    where (w / w_nominal)^2, or w / w_nominal, is beyond the float range: each number split
-    into mantissa and power of two (frexp: x = m 2^e, 0.5 <= |m| < 1), the mantissas'
-    product m_f (m_w / m_n)^2 lies in [1/8, 4), the powers are summed exactly and applied
-    last (ldexp: +-inf beyond the largest float, the nearest subnormal or 0 below the smallest)."""
+    """factor (w / w_nominal)^2 to rounding (three roundings of 2^-53 each), also where
+    (w / w_nominal)^2, or w / w_nominal, is beyond the float range: each number split into
+    mantissa and power of two (frexp: x = m 2^e, 0.5 <= |m| < 1), the mantissas' product
+    m_f (m_w / m_n)^2 lies in [1/8, 4), the powers are summed exactly and applied last (ldexp:
+    +-inf beyond the largest float, the nearest subnormal or 0 below the smallest)."""
     m_f, e_f = math.frexp(factor)
     m_w, e_w = math.frexp(w)
     m_n, e_n = math.frexp(w_nominal)
