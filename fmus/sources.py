@@ -11,6 +11,9 @@ like the tables; SpeedDependentTorque: at the speed set now, a feedthrough).
 """
 from __future__ import annotations
 
+import math
+import sys
+
 from solvers.signal import gated_sine, quadratic_speed_torque
 
 from .base import ClockedSource, StatelessElement
@@ -58,6 +61,15 @@ class SpeedDependentTorque(StatelessElement):
         input_("w", "rad/s", "speed of the body the torque acts on"),
         output("tau", "N.m", "torque on the body, positive accelerating it", depends=("w",)),
     )
+
+    def nonfinite_cause(self) -> str:
+        # tau_nominal (w / w_nominal)^2 is computed to rounding wherever it is a float
+        # (solvers.signal); beyond the largest float it has no value to return (tau_nominal = 0
+        # never gets here: the torque is then 0 at every speed)
+        limit = math.sqrt(sys.float_info.max / abs(self.tau_nominal)) * self.w_nominal
+        return (f"|tau_nominal| (w / w_nominal)^2 exceeds the largest float {sys.float_info.max:.4g} N.m: with "
+                f"tau_nominal = {self.tau_nominal!r} and w_nominal = {self.w_nominal!r}, |w| must stay below "
+                f"{limit:.6g} rad/s")
 
     def feedthrough_outputs(self):
         return {"tau": quadratic_speed_torque(self.tau_nominal, self.w_nominal, self.w, self.opposes_motion)}

@@ -8,6 +8,8 @@ speed seen at the wheel (what a clutch-like tire compares with w_wheel).
 """
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import fields
 
 from solvers.tire import TireVehicle, TireVehicleParams, TireVehicleState
@@ -27,7 +29,15 @@ _DESCRIPTIONS = {
     "d_v": ("N.m.s/rad", "viscous road load on w_v = v/R"), "f_roll": ("1", "rolling resistance coefficient"),
     "cdA": ("m2", "aerodynamic drag area c_d A"), "rho_air": ("kg/m3", "air density"),
 }
-_POSITIVE = ("J_wheel", "m_vehicle", "R", "v_min")
+_POSITIVE = ("J_wheel", "m_vehicle", "R")
+#: The smallest v_min accepted [m/s]: the slip (R w - v) / max(|v|, v_min) is a float only while
+#: |R w - v| <= v_min * 1.8e308, so a v_min near the float minimum made it +-inf as soon as the
+#: wheel turned at standstill (5e-324 m/s: slip = inf at initialization, returned with fmi2OK;
+#: every step off standstill then refused for it).  1e-6 m/s, a micrometre per second, lies far
+#: below any speed a tire test resolves (the low-speed fix uses 0.1 .. 1 m/s), and keeps the slip
+#: finite for speed differences up to 1.8e302 m/s; the start speeds are checked against that
+#: (cross_check), a step's by the step's output check.
+V_MIN_LOW = 1e-6
 _INPUTS = ("tau_wheel", "tau_wheel_2", "grade")
 
 
@@ -39,7 +49,10 @@ class VehicleSimple(ElementSlave):
     VARIABLES = (
         *dataclass_parameters(TireVehicleParams, _DESCRIPTIONS, _POSITIVE, inertias=("J_wheel",), masses=("m_vehicle",), replace={
             "tire_model": parameter("tire_model", None, _DESCRIPTIONS["tire_model"][1], 0, type=INTEGER, low=0, high=1),
-            "E": parameter("E", "1", _DESCRIPTIONS["E"][1], TireVehicleParams().E)}),
+            "E": parameter("E", "1", _DESCRIPTIONS["E"][1], TireVehicleParams().E),
+            "v_min": parameter("v_min", "m/s", f"{_DESCRIPTIONS['v_min'][1]}; at least {V_MIN_LOW:g} m/s: "
+                               "below, the slip of a wheel turning at standstill leaves the float range",
+                               TireVehicleParams().v_min, low=V_MIN_LOW)}),
         parameter("phi_wheel_start", "rad", "initial wheel angle", 0.0),
         parameter("w_wheel_start", "rad/s", "initial wheel speed", 0.0),
         parameter("x_start", "m", "initial vehicle position", 0.0),
@@ -65,6 +78,13 @@ class VehicleSimple(ElementSlave):
                                              self.m_vehicle * self.R * self.R, {"m_vehicle": self.m_vehicle, "R": self.R})
         if equivalent and self.m_vehicle > 0.0 and self.R > 0.0:     # (else the range check names them)
             problems.append(equivalent)
+        if self.v_min >= V_MIN_LOW and math.isfinite(self.R):           # (else the range check names them)
+            slip = (self.R * self.w_wheel_start - self.v_start) / max(abs(self.v_start), self.v_min)
+            if not math.isfinite(slip):
+                problems.append(f"the start slip (R w_wheel_start - v_start) / max(|v_start|, v_min) with R = "
+                                f"{self.R!r}, w_wheel_start = {self.w_wheel_start!r}, v_start = {self.v_start!r}, "
+                                f"v_min = {self.v_min!r} is {slip!r}: |R w_wheel_start - v_start| must stay "
+                                f"below {sys.float_info.max:.4g} max(|v_start|, v_min) m/s")
         return problems
 
     def initial_state(self):

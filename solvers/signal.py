@@ -8,6 +8,7 @@ the trapezoidal rule on each linear piece, the rectangle rule on each held one.
 from __future__ import annotations
 
 import math
+import sys
 from bisect import bisect_right
 
 try:
@@ -71,5 +72,31 @@ def quadratic_speed_torque(tau_nominal: float, w_nominal: float, w: float, oppos
     """tau_nominal (w / w_nominal)^2 (MSL Rotational.Sources.QuadraticSpeedDependentTorque):
     always of the sign of tau_nominal (``TorqueDirection = true``), or with ``opposes_motion``
     of the sign of tau_nominal times that of w (false)."""
-    torque = tau_nominal * (w / w_nominal) ** 2
+    ratio = w / w_nominal
+    if _SQRT_FLOAT_MIN <= abs(ratio) < _SQRT_FLOAT_MAX or ratio == 0.0:   # ratio^2 a normal float: as always
+        torque = tau_nominal * ratio ** 2
+    else:       # ratio^2 would overflow or underflow (or ratio did) where the torque may not
+        torque = _product_with_square_of_ratio(tau_nominal, w, w_nominal)
     return -torque if opposes_motion and w < 0.0 else torque
+
+
+#: |x| from which x ** 2 overflows (CPython raises OverflowError there, where x * y gives inf),
+#: and below which x ** 2 is subnormal or 0 (digits lost silently)
+_SQRT_FLOAT_MAX = math.sqrt(sys.float_info.max)
+_SQRT_FLOAT_MIN = math.sqrt(sys.float_info.min)
+
+
+def _product_with_square_of_ratio(factor: float, w: float, w_nominal: float) -> float:
+    """factor (w / w_nominal)^2 to rounding (three roundings of 2^-53 each), also where
+    (w / w_nominal)^2, or w / w_nominal, is beyond the float range: each number split into
+    mantissa and power of two (frexp: x = m 2^e, 0.5 <= |m| < 1), the mantissas' product
+    m_f (m_w / m_n)^2 lies in [1/8, 4), the powers are summed exactly and applied last (ldexp:
+    +-inf beyond the largest float, the nearest subnormal or 0 below the smallest)."""
+    m_f, e_f = math.frexp(factor)
+    m_w, e_w = math.frexp(w)
+    m_n, e_n = math.frexp(w_nominal)
+    scaled = m_f * (m_w / m_n) ** 2
+    try:
+        return math.ldexp(scaled, e_f + 2 * (e_w - e_n))
+    except OverflowError:
+        return math.copysign(math.inf, scaled)

@@ -257,11 +257,12 @@ def test_a_suspension_too_soft_to_have_a_free_length_is_named():
 
 @pytest.mark.parametrize("curvature", [0.0, 1.0])
 def test_a_slip_beyond_the_float_range_gives_the_magic_formula_limit(curvature):
-    """VehicleSimple magic formula with v_min = 5e-324 m/s: the slip (R w - v) / v_min of a
+    """The magic formula (solvers.tire) with v_min = 5e-324 m/s: the slip (R w - v) / v_min of a
     wheel turning at all is beyond the float range; the formula's value there is
     D sin(C atan(+-inf)) = D sin(C pi/2) for E != 1, D sin(C atan(pi/2)) for E = 1 (before:
-    NaN from inf - inf, and a step refused as "output phi_wheel = nan").  The step is then
-    refused by its integration budget, naming v_min among what to change."""
+    NaN from inf - inf, and a step refused as "output phi_wheel = nan").  The element accepts
+    v_min >= 1e-6 m/s; at that floor the slip dynamics (rate ~1.4e10 1/s) exceed the step's
+    integration budget, and the refusal names v_min among what to change."""
     from solvers.tire import TireVehicle, TireVehicleParams
 
     model = TireVehicle(TireVehicleParams(tire_model=1, v_min=5e-324, E=curvature))
@@ -269,7 +270,7 @@ def test_a_slip_beyond_the_float_range_gives_the_magic_formula_limit(curvature):
     edge = math.pi / 2 if curvature != 1.0 else math.atan(math.pi / 2)
     assert model.magic_formula(math.inf, 1.0) == p.D * math.sin(p.C * edge)
     assert model.magic_formula(-math.inf, 1.0) == -p.D * math.sin(p.C * edge)
-    car = make(VehicleSimple, tire_model=1, v_min=5e-324, E=curvature, tau_wheel=100.0)
+    car = make(VehicleSimple, tire_model=1, v_min=1e-6, E=curvature, tau_wheel=100.0)     # the floor of v_min
     message = step_message(car, h=1e-3)
     assert "magic-formula tire: more than 520 integration steps" in message and "v_min" in message
     assert "nan" not in message
@@ -290,3 +291,64 @@ def test_a_contact_problem_too_badly_scaled_for_lemke_names_the_wheel_inertias()
     message = step_message(vehicle)
     assert "too badly scaled" in message and "internal error" not in message
     assert vehicle._get_fmu_state() == before
+
+
+def test_vehicle_simple_refuses_a_v_min_below_its_floor_naming_it():
+    """Reliability campaign (issue 30): VehicleSimple with v_min = 5e-324 m/s returned slip = inf
+    with fmi2OK right after initialization (wheel turning at standstill: (R w - v) / v_min
+    overflows).  v_min is declared >= 1e-6 m/s (fmus.vehicle_simple.V_MIN_LOW); below it
+    initialization is refused naming v_min and its range."""
+    got = failure(make(VehicleSimple, initialize=False, v_min=5e-324, w_wheel_start=1.0).exit_initialization_mode)
+    assert "v_min = 5e-324 is outside the allowed range [1e-06, inf) m/s" in got
+
+
+def test_vehicle_simple_at_the_v_min_floor_keeps_the_slip_and_the_momentum_balance():
+    """At v_min = 1e-6 m/s, wheel spinning at 1 rad/s on a vehicle at rest: the slip is its
+    definition (R w - v) / max(|v|, v_min) = 1 / 1e-6 exactly after initialization, and after
+    a step of the stick/slip tire (no road load) it is finite and the angular momentum about
+    the axle balances the drive: J_wheel dw + m R dv = tau h (the tire force is internal).
+    Tolerance 1e-12 of the momentum's scale: the closed-form friction step, a few roundings."""
+    car = make(VehicleSimple, v_min=1e-6, w_wheel_start=1.0, tau_wheel=50.0)
+    assert car.slip == 1.0 / 1e-6
+    assert car.do_step(0.0, 1e-3), [entry.msg for entry in car.log_queue]
+    assert math.isfinite(car.slip) and car.slip == (car.R * car.w_wheel - car.v) / max(abs(car.v), 1e-6)
+    momentum = car.J_wheel * (car.w_wheel - 1.0) + car.m_vehicle * car.R * car.v
+    assert momentum == pytest.approx(50.0 * 1e-3, rel=1e-12, abs=1e-12 * car.J_wheel)
+
+
+def test_vehicle_simple_refuses_start_speeds_whose_slip_leaves_the_float_range():
+    """Even at a legal v_min the start slip overflows for |R w_wheel_start - v_start| above
+    1.8e308 max(|v_start|, v_min): refused at initialization naming the start speeds, R and v_min."""
+    got = failure(make(VehicleSimple, initialize=False, v_min=1e-6, w_wheel_start=1e303).exit_initialization_mode)
+    assert "w_wheel_start = 1e+303" in got and "v_min = 1e-06" in got and "must stay below" in got
+
+
+def test_speed_dependent_torque_is_computed_where_the_ratio_squared_leaves_the_float_range():
+    """Reliability campaign (issue 30): SpeedDependentTorque with w_nominal = 1e-300 rad/s failed a
+    get with "OverflowError: (34, ...)" naming nothing: (w / w_nominal)^2 overflows.  The law
+    tau_nominal (w / w_nominal)^2 is now computed exactly to rounding wherever the torque is a
+    float (tau_nominal = 1e-300 N.m: 1e300 N.m at w = 1 rad/s, four times that at 2 rad/s; the
+    square of a tiny ratio, 1e-400, no longer rounds to 0: 1e300 (1e-200)^2 = 1e-100); the
+    tolerance, 4 ulps, covers the three roundings of the scaled product."""
+    from fmus import SpeedDependentTorque
+
+    source = make(SpeedDependentTorque, tau_nominal=1e-300, w_nominal=1e-300, w=1.0)
+    [tau] = source.get_real([vr(source, "tau")])
+    assert tau == pytest.approx(1e300, rel=1e-15)
+    source.w = 2.0
+    [tau] = source.get_real([vr(source, "tau")])
+    assert tau == pytest.approx(4e300, rel=1e-15)
+    tiny = make(SpeedDependentTorque, tau_nominal=1e300, w_nominal=1.0, w=1e-200)
+    assert tiny.get_real([vr(tiny, "tau")]) == [pytest.approx(1e-100, rel=1e-15)]
+
+
+def test_speed_dependent_torque_beyond_the_float_range_fails_the_get_naming_why():
+    """tau_nominal = 1 N.m, w_nominal = 1e-300 rad/s at w = 1 rad/s: the torque 1e600 N.m is no
+    float.  The get fails naming the output, the input and the largest |w| computable
+    (w_nominal sqrt(1.8e308 / |tau_nominal|) = 1.34e-146 rad/s), not an OverflowError."""
+    from fmus import SpeedDependentTorque
+
+    source = make(SpeedDependentTorque, tau_nominal=1.0, w_nominal=1e-300, w=1.0)
+    got = failure(source.get_real, [vr(source, "tau")])
+    assert "tau = inf is not finite" in got and "'w': 1.0" in got and "OverflowError" not in got
+    assert "|w| must stay below 1.34078e-146 rad/s" in got

@@ -7,6 +7,7 @@ motion is piecewise quadratic in time with events found in closed form (Coulomb
 friction), so speeds and instants agree with the formulas to rounding: 1e-12 relative
 to the largest speed (a few dozen floating-point operations per step, each 1.1e-16).
 """
+import itertools
 import math
 
 import pytest
@@ -215,3 +216,75 @@ def test_brake_is_a_clutch_against_a_housing_of_infinite_inertia():
         assert brake.body_speeds(b)[0] == pytest.approx(chain.body_speeds(c)[0], abs=1e-8 * 10.0)
     assert brake.body_speeds(b)[0] == pytest.approx((100.0 - 60.0) * 0.5, rel=ROUNDING)
     assert math.isfinite(b.e_loss) and b.e_loss == pytest.approx(c.e_loss, rel=1e-8)
+
+
+# ------------------------------------------------- PlanetaryGear at extreme teeth ratios
+def test_planetary_at_a_large_accepted_ratio_keeps_willis_and_the_reflected_inertia():
+    """Reliability campaign (issue 30): z_ring / z_sun = 1e6 ran 2e-5 off, 1e8 30 % off, both with
+    fmi2OK (rounding in the mass matrix of the coordinates (w_carrier, w_ring), whose entries
+    grow as r^2 J_sun: fmus.planetary_gear.SLIP_MODEL_TOLERANCE).  At z_ring / z_sun = 4700,
+    accepted at the default inertias, ring held (a brake strong enough for the r-fold reaction)
+    and 10 N.m on the sun: the kinematic constraint z_sun w_sun + z_ring w_ring = (z_sun + z_ring)
+    w_carrier holds, the sun accelerates at tau / (J_sun + rho^2 J_carrier), rho = z_sun /
+    (z_sun + z_ring), to 1e-9 relative (the accepted rounding of the model), and the housing
+    holds the ring with (z_ring / z_sun) (tau - J_sun a_sun) (to 1e-9 of the torque tau rho
+    that the mesh passes on, from which this small share is the difference)."""
+    gear = make(PlanetaryGear, z_sun=1, z_ring=4700, f_n_b=1e12)
+    advance(gear, 0.0, 0.1, steps=2)
+    rho = 1 / 4701
+    a_sun = 10.0 / (0.01 + rho**2 * 0.05)
+    assert gear.w_ring == 0.0 and feedthrough(gear)["locked_b"]
+    assert gear.w_sun == pytest.approx(a_sun * 0.2, rel=1e-9)
+    willis = 1 * gear.w_sun + 4700 * gear.w_ring - 4701 * gear.w_carrier
+    assert abs(willis) <= ROUNDING * gear.w_sun
+    # tau - J_sun a_sun = tau rho^2 J_carrier / (J_sun + rho^2 J_carrier): the sun's share of the
+    # torque passed on, 2.3e-7 of tau here; its rounding is the model's 1e-9 of tau
+    reaction = 4700 * 10.0 * rho**2 * 0.05 / (0.01 + rho**2 * 0.05)
+    assert feedthrough(gear)["tau_fric_b"] == pytest.approx(reaction, abs=1e-9 * 10.0 * 4700 * rho)
+
+
+def test_every_accepted_planetary_computes_the_reflected_inertia_to_its_tolerance():
+    """Over teeth ratios 1.5 .. 1.7e8 and inertias 1e-12 .. 1e6 kg.m2 each (625 gear sets), sun
+    driven by 10 N.m and ring held (a brake strong enough for any reaction): every gear set the
+    element accepts moves its sun at tau / (J_sun + rho^2 J_carrier), rho = z_sun / (z_sun +
+    z_ring), to 1e-9 relative (fmus.planetary_gear.SLIP_MODEL_TOLERANCE), and the refused ones
+    include every one it cannot compute so (before: all accepted; 1e8 30 % off, a sun 1e12
+    lighter than the carrier 1.6e-5 off at 50 / 100).  The extremes must be among both."""
+    inertias = (1e-12, 1e-6, 0.01, 1.0, 1e6)
+    accepted = refused = 0
+    for j_sun, j_carrier, j_ring in itertools.product(inertias, repeat=3):
+        for z_sun, z_ring in ((50, 100), (7, 100), (1, 4000), (1, 10**6), (1, 10**8)):
+            gear = PlanetaryGear(instance_name="p", resources=None)
+            values = dict(z_sun=z_sun, z_ring=z_ring, J_sun=j_sun, J_carrier=j_carrier, J_ring=j_ring, f_n_b=1e15)
+            for name, value in values.items():
+                setattr(gear, name, value)
+            if gear.parameter_problems():
+                refused += 1
+                continue
+            accepted += 1
+            gear = make(PlanetaryGear, **values)
+            advance(gear, 0.0, 0.1)
+            rho = z_sun / (z_sun + z_ring)
+            assert gear.w_sun == pytest.approx(10.0 / (j_sun + rho**2 * j_carrier) * 0.1, rel=1e-9), values
+    assert accepted > 100 and refused > 100
+
+
+@pytest.mark.parametrize("z_ring", [10**6, 10**8, 10**9])
+def test_planetary_refuses_a_ratio_its_rounding_cannot_carry_naming_the_teeth_and_the_limit(z_ring):
+    """z_ring / z_sun = 1e6, 1e8 (wrong answers with fmi2OK before) and 1e9 (a "singular matrix"
+    naming no parameter before): refused at initialization naming both teeth counts, the
+    inertias and the allowed error."""
+    gear = PlanetaryGear(instance_name="p", resources=None)
+    gear.z_sun, gear.z_ring = 1, z_ring
+    problems = " ".join(gear.parameter_problems())
+    assert f"z_ring / z_sun = {z_ring} / 1 with J_sun = 0.01, J_carrier = 0.05, J_ring = 0.03 kg.m2" in problems
+    assert "allowed: at most 1e-09" in problems
+
+
+def test_planetary_refuses_a_sun_too_light_for_its_carrier_naming_the_inertias():
+    """A sun 10^12 times lighter than the carrier at z 50 / 100 ran 1.6e-5 off with fmi2OK (the
+    step's slip accelerations are differences of products of size 1 / J_sun): refused."""
+    gear = PlanetaryGear(instance_name="p", resources=None)
+    gear.J_sun, gear.J_carrier, gear.J_ring = 1e-12, 1.0, 1e-12
+    problems = " ".join(gear.parameter_problems())
+    assert "with J_sun = 1e-12, J_carrier = 1.0, J_ring = 1e-12 kg.m2" in problems and "1e-09" in problems
