@@ -29,7 +29,10 @@ Extension modules are cached per module, source and toolchain in
 ``$XDG_CACHE_HOME/drivetrain-fmu/extensions`` (default ``~/.cache``): a build compiles only
 what changed (a first build: about 1 to 1.5 min more on 2 cores); a module no build has used for 30
 days is removed.  The folder is locked while
-compiling, so that concurrent builds (the tests' processes) compile each module once.
+compiling, so that concurrent builds (the tests' processes) compile each module once; a
+build whose modules are all cached reads them without taking the lock, and a build that
+waits for it says so (what it waits for and who holds it) every 15 s.  Compiling says each
+module done (``compiled i/N name``).
 
 The modules of a process are process-global: an FMU loaded by a Python process that has
 already imported ``fmus`` and ``solvers`` runs those (same source: the fingerprint check
@@ -52,7 +55,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 #: Cython directives (see the module docstring for why each is set)
@@ -63,8 +66,10 @@ STRIP = ("strip", "--strip-unneeded")
 #: a cached extension module no build has used for this long is removed (every source edit
 #: adds one per changed module: 0.1 to 0.5 MB)
 UNUSED_FOR = 30 * 86400.0
-#: the cache's lock file (held while compiling)
+#: the cache's lock file (held while compiling; it names the process that holds it)
 LOCK = ".lock"
+#: while waiting for another build's compiling, a line every this many seconds
+WAIT_REPORT = 15.0
 
 
 class CompileError(RuntimeError):
@@ -134,27 +139,106 @@ def cached_path(name: str, text: bytes) -> Path:
     return cache_folder() / f"{name}-{key}{extension_suffix()}"
 
 
-def extensions(modules: dict) -> dict:
+def extensions(modules: dict, say=None) -> dict:
     """``{qualified module name: its source file}`` -> ``{the extension module's path in the
     FMU ('resources/solvers/friction.cpython-311-x86_64-linux-gnu.so'): its bytes}``,
-    compiled or taken from the cache.  CompileError naming the module when one fails."""
+    compiled or taken from the cache.  CompileError naming the module when one fails.
+
+    The cache's lock is taken only when a module must be compiled (a cached module is read
+    without waiting for anyone).  ``say(line)`` (default: a line on stderr) is told what is
+    waited for and why, and each module compiled (``i/N name``)."""
+    say = say or _stderr
     folder = cache_folder()
     texts = {name: Path(source).read_bytes() for name, source in modules.items()}   # read once: key and code
     cached = {name: cached_path(name, text) for name, text in texts.items()}
-    with open(folder / LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    if all(path.exists() for path in cached.values()):
+        try:
+            return _read_cached(folder, cached, lock_wait=False)
+        except FileNotFoundError:           # removed meanwhile by another build's clean-up: compile it
+            pass
+    with open(folder / LOCK, "a+") as lock:
+        _acquire(lock, folder, say)
         missing = [name for name, path in cached.items() if not path.exists()]
         if missing:
-            with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool:
-                list(pool.map(lambda name: _compile(name, Path(modules[name]), texts[name], cached[name]), missing))
-        for path in cached.values():
-            os.utime(path)                                  # used now
-        oldest = time.time() - UNUSED_FOR                   # modules, and partial files of killed builds
-        for path in [*folder.glob(f"*{extension_suffix()}"), *folder.glob(f".*{extension_suffix()}.*")]:
+            lock.truncate(0)                # who holds the lock, for a build that waits for it
+            lock.write(f"process {os.getpid()} compiling {len(missing)} modules\n")
+            lock.flush()
+            _compile_all(missing, modules, texts, cached, say)
+        return _read_cached(folder, cached, lock_wait=None)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _acquire(lock, folder: Path, say) -> None:
+    """Hold ``lock`` (the cache's lock file, open); while another build holds it, say so
+    once and then every WAIT_REPORT s (what is waited for, who holds it, how long)."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    start, next_report = time.monotonic(), 0.0
+    while True:
+        waited = time.monotonic() - start
+        if waited >= next_report:
+            lock.seek(0)
+            holder = lock.read().strip() or "another build"
+            say(f"waiting for another build to finish compiling the element code into {folder} ({holder}; "
+                f"it holds {folder / LOCK}, and these modules must be compiled once): {waited:.0f} s")
+            next_report += WAIT_REPORT
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if waited >= 1.0:
+                say(f"the other build has finished after {waited:.0f} s")
+            return
+        except BlockingIOError:
+            time.sleep(0.2)
+
+
+def _compile_all(missing: list, modules: dict, texts: dict, cached: dict, say) -> None:
+    """Compile the modules ``missing`` on every core, saying each one done (i/N)."""
+    count = len(missing)
+    say(f"compiling {count} module{'s' if count > 1 else ''} of the element code with Cython and gcc into "
+        f"{cache_folder()} (once per change of their source, {len(os.sched_getaffinity(0))} at a time)")
+    start = time.monotonic()
+    with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool:
+        jobs = {pool.submit(_compile, name, Path(modules[name]), texts[name], cached[name]): name for name in missing}
+        for done, job in enumerate(as_completed(jobs), start=1):
+            job.result()
+            say(f"  compiled {done}/{count} {jobs[job]} ({time.monotonic() - start:.0f} s)")
+
+
+def _read_cached(folder: Path, cached: dict, lock_wait: bool | None) -> dict:
+    """The cached modules' bytes, each marked used now; the modules no build has used for
+    UNUSED_FOR removed, by the holder of the lock (``lock_wait`` None: this process holds
+    it) or by this process when it gets the lock at once (``lock_wait`` False; else the
+    clean-up is left to the next build)."""
+    for path in cached.values():
+        os.utime(path)                                      # used now
+    data = {f"resources/{name.replace('.', '/')}{extension_suffix()}": path.read_bytes()
+            for name, path in cached.items()}
+    if lock_wait is None:
+        _remove_unused(folder)
+    else:
+        with open(folder / LOCK, "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return data
+            _remove_unused(folder)
+    return data
+
+
+def _remove_unused(folder: Path) -> None:
+    oldest = time.time() - UNUSED_FOR                       # modules, and partial files of killed builds
+    for path in [*folder.glob(f"*{extension_suffix()}"), *folder.glob(f".*{extension_suffix()}.*")]:
+        try:
             if path.stat().st_mtime < oldest:
                 path.unlink(missing_ok=True)
-    return {f"resources/{name.replace('.', '/')}{extension_suffix()}": cached[name].read_bytes()
-            for name in modules}
+        except FileNotFoundError:
+            pass
 
 
 def _compile(name: str, source: Path, text: bytes, target: Path) -> None:

@@ -496,3 +496,23 @@ def test_multirate_fmu_state_round_trip(multirate_dir):
     """Vehicle at 1 ms over 0.05 ms: getFMUstate after 7 host steps, 10 more steps,
     setFMUstate (and a serialized copy), the same 10 steps: the same values."""
     assert_state_round_trip(multirate_dir / "vehicle_1ms" / "fan_F2.fmu", 1e-3, 7, 10, FAN_KEYS)
+
+
+def test_default_outputs_are_the_signals_drivetrain_fmu_run_plots_for_the_system():
+    """Exported with no --output, a system FMU shows what `drivetrain-fmu run` plots for its
+    family (engine speed, lock flags, friction torques), then every connection's source."""
+    from systems.signals import PLOTS, family_of
+
+    for name in ssp.catalog():
+        system = ssp.load_system(name)
+        outputs = composite.describe(name)["outputs"]
+        plotted = [key for _, signals in PLOTS[family_of(system)][1] for key, _ in signals]
+        assert not set(plotted) - set(outputs), (name, sorted(set(plotted) - set(outputs)))
+        assert not {f"{c.source}.{c.output}" for c in system.connections} - set(outputs), name
+    assert {"clutch.locked_a", "clutch.locked_b", "clutch.tau_fric_a", "clutch.tau_fric_b"} <= set(
+        composite.describe("z3")["outputs"])
+    assert {"engine.w", "clutch.locked", "clutch.tau_fric", "vehicle.stick_f"} <= set(
+        composite.describe("fan_F2")["outputs"])
+    # an FMU input is no output, and a Table whose only connection became an FMU input goes
+    without = composite.describe("z3", inputs=["clutch.f_n_a"])["outputs"]
+    assert "clutch.f_n_a" not in without and "clamp_a.y" not in without and "clamp_b.y" in without
