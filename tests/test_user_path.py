@@ -131,3 +131,20 @@ def test_list_keeps_its_columns_aligned_whatever_the_length_of_a_name(capsys):
     assert len(system_lines) == len(names)
     system_columns = {line.index(load_system(line.split()[0]).description) for line in system_lines}
     assert len(system_columns) == 1 and min(system_columns) > 2 + max(map(len, names)), system_columns
+
+
+def test_every_file_the_readme_docs_and_system_descriptions_cite_exists():
+    """A cited page (README, docs, a documented system's description, which `new --from`
+    copies into the user's file) is one this project carries: a `docs/x.md`, `x.md` beside
+    the citing page, or the README."""
+    texts = {ROOT / "README.md": README}
+    texts.update({path: path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").glob("*.md"))})
+    texts.update({ROOT / "systems" / "ssd" / f"{name}.ssd": load_system(name).description for name in catalog()})
+    missing = []
+    for path, text in texts.items():
+        # FILE.md: report's metavariable; results/...: files the commands write
+        for cited in {c for c in re.findall(r"[\w./-]+\.md\b", text) if c != "FILE.md" and not c.startswith("results/")}:
+            where = [path.parent / cited, ROOT / cited, ROOT / "docs" / cited]
+            if not any(candidate.is_file() for candidate in where):
+                missing.append(f"{path.relative_to(ROOT)} cites {cited}")
+    assert not missing, missing
