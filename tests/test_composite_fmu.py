@@ -501,12 +501,13 @@ def test_multirate_fmu_state_round_trip(multirate_dir):
 def test_default_outputs_are_the_signals_drivetrain_fmu_run_plots_for_the_system():
     """Exported with no --output, a system FMU shows what `drivetrain-fmu run` plots for its
     family (engine speed, lock flags, friction torques), then every connection's source."""
-    from systems.signals import PLOTS, family_of
+    import drivetrain_cli
 
     for name in ssp.catalog():
         system = ssp.load_system(name)
         outputs = composite.describe(name)["outputs"]
-        plotted = [key for _, signals in PLOTS[family_of(system)][1] for key, _ in signals]
+        panels = drivetrain_cli.PLOTS[drivetrain_cli._family_of(system)][1]
+        plotted = [key for _, signals in panels for key, _ in signals]
         assert not set(plotted) - set(outputs), (name, sorted(set(plotted) - set(outputs)))
         assert not {f"{c.source}.{c.output}" for c in system.connections} - set(outputs), name
     assert {"clutch.locked_a", "clutch.locked_b", "clutch.tau_fric_a", "clutch.tau_fric_b"} <= set(

@@ -143,7 +143,8 @@ def test_every_file_the_readme_docs_and_system_descriptions_cite_exists():
     missing = []
     for path, text in texts.items():
         # FILE.md: report's metavariable; results/...: files the commands write
-        for cited in {c for c in re.findall(r"[\w./-]+\.md\b", text) if c != "FILE.md" and not c.startswith("results/")}:
+        cited_pages = set(re.findall(r"[\w./-]+\.md\b", text))
+        for cited in {c for c in cited_pages if c != "FILE.md" and not c.startswith("results/")}:
             where = [path.parent / cited, ROOT / cited, ROOT / "docs" / cited]
             if not any(candidate.is_file() for candidate in where):
                 missing.append(f"{path.relative_to(ROOT)} cites {cited}")
