@@ -149,3 +149,23 @@ def test_every_file_the_readme_docs_and_system_descriptions_cite_exists():
             if not any(candidate.is_file() for candidate in where):
                 missing.append(f"{path.relative_to(ROOT)} cites {cited}")
     assert not missing, missing
+
+
+def test_counts_in_the_readme_and_docs_are_those_of_the_code():
+    """"all N FMUs" and "all N systems" in the README and the docs are the numbers of
+    elements and documented systems (the text said 12 and 13 when there were 21 and 17), and
+    the elements docs/hosts.md says the host tests leave out are those they leave out."""
+    from tests.test_self_contained import INPUTS
+
+    counts = {"FMUs": len(ELEMENTS), "elements": len(ELEMENTS), "systems": len(catalog())}
+    wrong = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        for number, what in re.findall(r"\b(?:all|every one of the) (\d+) (?:\w+ )?(FMUs|elements|systems)\b", text):
+            if int(number) != counts[what]:
+                wrong.append(f"{path.name}: all {number} {what} (there are {counts[what]})")
+    assert not wrong, wrong
+    hosts = (ROOT / "docs" / "hosts.md").read_text(encoding="utf-8")
+    left_out = re.search(r"`INPUTS`: all but ([\w, ]+?) and (\w+)\)", hosts)
+    named = {*left_out.group(1).split(", "), left_out.group(2)}
+    assert named == {e.__name__ for e in ELEMENTS} - set(INPUTS)
