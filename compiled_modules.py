@@ -27,12 +27,12 @@ Cython's ``cython`` module, or solvers/cython_fallback.py where Cython is not in
 
 Extension modules are cached per module, source and toolchain in
 ``$XDG_CACHE_HOME/drivetrain-fmu/extensions`` (default ``~/.cache``): a build compiles only
-what changed (a first build: about 1 to 1.5 min more on 2 cores); a module no build has used for 30
-days is removed.  The folder is locked while
-compiling, so that concurrent builds (the tests' processes) compile each module once; a
-build whose modules are all cached reads them without taking the lock, and a build that
-waits for it says so (what it waits for and who holds it) every 15 s.  Compiling says each
-module done (``compiled i/N name``).
+what changed (a first build compiles them all: the README gives the time
+benchmarks/readme_trial.py measured); a module no build has used for 30 days is removed.
+The folder is locked while compiling, so that concurrent builds (the tests' processes)
+compile each module once; a build whose modules are all cached reads them without taking
+the lock, and a build that waits for it says so (what it waits for and who holds it) every
+15 s.  Compiling says each module done (``compiled i/N name``).
 
 The modules of a process are process-global: an FMU loaded by a Python process that has
 already imported ``fmus`` and ``solvers`` runs those (same source: the fingerprint check
