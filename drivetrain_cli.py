@@ -767,8 +767,8 @@ def _report_convergence(system, args, documented: bool) -> None:
     """The step-convergence check of any system: the same system at H, H/2 and H/4 (H: each
     --steps, default the file's step) as `run` runs it (separate FMUs, the torques its file
     binds); per signal the observed order and the Richardson estimate of the error of the
-    run at H, divided by the signal's range (:func:`convergence`)."""
-    import numpy as np
+    run at H, divided by the signal's range (:func:`convergence`); each run's time on stderr."""
+    import time
 
     label = _label(system)
     stop = system.stop
@@ -796,6 +796,7 @@ def _report_convergence(system, args, documented: bool) -> None:
     for step in steps:
         results = []
         for k in HALVINGS:
+            started = time.monotonic()
             with _interruptible() as (at_point, state):
                 try:
                     results.append(_simulate(system, fmu_dir, step / k, progress=False, at_point=at_point))
@@ -805,6 +806,7 @@ def _report_convergence(system, args, documented: bool) -> None:
                     if not isinstance(exc, CoSimulationError):
                         raise
                     raise SimulationFailed(f"at the step {step / k:g} s: {_failure(exc, state['t'])}") from None
+            print(f"  ran {label} at {step / k:g} s ({time.monotonic() - started:.1f} s)", file=sys.stderr, flush=True)
         print(f"  step H = {step:g} s (and {step / 2:g}, {step / 4:g} s):")
         print(f"    {'signal':<{_SIGNAL}}{'order p':<10}{'error at H: RMS':<18}max")
         for key in keys:
