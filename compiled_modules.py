@@ -139,39 +139,39 @@ def cached_path(name: str, text: bytes) -> Path:
     return cache_folder() / f"{name}-{key}{extension_suffix()}"
 
 
-def extensions(modules: dict, say=None) -> dict:
+def extensions(modules: dict) -> dict:
     """``{qualified module name: its source file}`` -> ``{the extension module's path in the
     FMU ('resources/solvers/friction.cpython-311-x86_64-linux-gnu.so'): its bytes}``,
     compiled or taken from the cache.  CompileError naming the module when one fails.
 
     The cache's lock is taken only when a module must be compiled (a cached module is read
-    without waiting for anyone).  ``say(line)`` (default: a line on stderr) is told what is
-    waited for and why, and each module compiled (``i/N name``)."""
-    say = say or _stderr
+    without waiting for anyone).  What is waited for and why, and each module compiled
+    (``i/N name``), is said on stderr."""
     folder = cache_folder()
     texts = {name: Path(source).read_bytes() for name, source in modules.items()}   # read once: key and code
     cached = {name: cached_path(name, text) for name, text in texts.items()}
     if all(path.exists() for path in cached.values()):
         try:
-            return _read_cached(folder, cached, lock_wait=False)
+            return _read_cached(folder, cached, holding_lock=False)
         except FileNotFoundError:           # removed meanwhile by another build's clean-up: compile it
             pass
     with open(folder / LOCK, "a+") as lock:
-        _acquire(lock, folder, say)
+        _acquire(lock, folder)
         missing = [name for name, path in cached.items() if not path.exists()]
         if missing:
             lock.truncate(0)                # who holds the lock, for a build that waits for it
             lock.write(f"process {os.getpid()} compiling {len(missing)} modules\n")
             lock.flush()
-            _compile_all(missing, modules, texts, cached, say)
-        return _read_cached(folder, cached, lock_wait=None)
+            _compile_all(missing, modules, texts, cached)
+        return _read_cached(folder, cached, holding_lock=True)
 
 
-def _stderr(line: str) -> None:
+def _say(line: str) -> None:
+    """A progress line on stderr."""
     print(line, file=sys.stderr, flush=True)
 
 
-def _acquire(lock, folder: Path, say) -> None:
+def _acquire(lock, folder: Path) -> None:
     """Hold ``lock`` (the cache's lock file, open); while another build holds it, say so
     once and then every WAIT_REPORT s (what is waited for, who holds it, how long)."""
     try:
@@ -185,41 +185,41 @@ def _acquire(lock, folder: Path, say) -> None:
         if waited >= next_report:
             lock.seek(0)
             holder = lock.read().strip() or "another build"
-            say(f"waiting for another build to finish compiling the element code into {folder} ({holder}; "
-                f"it holds {folder / LOCK}, and these modules must be compiled once): {waited:.0f} s")
+            _say(f"waiting for another build to finish compiling the element code into {folder} ({holder}; it "
+                 f"holds {folder / LOCK}): this build needs modules not yet in the cache, and each is compiled "
+                 f"once: {waited:.0f} s")
             next_report += WAIT_REPORT
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             if waited >= 1.0:
-                say(f"the other build has finished after {waited:.0f} s")
+                _say(f"the other build has finished after {waited:.0f} s")
             return
         except BlockingIOError:
             time.sleep(0.2)
 
 
-def _compile_all(missing: list, modules: dict, texts: dict, cached: dict, say) -> None:
+def _compile_all(missing: list, modules: dict, texts: dict, cached: dict) -> None:
     """Compile the modules ``missing`` on every core, saying each one done (i/N)."""
     count = len(missing)
-    say(f"compiling {count} module{'s' if count > 1 else ''} of the element code with Cython and gcc into "
-        f"{cache_folder()} (once per change of their source, {len(os.sched_getaffinity(0))} at a time)")
+    _say(f"compiling {count} module{'s' if count > 1 else ''} of the element code with Cython and gcc into "
+         f"{cache_folder()} (once per change of their source, {len(os.sched_getaffinity(0))} at a time)")
     start = time.monotonic()
     with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool:
         jobs = {pool.submit(_compile, name, Path(modules[name]), texts[name], cached[name]): name for name in missing}
         for done, job in enumerate(as_completed(jobs), start=1):
             job.result()
-            say(f"  compiled {done}/{count} {jobs[job]} ({time.monotonic() - start:.0f} s)")
+            _say(f"  compiled {done}/{count} {jobs[job]} ({time.monotonic() - start:.0f} s)")
 
 
-def _read_cached(folder: Path, cached: dict, lock_wait: bool | None) -> dict:
-    """The cached modules' bytes, each marked used now; the modules no build has used for
-    UNUSED_FOR removed, by the holder of the lock (``lock_wait`` None: this process holds
-    it) or by this process when it gets the lock at once (``lock_wait`` False; else the
-    clean-up is left to the next build)."""
+def _read_cached(folder: Path, cached: dict, holding_lock: bool) -> dict:
+    """The cached modules' bytes, each marked used now; then the modules no build has used
+    for UNUSED_FOR removed, when this process holds the lock or gets it at once (else
+    another build is compiling and the clean-up is left to it)."""
     for path in cached.values():
         os.utime(path)                                      # used now
     data = {f"resources/{name.replace('.', '/')}{extension_suffix()}": path.read_bytes()
             for name, path in cached.items()}
-    if lock_wait is None:
+    if holding_lock:
         _remove_unused(folder)
     else:
         with open(folder / LOCK, "a") as lock:
