@@ -689,6 +689,8 @@ def _report(args) -> None:
             raise UsageError(f"--all runs every documented system at its file's step: give no SYSTEM "
                              f"({args.system}) and no --steps" if args.system is not None else
                              "--all runs every documented system at its file's step: give no --steps")
+        if args.convergence:
+            raise UsageError("--all compares every documented system with its reference: give no --convergence")
         return _report_all(args)
     if args.write is not None:
         raise UsageError("--write rewrites the tables of --all: give --all (and no SYSTEM)")

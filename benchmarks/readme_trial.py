@@ -66,13 +66,15 @@ def trial(venv: Path) -> dict:
             "modules": int(compiled[-1][1]) if compiled else 0,
             "compiling": float(compiled[-1][2]) if compiled else 0.0,
             "fmus": len(sizes), "smallest": min(sizes) / 1e6, "largest": max(sizes) / 1e6,
-            "cores": len(os.sched_getaffinity(0)), "date": time.strftime("%Y-%m-%d", time.gmtime())}
+            "cores": len(os.sched_getaffinity(0)), "load": os.getloadavg()[1],
+            "date": time.strftime("%Y-%m-%d", time.gmtime())}
 
 
 def sentence(figures: dict) -> str:
     """What the README says, from ``figures``."""
     return (f"{BEGIN}measured by `python benchmarks/readme_trial.py --write` ({figures['date']}, "
-            f"{figures['cores']} cores, a fresh venv and an empty compile cache): the first `run z3` "
+            f"{figures['cores']} cores with a load average of {figures['load']:.1f} over the last 5 min, a fresh "
+            f"venv and an empty compile cache): the first `run z3` "
             f"{figures['first']:.0f} s, of which {figures['compiling']:.0f} s compile the element code "
             f"({figures['modules']} modules, once per machine and source change); again, with the FMUs up to "
             f"date, {figures['again']:.0f} s; `build Clutch` then {figures['clutch']:.0f} s; each FMU "
