@@ -72,13 +72,16 @@ def trial(venv: Path) -> dict:
 
 def sentence(figures: dict) -> str:
     """What the README says, from ``figures``."""
+    sizes = f"{figures['smallest']:.1f}"
+    if f"{figures['largest']:.1f}" != sizes:
+        sizes += f" to {figures['largest']:.1f}"
     return (f"{BEGIN}measured by `python benchmarks/readme_trial.py --write` ({figures['date']}, "
             f"{figures['cores']} cores with a load average of {figures['load']:.1f} over the last 5 min, a fresh "
             f"venv and an empty compile cache): the first `run z3` "
             f"{figures['first']:.0f} s, of which {figures['compiling']:.0f} s compile the element code "
             f"({figures['modules']} modules, once per machine and source change); again, with the FMUs up to "
             f"date, {figures['again']:.0f} s; `build Clutch` then {figures['clutch']:.0f} s; each FMU "
-            f"{figures['smallest']:.1f} to {figures['largest']:.1f} MB; `pip install` took "
+            f"{sizes} MB; `pip install` took "
             f"{figures['install']:.0f} s here{END}")
 
 
