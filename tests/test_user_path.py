@@ -169,3 +169,22 @@ def test_counts_in_the_readme_and_docs_are_those_of_the_code():
     left_out = re.search(r"`INPUTS`: all but ([\w, ]+?) and (\w+)\)", hosts)
     named = {*left_out.group(1).split(", "), left_out.group(2)}
     assert named == {e.__name__ for e in ELEMENTS} - set(INPUTS)
+
+
+def test_the_readme_times_are_those_readme_trial_writes():
+    """The README's times and sizes are one block written by `python benchmarks/readme_trial.py
+    --write` (the sentence it makes from its measurements), not typed by hand."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("readme_trial", ROOT / "benchmarks" / "readme_trial.py")
+    trial = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(trial)
+    block = README[README.index(trial.BEGIN):README.index(trial.END) + len(trial.END)]
+
+    def numbers_out(text: str) -> str:
+        return re.sub(r"\d+(?:\.\d+)?", "N", text)
+
+    figures = {"date": "2026-01-01", "cores": 2, "load": 1.0, "first": 1.0, "compiling": 1.0, "modules": 1,
+               "again": 1.0, "clutch": 1.0, "smallest": 1.0, "install": 1.0}
+    forms = {numbers_out(trial.sentence({**figures, "largest": largest})) for largest in (1.0, 2.0)}
+    assert numbers_out(block) in forms, block
