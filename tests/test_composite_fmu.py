@@ -121,8 +121,15 @@ def test_model_description_units_dependencies_and_resources(system_dir):
     assert variables["clutch.f_n_a"].unit == "N" and variables["vehicle.w"].unit == "rad/s"
     assert "engine_torque.y" not in variables and "clamp_a.y" not in variables    # their sources left out
     assert all(v.description for v in model.modelVariables)
-    for unknown in model.outputs:      # shaft torques follow the bodies' states: no input reaches them
-        assert unknown.dependencies == [], unknown.variable.name
+    # an output depends on the FMU inputs that reach it without delay: the clutch's friction
+    # torques (and what follows them) on its torque input; shaft torques follow the bodies'
+    # states: no input reaches them
+    declared = {v.name: set(v.depends) for v in composite.composite_slave.interface(
+        composite.describe("z3", inputs=["clutch.tau_2", "clutch.f_n_a"]))}
+    for unknown in model.outputs:
+        assert {d.name for d in unknown.dependencies} == declared[unknown.variable.name], unknown.variable.name
+    assert variables["clutch.tau_fric_a"].name in {u.variable.name for u in model.outputs}
+    assert all(not u.dependencies for u in model.outputs if u.variable.name.startswith("shaft_"))
     with zipfile.ZipFile(system_dir[1] / "inputs" / "z3.fmu") as archive:
         names = set(archive.namelist())
     assert {"resources/composite.json", "resources/z3.ssd", "resources/drivetrain_composite/slave.py",
@@ -134,16 +141,19 @@ def test_model_description_units_dependencies_and_resources(system_dir):
 
 
 def _host_run(fmu: Path, stop: float, step: float, keys, inputs=None, parameters=None):
-    """The FMU driven step by step (systems.master.Instance): each point sets
-    ``inputs(n)`` ({name: value}), steps, and reads ``keys`` after the step."""
+    """The FMU driven step by step (systems.master.Instance): at each communication point
+    n it sets ``inputs(n)`` ({name: value}), reads ``keys`` (an output fed through from an
+    input then has that point's input) and steps to the next."""
     inst = Instance(fmu, "system", parameters or {})
+    count = int(round(stop / step))
     try:
-        rows = [[inst.get(k) for k in keys]]
-        for n in range(int(round(stop / step))):
+        rows = []
+        for n in range(count + 1):
             for name, value in (inputs(n) if inputs else {}).items():
                 inst.set(name, value)
-            inst.do_step(n * step, step)
             rows.append([inst.get(k) for k in keys])
+            if n < count:
+                inst.do_step(n * step, step)
     finally:
         inst.free()
     return {k: np.array(column) for k, column in zip(keys, zip(*rows))}
