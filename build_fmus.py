@@ -26,6 +26,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass
@@ -213,10 +214,15 @@ def _warn_once(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def _say(line: str) -> None:
+    """A progress line on stderr (stdout keeps what a command writes)."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def compiled_extensions(modules: dict, pure_python: bool | None) -> dict:
-    """The extension modules of ``modules`` (compiled_modules.extensions), none for a build
-    left uncompiled (:func:`uncompiled`); a missing tool or a failed compilation stops the
-    build with the message."""
+    """The extension modules of ``modules`` (compiled_modules.extensions: what it compiles
+    or waits for is said on stderr), none for a build left uncompiled (:func:`uncompiled`);
+    a missing tool or a failed compilation stops the build with the message."""
     return {} if uncompiled(pure_python) else _compiling(compiled_modules.extensions, modules)
 
 
@@ -464,7 +470,8 @@ def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = 
               force: bool = True, pure_python: bool | None = None) -> list[Path]:
     """Build the chosen elements (default all) into ``out_dir``; with ``force=False`` FMUs
     that are up to date (same fingerprint: code, build, Python, compiler, options) are kept.
-    ``pure_python``: without the compiled modules (:func:`uncompiled`)."""
+    ``pure_python``: without the compiled modules (:func:`uncompiled`).  Each FMU built is
+    said on stderr (``built i/N NAME.fmu``), as is each module compiled."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     unknown = set(only or ()) - {e.__name__ for e in ELEMENTS}
@@ -488,8 +495,10 @@ def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = 
                 except host_support.HostSupportError as exc:
                     raise SystemExit(f"{exc}\n(or build with --python-hosts-only)") from None
             extensions = compiled_extensions(element_modules(), pure_python)
-            for element in todo:
+            start = time.monotonic()
+            for done, element in enumerate(todo, start=1):
                 build_element(element, out_dir, runtime, fingerprint, extensions)
+                _say(f"  built {done}/{len(todo)} {element.__name__}.fmu ({time.monotonic() - start:.0f} s)")
     return [out_dir / f"{e.__name__}.fmu" for e in chosen]
 
 

@@ -27,9 +27,12 @@ Cython's ``cython`` module, or solvers/cython_fallback.py where Cython is not in
 
 Extension modules are cached per module, source and toolchain in
 ``$XDG_CACHE_HOME/drivetrain-fmu/extensions`` (default ``~/.cache``): a build compiles only
-what changed (a first build: about 1 to 1.5 min more on 2 cores); a module no build has used for 30
-days is removed.  The folder is locked while
-compiling, so that concurrent builds (the tests' processes) compile each module once.
+what changed (a first build compiles them all: the README gives the time
+benchmarks/readme_trial.py measured); a module no build has used for 30 days is removed.
+The folder is locked while compiling, so that concurrent builds (the tests' processes)
+compile each module once; a build whose modules are all cached reads them without taking
+the lock, and a build that waits for it says so (what it waits for and who holds it) every
+15 s.  Compiling says each module done (``compiled i/N name``).
 
 The modules of a process are process-global: an FMU loaded by a Python process that has
 already imported ``fmus`` and ``solvers`` runs those (same source: the fingerprint check
@@ -52,7 +55,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 #: Cython directives (see the module docstring for why each is set)
@@ -63,8 +66,10 @@ STRIP = ("strip", "--strip-unneeded")
 #: a cached extension module no build has used for this long is removed (every source edit
 #: adds one per changed module: 0.1 to 0.5 MB)
 UNUSED_FOR = 30 * 86400.0
-#: the cache's lock file (held while compiling)
+#: the cache's lock file (held while compiling; it names the process that holds it)
 LOCK = ".lock"
+#: while waiting for another build's compiling, a line every this many seconds
+WAIT_REPORT = 15.0
 
 
 class CompileError(RuntimeError):
@@ -137,24 +142,103 @@ def cached_path(name: str, text: bytes) -> Path:
 def extensions(modules: dict) -> dict:
     """``{qualified module name: its source file}`` -> ``{the extension module's path in the
     FMU ('resources/solvers/friction.cpython-311-x86_64-linux-gnu.so'): its bytes}``,
-    compiled or taken from the cache.  CompileError naming the module when one fails."""
+    compiled or taken from the cache.  CompileError naming the module when one fails.
+
+    The cache's lock is taken only when a module must be compiled (a cached module is read
+    without waiting for anyone).  What is waited for and why, and each module compiled
+    (``i/N name``), is said on stderr."""
     folder = cache_folder()
     texts = {name: Path(source).read_bytes() for name, source in modules.items()}   # read once: key and code
     cached = {name: cached_path(name, text) for name, text in texts.items()}
-    with open(folder / LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    if all(path.exists() for path in cached.values()):
+        try:
+            return _read_cached(folder, cached, holding_lock=False)
+        except FileNotFoundError:           # removed meanwhile by another build's clean-up: compile it
+            pass
+    with open(folder / LOCK, "a+") as lock:
+        _acquire(lock, folder)
         missing = [name for name, path in cached.items() if not path.exists()]
         if missing:
-            with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool:
-                list(pool.map(lambda name: _compile(name, Path(modules[name]), texts[name], cached[name]), missing))
-        for path in cached.values():
-            os.utime(path)                                  # used now
-        oldest = time.time() - UNUSED_FOR                   # modules, and partial files of killed builds
-        for path in [*folder.glob(f"*{extension_suffix()}"), *folder.glob(f".*{extension_suffix()}.*")]:
+            lock.truncate(0)                # who holds the lock, for a build that waits for it
+            lock.write(f"process {os.getpid()} compiling {len(missing)} modules\n")
+            lock.flush()
+            _compile_all(missing, modules, texts, cached)
+        return _read_cached(folder, cached, holding_lock=True)
+
+
+def _say(line: str) -> None:
+    """A progress line on stderr."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def _acquire(lock, folder: Path) -> None:
+    """Hold ``lock`` (the cache's lock file, open); while another build holds it, say so
+    once and then every WAIT_REPORT s (what is waited for, who holds it, how long)."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    start, next_report = time.monotonic(), 0.0
+    while True:
+        waited = time.monotonic() - start
+        if waited >= next_report:
+            lock.seek(0)
+            holder = lock.read().strip() or "another build"
+            _say(f"waiting for another build to finish compiling the element code into {folder} ({holder}; it "
+                 f"holds {folder / LOCK}): this build needs modules not yet in the cache, and each is compiled "
+                 f"once: {waited:.0f} s")
+            next_report += WAIT_REPORT
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if waited >= 1.0:
+                _say(f"the other build has finished after {waited:.0f} s")
+            return
+        except BlockingIOError:
+            time.sleep(0.2)
+
+
+def _compile_all(missing: list, modules: dict, texts: dict, cached: dict) -> None:
+    """Compile the modules ``missing`` on every core, saying each one done (i/N)."""
+    count = len(missing)
+    _say(f"compiling {count} module{'s' if count > 1 else ''} of the element code with Cython and gcc into "
+         f"{cache_folder()} (once per change of their source, {len(os.sched_getaffinity(0))} at a time)")
+    start = time.monotonic()
+    with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool:
+        jobs = {pool.submit(_compile, name, Path(modules[name]), texts[name], cached[name]): name for name in missing}
+        for done, job in enumerate(as_completed(jobs), start=1):
+            job.result()
+            _say(f"  compiled {done}/{count} {jobs[job]} ({time.monotonic() - start:.0f} s)")
+
+
+def _read_cached(folder: Path, cached: dict, holding_lock: bool) -> dict:
+    """The cached modules' bytes, each marked used now; then the modules no build has used
+    for UNUSED_FOR removed, when this process holds the lock or gets it at once (else
+    another build is compiling and the clean-up is left to it)."""
+    for path in cached.values():
+        os.utime(path)                                      # used now
+    data = {f"resources/{name.replace('.', '/')}{extension_suffix()}": path.read_bytes()
+            for name, path in cached.items()}
+    if holding_lock:
+        _remove_unused(folder)
+    else:
+        with open(folder / LOCK, "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return data
+            _remove_unused(folder)
+    return data
+
+
+def _remove_unused(folder: Path) -> None:
+    oldest = time.time() - UNUSED_FOR                       # modules, and partial files of killed builds
+    for path in [*folder.glob(f"*{extension_suffix()}"), *folder.glob(f".*{extension_suffix()}.*")]:
+        try:
             if path.stat().st_mtime < oldest:
                 path.unlink(missing_ok=True)
-    return {f"resources/{name.replace('.', '/')}{extension_suffix()}": cached[name].read_bytes()
-            for name in modules}
+        except FileNotFoundError:
+            pass
 
 
 def _compile(name: str, source: Path, text: bytes, target: Path) -> None:

@@ -1,7 +1,7 @@
 """Command line: list the elements, build the FMUs, co-simulate a documented drivetrain.
 
     drivetrain-fmu list [--markdown]            (--markdown: the README's element table)
-    drivetrain-fmu build [--out build/fmus]     (always rebuilds every FMU)
+    drivetrain-fmu build [NAME ...] [--out build/fmus]   (rebuilds the chosen element FMUs, default all)
     drivetrain-fmu run SYSTEM [--step H] [--stop T] [--record inst.var ...]   (co-simulation: CSV and plot)
     drivetrain-fmu report SYSTEM [--steps ...]   (separate FMUs and one system FMU vs monolithic reference)
     drivetrain-fmu report --all [--write [docs/systems.md]]   (every documented system at its step: tables)
@@ -15,8 +15,9 @@
     drivetrain-fmu study breakaway [--mu_s 0.3 0.4 ...] [--scheduler tcp://HOST:PORT]
 
 SYSTEM is a documented system's name (drivetrain-fmu list) or the path of an .ssd or .ssp
-file.  run, report and export build the FMUs that are not up to date first (--fmus,
-default build/fmus); every command writes into its own folder RESULTS/COMMAND/SYSTEM/
+file.  run, report and export build the FMUs that are not up to date first (--fmus: an
+existing folder, or the default build/fmus of the working directory, made if needed) and
+say in one line where; every command writes into its own folder RESULTS/COMMAND/SYSTEM/
 (RESULTS: --out, default results).  Arguments and files are checked before anything is
 built.  Exit status: 0 done, 1 the simulation failed, 2 a usage error (the message names the
 bad value and what is allowed) or a missing optional package (the message names the extra to
@@ -49,6 +50,8 @@ from fmus import ELEMENTS  # noqa: E402
 from systems.optional import MissingExtra, check, require  # noqa: E402
 from systems import msl  # noqa: E402
 from systems.ssp import catalog, load_system  # noqa: E402
+from systems.signals import FLAGS, PLOTS  # noqa: E402
+from systems.signals import default_record as _default_record, family_of as _family_of  # noqa: E402
 
 PROG = "drivetrain-fmu"
 FAILED, USAGE, INTERRUPTED = 1, 2, 130
@@ -99,52 +102,6 @@ class Parser(argparse.ArgumentParser):
         self.exit(USAGE, f"{self.prog}: error: {message}\n  (usage: {self.prog} --help)\n")
 
 
-# per family of systems (the name's prefix): title and plot panels [(y label, [(signal, legend), ...]), ...];
-# a panel whose label starts with FLAGS draws its 0/1 signals stacked, one row each
-FLAGS = "stick flags"
-PLOTS = {
-    "z3": ("Double-clutch gear shift (after Biagiotti & Zanasi)", [
-        ("speed [rad/s]", [("clutch.w_2", "w_2 engine side"), ("clutch.w_1", "w_1 odd-gear shaft"),
-                           ("clutch.w_3", "w_3 even-gear shaft")]),
-        ("friction torque [N.m]", [("clutch.tau_fric_a", "tau_fric_a (1 -> 2)"),
-                                   ("clutch.tau_fric_b", "tau_fric_b (2 -> 3)")])]),
-    "r3_spring": ("Driveline with a nonlinear spring (after Reiter)", [
-        ("twist [rad]", [("spring.phi_rel", "phi_rel")]),
-        ("spring torque [N.m]", [("spring.tau_2", "tau on J_w + J_v")]),
-        ("speed [rad/s]", [("z.w", "w_z (drive side, J_z)"), ("wv.w", "w_wv (load side, J_w + J_v)")])]),
-    "r3_clearance": ("Driveline with gear clearance (after Reiter)", [
-        ("relative angle [rad]", [("mesh.phi_rel", "phi_z - phi_w")]),
-        ("impacts", [("mesh.n_impacts", "n_impacts")]),
-        ("speed [rad/s]", [("mesh.w_1", "w_z (drive gear, J_z)"), ("mesh.w_2", "w_w (driven gear, J_w)"),
-                           ("vehicle.w", "w_v (vehicle, J_v)")])]),
-    "fan": ("Vehicle launch: clutch judder, pitch and tire stick-slip (after Fan, Walker & Wang)", [
-        ("pitch [rad]", [("vehicle.pitch", "theta_1")]),
-        ("normal force [N]", [("vehicle.F_n_f", "F_N1 front"), ("vehicle.F_n_r", "F_N2 rear")]),
-        ("clutch slip [rad/s]", [("clutch.w_slip", "theta_r' (flywheel - disc)")]),
-        ("clutch torque [N.m]", [("clutch.tau_fric", "T_f")]),
-        (FLAGS, [("vehicle.stick_f", "front tire"), ("vehicle.stick_r", "rear tire"),
-                 ("clutch.locked", "clutch")])]),
-    "planetary_shift": ("Two-speed upshift on a planetary gear set: brake hands over to clutch", [
-        ("speed [rad/s]", [("gear.w_sun", "engine (sun)"), ("gear.w_carrier", "carrier (output)"),
-                           ("gear.w_ring", "ring"), ("vehicle.w", "vehicle (after the final drive)")]),
-        ("torque [N.m]", [("gear.tau_fric_b", "brake on the ring"), ("gear.tau_fric_c", "clutch (sun to carrier)")]),
-        (FLAGS, [("gear.locked_b", "brake"), ("gear.locked_c", "clutch")])]),
-    "msl_friction": ("MSL Friction: motor, clutch, spring and brake", [
-        ("speed [rad/s]", [("clutch.w_1", "w motor side (J = 1)"), ("clutch.w_2", "w clutch output (J = 0.05)"),
-                           ("brake.w", "w braked body (J = 1)")]),
-        ("torque [N.m]", [("clutch.tau_fric", "clutch"), ("brake.tau_fric", "brake on its body"),
-                          ("spring.tau_2", "spring on the braked body")]),
-        (FLAGS, [("clutch.locked", "clutch"), ("brake.locked", "brake")])]),
-    "msl_one_way_clutch": ("MSL OneWayClutch: freewheel with an engaged friction clutch", [
-        ("speed [rad/s]", [("clutch.w_1", "w_1 driving body"), ("clutch.w_2", "w_2 driven body")]),
-        ("clamp force [N]", [("clutch.f_n", "f_n of the clutch")]),
-        (FLAGS, [("clutch.locked", "locked")])]),
-    "msl_simple_gear_shift": ("MSL SimpleGearShift: planetary two-speed shift", [
-        ("speed [rad/s]", [("gear.w_sun", "engine (sun)"), ("gear.w_carrier", "load (carrier)"),
-                           ("gear.w_ring", "ring")]),
-        ("torque [N.m]", [("gear.tau_fric_c", "clutch (sun to ring)"), ("gear.tau_fric_b", "brake on the ring")]),
-        (FLAGS, [("gear.locked_b", "brake"), ("gear.locked_c", "clutch")])]),
-}
 #: per family: a row of zoomed panels (the labels of PLOTS' panels to zoom) over one period of
 #: a stick-slip cycle, whose lock events are the 0 -> 1 steps of ``events``: the cycle with the
 #: largest |``size``| (at this time scale the panels are solid bands)
@@ -155,46 +112,11 @@ ZOOMS = {"fan": {"events": "clutch.locked", "size": "clutch.w_slip",
 LINE_STYLES = (("-", 2.2), ("--", 1.6), (":", 1.4), ("-.", 1.2))
 
 
-#: per family: what a run records (besides every connected output)
-def _family_record(family: str | None) -> list[str]:
-    from systems import fan, r3, z3
-
-    return {"z3": z3.RECORD, "fan": fan.RECORD, "r3_spring": r3.SPRING_RECORD,
-            "r3_clearance": r3.CLEARANCE_RECORD, **msl.RECORD}.get(family, [])
-
-
 def _family(system: str) -> tuple[str | None, str]:
     """(family, case) of a documented system's name: z3 -> ("z3", ""), fan_F2 -> ("fan", "F2"),
     r3_spring_1 -> ("r3_spring", "1"); another name -> (None, name)."""
     family = next((f for f in PLOTS if system == f or system.startswith(f + "_")), None)
     return (family, system[len(family) + 1:]) if family else (None, system)
-
-
-def _declared(system) -> dict[str, set[str]]:
-    """{instance: names of its variables} for the components that are this project's elements."""
-    variables = {e.__name__: {v.name for v in e.VARIABLES} for e in ELEMENTS}
-    return {name: variables[c.element] for name, c in system.components.items() if c.element in variables}
-
-
-def _family_of(system) -> str | None:
-    """The documented family whose plotted signals all exist in ``system`` (a copy of z3
-    edited or renamed is still plotted as Z3), None if none."""
-    declared = _declared(system)
-    for family, (_, panels) in PLOTS.items():
-        keys = [key for _, signals in panels for key, _ in signals]
-        if all(key.split(".", 1)[1] in declared.get(key.split(".", 1)[0], ()) for key in keys):
-            return family
-    return None
-
-
-def _default_record(system) -> list[str]:
-    """What a run records: the family's signals that exist, then every connected output."""
-    declared = _declared(system)
-    family = _family_of(system)
-    plotted = [key for _, signals in PLOTS[family][1] for key, _ in signals] if family else []
-    wanted = [key for key in _family_record(family) + plotted
-              if key.split(".", 1)[1] in declared.get(key.split(".", 1)[0], ())]
-    return list(dict.fromkeys(wanted + [f"{c.source}.{c.output}" for c in system.connections]))
 
 
 # ---------------------------------------------------------------------------- checks
@@ -437,18 +359,49 @@ def _out_folder(args, command: str, label: str) -> Path:
     return _writable(Path(args.out) / command / label, "--out")
 
 
-def _fmus_for(system, fmu_dir: Path) -> Path:
-    """Build the FMUs ``system`` uses that are not up to date in ``fmu_dir`` (checked
-    writable first)."""
+def _fmu_folder(folder: Path, option: str, new_allowed: bool = False) -> Path:
+    """``folder`` (of ``option``) where FMUs are built and reused, checked writable before
+    anything is built.  A folder that does not exist is created only when it is the default
+    (build/fmus in the working directory, with its parents: a first run must work) or, with
+    ``new_allowed`` (`build --out`, which asks for a folder to build into), when its parent
+    folder exists, as mkdir makes one.  Any other is refused as most likely mistyped:
+    --fmus names where FMUs already are, and a mistyped path must not start a build of
+    30 MB in a new folder (at the filesystem root, for an absolute path)."""
+    folder = Path(folder)
+    if not folder.exists() and folder != build_fmus.DEFAULT_OUT:
+        if not new_allowed:
+            raise UsageError(f"{option} {folder}: no such folder (a folder of FMUs that exists, or the default "
+                             f"{build_fmus.DEFAULT_OUT}; build into a new one with `{PROG} build --out {folder}`)")
+        if not folder.parent.is_dir():
+            raise UsageError(f"{option} {folder}: its parent folder {folder.parent} does not exist (a new folder is "
+                             f"made only inside an existing one)")
+    return _writable(folder, option)
+
+
+def _fmus_for(systems, fmu_dir: Path) -> Path:
+    """Build the FMUs that ``systems`` (one System or a list) use and that are not up to
+    date in ``fmu_dir`` (:func:`_fmu_folder`); one line on stderr says where they are built
+    and reused."""
+    systems = systems if isinstance(systems, list) else [systems]
+    return _element_fmus(sorted({c.element for system in systems for c in system.components.values()}), fmu_dir)
+
+
+def _element_fmus(needed: list[str], fmu_dir: Path) -> Path:
+    """The FMUs of the elements ``needed`` in ``fmu_dir``, those not up to date built: one
+    line on stderr says where (the absolute path: the default folder is relative to the
+    working directory), what is built and what is reused."""
     fmu_dir = Path(fmu_dir)
-    needed = sorted({c.element for c in system.components.values()})
+    created = "" if fmu_dir.exists() else f" (new: {build_fmus.DEFAULT_OUT} in the working directory)"
+    _fmu_folder(fmu_dir, "--fmus")
     fingerprint = build_fmus.build_fingerprint(False)
     todo = [e for e in needed if not build_fmus.is_up_to_date(fmu_dir / f"{e}.fmu", fingerprint)]
+    reused = f"{len(needed) - len(todo)} up to date reused" if len(todo) < len(needed) else "none to reuse"
     if todo:
-        _writable(fmu_dir, "--fmus")
-        print(f"building {len(todo)} FMU(s) into {fmu_dir} ({', '.join(todo)}; about 5 s each, and 1 to 1.5 "
-              "min more when the element code is compiled for the first time)", file=sys.stderr)
+        print(f"FMUs in {fmu_dir.resolve()}{created}: building {len(todo)} ({', '.join(todo)}), {reused}",
+              file=sys.stderr)
         build_fmus.build_all(fmu_dir, only=todo, force=False)
+    else:
+        print(f"FMUs in {fmu_dir.resolve()}: {len(needed)} up to date reused", file=sys.stderr)
     return fmu_dir
 
 
@@ -855,20 +808,15 @@ def _normalised(system):
     return components, sorted(map(tuple, (vars(c).values() for c in system.connections))), system.stop
 
 
-def _documented_name(system) -> str:
+def _documented_name(system) -> str | None:
     """The catalog name of ``system`` (a documented system, or a file equal to one: the
-    references are built from the catalog's parameters); a usage error otherwise."""
+    references are built from the catalog's parameters); None for any other system."""
     from systems.ssp import CATALOG
 
     if system.path is not None and system.path.parent.resolve() == CATALOG.resolve():
         return system.path.stem
     mine = _normalised(system)
-    for name in catalog():
-        if _normalised(load_system(name)) == mine:
-            return name
-    documented = [name for name in catalog() if _family(name)[0] in REPORT_KEYS or name in msl.EVENTS]
-    raise UsageError(f"{_shown(system)}: no monolithic reference: references exist for the documented systems "
-                     f"({', '.join(documented)}) and files equal to one of them, not for an edited system")
+    return next((name for name in catalog() if _normalised(load_system(name)) == mine), None)
 
 
 def _divergence(result, ref, keys, time) -> str | None:
@@ -896,15 +844,19 @@ def _report(args) -> None:
             raise UsageError(f"--all runs every documented system at its file's step: give no SYSTEM "
                              f"({args.system}) and no --steps" if args.system is not None else
                              "--all runs every documented system at its file's step: give no --steps")
+        if args.convergence:
+            raise UsageError("--all compares every documented system with its reference: give no --convergence")
         return _report_all(args)
     if args.write is not None:
         raise UsageError("--write rewrites the tables of --all: give --all (and no SYSTEM)")
     if args.system is None:
         raise UsageError("give a SYSTEM (drivetrain-fmu list) or --all")
-    if args.steps is None:
-        args.steps = [1e-4, 1e-3, 1e-2]
     system = _open(args.system)
     name = _documented_name(system)
+    if name is None or args.convergence:
+        return _report_convergence(system, args, documented=name is not None)
+    if args.steps is None:
+        args.steps = [1e-4, 1e-3, 1e-2]
     system = load_system(name)
     stop = system.stop
     for step in args.steps:
@@ -916,6 +868,124 @@ def _report(args) -> None:
     else:
         system_fmu = _built_system_fmu(system, REPORT_KEYS[_family(name)[0]], fmu_dir)
         _print_report(name, system, fmu_dir, args.steps, out / f"{name}_errors.csv", system_fmu)
+
+
+#: step convergence: each step H is compared with H/2 and H/4 (halving: Richardson's ratio 2)
+HALVINGS = (1, 2, 4)
+#: an observed order below this is no convergence (the steps are too large for the system,
+#: or an event moved): no error estimate is given
+LEAST_ORDER = 0.5
+
+
+def _convergence_keys(system) -> list[str]:
+    """The Real signals the step-convergence check compares: the family's REPORT_KEYS
+    where the system has them all, else what `run` records (its plotted signals, then every
+    connected output) that is a Real variable (no lock flag or impact count)."""
+    from fmus.variables import REAL
+
+    family = _family_of(system)
+    declared = {inst: {v.name: v.type for v in e.VARIABLES} for inst, c in system.components.items()
+                for e in ELEMENTS if e.__name__ == c.element}
+    keys = REPORT_KEYS.get(family)
+    if keys and all(key == "mesh.w_mean" or key.split(".", 1)[1] in declared.get(key.split(".", 1)[0], {})
+                    for key in keys):
+        return keys
+    return [key for key in _default_record(system)
+            if declared.get(key.split(".", 1)[0], {}).get(key.split(".", 1)[1]) == REAL]
+
+
+def convergence(runs) -> dict:
+    """Step convergence of one signal from its runs at a step h, h/2 and h/4 (arrays on
+    their own grids): on the grid of h, d1 = RMS(y_h - y_h/2) and d2 = RMS(y_h/2 -
+    y_h/4) (and their max), the observed order p = log2(d1 / d2), and by Richardson
+    extrapolation (y_h - y = C h^p) the error of the run at h, d1 / (1 - 2^-p) (RMS and max,
+    the max with the same p).  None for p and the errors when p < LEAST_ORDER or is not finite
+    (no convergence observed); p None and errors 0 when the three runs are equal."""
+    import numpy as np
+
+    coarse = [np.asarray(values, dtype=float)[::k] for values, k in zip(runs, HALVINGS)]
+    n = min(map(len, coarse))
+    first, second = coarse[0][:n] - coarse[1][:n], coarse[1][:n] - coarse[2][:n]
+    rms = [float(np.sqrt(np.mean(d * d))) for d in (first, second)]
+    peak = [float(np.max(np.abs(d))) for d in (first, second)]
+    span = float(np.ptp(coarse[2])) or 1.0
+    measured = {"differences": rms, "max differences": peak, "range": span, "order": None,
+                "error": None, "max error": None}
+    if rms[0] == 0.0 and rms[1] == 0.0:
+        return {**measured, "error": 0.0, "max error": 0.0}
+    order = math.log2(rms[0] / rms[1]) if rms[1] > 0.0 and rms[0] > 0.0 else math.nan
+    if not (math.isfinite(order) and order >= LEAST_ORDER):
+        return {**measured, "order": order if math.isfinite(order) else None}
+    factor = 1.0 / (1.0 - 2.0 ** -order)
+    return {**measured, "order": order, "error": rms[0] * factor, "max error": peak[0] * factor}
+
+
+def _report_convergence(system, args, documented: bool) -> None:
+    """The step-convergence check of any system: the same system at H, H/2 and H/4 (H: each
+    --steps, default the file's step) as `run` runs it (separate FMUs, the torques its file
+    binds); per signal the observed order and the Richardson estimate of the error of the
+    run at H, divided by the signal's range (:func:`convergence`); each run's time on stderr."""
+    import time
+
+    label = _label(system)
+    stop = system.stop
+    if stop is None:
+        raise UsageError(f"{_shown(system)}: its file gives no stop time (DefaultExperiment stopTime)")
+    steps = args.steps or ([system.step] if system.step else [])
+    if not steps:
+        raise UsageError(f"{_shown(system)}: its file gives no communication step; give --steps H")
+    for step in steps:
+        _check_divides(step, stop, "--steps", system)
+    keys = _convergence_keys(system)
+    out = _out_folder(args, "report", label)
+    fmu_dir = _fmus_for(system, args.fmus)
+    torques = _file_torques(system)
+    why = ("--convergence" if documented else
+           "an edited system: no monolithic reference (those exist for the documented systems and files equal to "
+           "one), so its accuracy is estimated from its own convergence")
+    print(f"{_shown(system)}: step convergence over {stop:g} s ({why})")
+    print(f"  the same system at H, H/2 and H/4 as `{PROG} run` runs it (separate FMUs, {torques} compliance "
+          f"torques); on the grid of H: d1 = RMS(y_H - y_H/2), d2 = RMS(y_H/2 - y_H/4); observed order "
+          f"p = log2(d1/d2) (the master holds each input over a step: p near 1, near 2 with step-mean "
+          f"compliance torques in a run without friction or impact events); error of the run at H by Richardson "
+          f"extrapolation: d1 / (1 - 2^-p); errors divided by each signal's range")
+    rows = []
+    for step in steps:
+        results = []
+        for k in HALVINGS:
+            started = time.monotonic()
+            with _interruptible() as (at_point, state):
+                try:
+                    results.append(_simulate(system, fmu_dir, step / k, progress=False, at_point=at_point))
+                except Exception as exc:          # a diverging coupling makes an element refuse a step
+                    from systems.master import CoSimulationError
+
+                    if not isinstance(exc, CoSimulationError):
+                        raise
+                    raise SimulationFailed(f"at the step {step / k:g} s: {_failure(exc, state['t'])}") from None
+            print(f"  ran {label} at {step / k:g} s ({time.monotonic() - started:.1f} s)", file=sys.stderr, flush=True)
+        print(f"  step H = {step:g} s (and {step / 2:g}, {step / 4:g} s):")
+        print(f"    {'signal':<{_SIGNAL}}{'order p':<10}{'error at H: RMS':<18}max")
+        for key in keys:
+            m = convergence([r[key] for r in results])
+            order = "-" if m["order"] is None else f"{m['order']:.2f}"
+            if m["error"] is None:
+                shown = (f"not converging at these steps (d1 {m['differences'][0] / m['range']:.2e}, "
+                         f"d2 {m['differences'][1] / m['range']:.2e}): try a smaller --steps")
+            else:
+                shown = f"{m['error'] / m['range']:<18.2e}{m['max error'] / m['range']:.2e}"
+            print(f"    {key:<{_SIGNAL}}{order:<10}{shown}")
+            rows.append((step, key, "" if m["order"] is None else f"{m['order']:.4g}",
+                         *(f"{d / m['range']:.4g}" for d in m["differences"]),
+                         "" if m["error"] is None else f"{m['error'] / m['range']:.4g}",
+                         "" if m["max error"] is None else f"{m['max error'] / m['range']:.4g}"))
+    csv_path = out / f"{label}_convergence.csv"
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["step H [s]", "signal", "observed order", "RMS(y_H - y_H/2) / range",
+                         "RMS(y_H/2 - y_H/4) / range", "RMS error at H / range", "max error at H / range"])
+        writer.writerows(rows)
+    print(f"wrote {csv_path}")
 
 
 def _print_msl_report(name, system, fmu_dir, steps, csv_path: Path) -> None:
@@ -1217,8 +1287,7 @@ def _report_all(args) -> None:
             raise UsageError(f"--write {target}: {exc.strerror or exc}") from None
     out = _out_folder(args, "report", "all")
     fmu_dir = Path(args.fmus)
-    for name in names:
-        _fmus_for(load_system(name), fmu_dir)
+    _fmus_for([load_system(name) for name in names], fmu_dir)
     reference_rows, msl_rows = [], []
     for name in names:
         start = time.monotonic()
@@ -1360,8 +1429,7 @@ def _study(args) -> None:
     from systems import study
 
     out = _out_folder(args, "study", args.kind)
-    _writable(Path(args.fmus), "--fmus")
-    build_fmus.build_all(args.fmus, force=False)
+    _element_fmus([e.__name__ for e in ELEMENTS], args.fmus)
     client = study.study_workers(args.scheduler)
     try:
         if args.kind == "judder-onset":
@@ -1423,13 +1491,19 @@ def _parser() -> Parser:
 
     system_help = "a documented system (drivetrain-fmu list) or the path of an .ssd or .ssp file"
     results_help = "results folder: outputs go to OUT/COMMAND/SYSTEM/ (default results)"
+    fmus_help = (f"folder of the element FMUs, those missing or not up to date built there first (default "
+                 f"{build_fmus.DEFAULT_OUT} in the working directory, made if needed; another folder must exist)")
     listing = command("list", help="list elements and documented systems")
     listing.add_argument(
         "--markdown", action="store_true", help="print only the README's element table, made from fmus.ELEMENTS")
     listing.add_argument(
         "--variables", action="store_true", help="print only the variable tables of docs/contract.md")
-    build = command("build", help="build every element FMU")
-    build.add_argument("--out", type=Path, default=build_fmus.DEFAULT_OUT)
+    build = command("build", help="build element FMUs (default every element), rebuilt even when up to date")
+    build.add_argument("elements", nargs="*", metavar="NAME",
+                       help="elements to build, e.g. Clutch Shaft (default: every element; drivetrain-fmu list)")
+    build.add_argument("--out", type=Path, default=build_fmus.DEFAULT_OUT,
+                       help=f"folder for the .fmu files (default {build_fmus.DEFAULT_OUT} in the working directory; "
+                            "a new folder is made only inside an existing one)")
     build.add_argument("--pure-python", action="store_true",
                        help="without the element code compiled by Cython (no Cython or C headers needed): "
                             "the same results, slower")
@@ -1448,40 +1522,51 @@ def _parser() -> Parser:
         run.add_argument("--rate", nargs="+", metavar="INST=H",
                          help="multi-rate: component INST steps every H s (a whole multiple of --step) with its "
                               "inputs averaged over its step, e.g. vehicle=1e-3 (docs/composite-fmu.md)")
-        run.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT, help="FMU folder (built if needed)")
+        run.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT, help=fmus_help)
         run.add_argument("--out", type=Path, default=Path("results"), help=results_help)
     compare = command("compare", help="compare the PWA discretisation methods (no FMU)")
-    compare.add_argument("case", choices=["r1"])
+    compare.add_argument("case", choices=["r1"], help="r1: Reiter's piecewise-affine spring-mass oscillator "
+                                                       "(Table 6)")
     compare.add_argument("--step", type=seconds, default=0.1, help="discretisation step T_d [s]")
     compare.add_argument("--duration", type=seconds, default=10.0, help="simulated time [s]")
     compare.add_argument("--out", type=Path, default=Path("results"), help=results_help)
     report = command("report", help="co-simulation error against the monolithic reference, as separate FMUs "
                                     "and as one system FMU")
     report.add_argument("system", metavar="SYSTEM", nargs="?", help=system_help)
-    report.add_argument("--steps", type=seconds, nargs="+", help="steps to compare at [s] (default 1e-4 1e-3 1e-2)")
+    report.add_argument("--steps", type=seconds, nargs="+",
+                        help="steps to compare at [s] (default 1e-4 1e-3 1e-2; for the step-convergence check each "
+                             "H is run with H/2 and H/4, default the file's step)")
+    report.add_argument("--convergence", action="store_true",
+                        help="the step-convergence check (H, H/2, H/4: observed order and estimated error) instead "
+                             "of the monolithic reference; what `report` does for a system that has no reference "
+                             "(an edited copy)")
     report.add_argument("--all", action="store_true",
                         help="every documented system at its file's step: the accuracy tables of docs/systems.md "
                              "(markdown on stdout)")
     report.add_argument("--write", type=Path, nargs="?", const=Path("docs") / "systems.md", metavar="FILE.md",
                         help="with --all: also rewrite the tables in place in FILE.md, between its "
                              "'drivetrain-fmu report --all' begin and end comments (default docs/systems.md)")
-    report.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
+    report.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT, help=fmus_help)
     report.add_argument("--out", type=Path, default=Path("results"), help=results_help)
     export = command("export", help="write a system as an SSP archive")
     export.add_argument("system", metavar="SYSTEM", help=system_help)
     export.add_argument("--step", type=seconds, help="step the SSP is meant to run at [s] (default: the file's)")
     export.add_argument("--stop", type=seconds, help="stop time [s] (default: the file's)")
-    export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
+    export.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT, help=fmus_help)
     export.add_argument("--out", type=Path, default=Path("results"), help=results_help)
     from systems import composite
 
     composite.add_arguments(command("export-fmu", help="write a whole system as one FMU (docs/composite-fmu.md)"))
     new = command("new", help="write NAME.ssd, an editable copy of a system, into the working directory")
-    new.add_argument("name", metavar="NAME")
+    new.add_argument("name", metavar="NAME", help="the copy's name: letters, digits, '_' and '-', starting with a "
+                                                  "letter (the file is NAME.ssd)")
     new.add_argument("--from", dest="source", required=True, metavar="SYSTEM", help=system_help)
     new.add_argument("--dir", default=".", help="folder to write NAME.ssd into (default: the working directory)")
     studies = command("study", help="threshold studies on this machine's cores or a dask cluster")
-    studies.add_argument("kind", choices=["judder-onset", "tire-slip-onset", "breakaway"])
+    studies.add_argument("kind", choices=["judder-onset", "tire-slip-onset", "breakaway"],
+                         help="judder-onset: the engine torque at which Fan F2's clutch starts to judder; "
+                              "tire-slip-onset: the torque on ice beyond which the driven tire no longer settles "
+                              "to rolling (F3); breakaway: the torque at which a locked clutch starts to slip")
     studies.add_argument("--scheduler", help="tcp://HOST:PORT of a running dask scheduler (default: one "
                          "worker process per core of this machine)")
     studies.add_argument("--T_S", type=float, nargs="+", default=[400.0], help="clutch static capacities [N.m]")
@@ -1497,8 +1582,9 @@ def _parser() -> Parser:
                          "threshold's bracket to [N.m]")
     studies.add_argument("--stop", type=seconds, help="simulated time per run [s] (judder-onset 4.5, "
                          "tire-slip-onset 8)")
-    studies.add_argument("--mu_s", type=float, nargs="+", default=[0.3, 0.4, 0.5])
-    studies.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT)
+    studies.add_argument("--mu_s", type=float, nargs="+", default=[0.3, 0.4, 0.5],
+                         help="breakaway: static friction coefficients of the clutch (default 0.3 0.4 0.5)")
+    studies.add_argument("--fmus", type=Path, default=build_fmus.DEFAULT_OUT, help=fmus_help)
     studies.add_argument("--out", type=Path, default=Path("results"), help=results_help)
     return parser
 
@@ -1574,16 +1660,21 @@ def element_table() -> str:
 
 
 def _list() -> None:
+    """The elements and the documented systems, one per line, each column as wide as its
+    longest name."""
+    width = max(len(element.__name__) for element in ELEMENTS)
     for element in ELEMENTS:
-        print(f"{element.__name__:12s} {element.description}")
+        print(f"{element.__name__:{width}s}  {element.description}")
     print("documented systems (systems/ssd/NAME.ssd; drivetrain-fmu run|report|export NAME, "
           "or a file: drivetrain-fmu new MINE --from NAME, then run MINE.ssd):")
-    for name in catalog():
+    names = catalog()
+    width = max(map(len, names), default=0)
+    for name in names:
         try:
             description = load_system(name).description
         except (ValueError, SyntaxError, KeyError) as exc:      # one bad file hides no other
             description = f"(cannot be read: {exc})"
-        print(f"  {name:20s} {description}")
+        print(f"  {name:{width}s}  {description}")
 
 
 #: per command: the optional packages it needs (module, what needs it, the extra that installs it),
@@ -1608,9 +1699,7 @@ def _dispatch(args) -> None:
         else:
             _list()
     elif args.command == "build":
-        _writable(Path(args.out), "--out")
-        for path in build_fmus.build_all(args.out, pure_python=args.pure_python or None):
-            print(f"built {path}")
+        _build(args)
     elif args.command == "study":
         _study(args)
     elif args.command in ("run", "ssp"):
@@ -1630,6 +1719,19 @@ def _dispatch(args) -> None:
             raise UsageError(str(exc)) from exc
     else:
         _compare_r1(args.step, args.duration, _out_folder(args, "compare", args.case))
+
+
+def _build(args) -> None:
+    """build [NAME ...]: the chosen elements' FMUs (default every element), rebuilt."""
+    known = [e.__name__ for e in ELEMENTS]
+    unknown = [name for name in args.elements if name not in known]
+    if unknown:
+        raise UsageError(f"build {unknown[0]}: no element {unknown[0]!r}; elements: {', '.join(known)}")
+    out = _fmu_folder(Path(args.out), "--out", new_allowed=True)
+    chosen = list(dict.fromkeys(args.elements)) or known
+    print(f"building {len(chosen)} FMU(s) into {out.resolve()}", file=sys.stderr)
+    for path in build_fmus.build_all(out, only=chosen, pure_python=args.pure_python or None):
+        print(f"built {path}")
 
 
 def _quiet_stdout() -> None:

@@ -15,9 +15,10 @@ variableNamingConvention="structured"):
 * parameters: ``internal_step`` and every element parameter as ``inst.name``, start = the
   value the file binds (or the element's default); a step-mean compliance's ``T_comm``
   is not exposed: it is the internal step;
-* outputs: by default the source of every connection (what ``drivetrain-fmu ssp``
-  records besides its family's signals), else the ``--output`` list (element outputs, or
-  element inputs as the connections set them);
+* outputs: by default what ``drivetrain-fmu run`` records and plots of the system
+  (:func:`default_outputs`: its family's signals, then the source of every connection),
+  else the ``--output`` list (element outputs, or element inputs as the connections set
+  them);
 * inputs: ``--input inst.var`` makes an element input an FMU input and drops the
   connection that drove it; a source left without any connection is dropped too.
 
@@ -147,7 +148,7 @@ def describe(spec, inputs=(), outputs=(), internal_step: float | None = None, ra
         if text not in chosen_outputs:
             chosen_outputs.append(text)
     if not outputs:
-        chosen_outputs = list(dict.fromkeys(f"{c.source}.{c.output}" for c in connections))
+        chosen_outputs = default_outputs(system, connections, chosen_inputs)
     used |= {k.split(".")[0] for k in chosen_outputs}
     # a source whose only connections went to FMU inputs is left out (it would step for nothing)
     components = {inst: c for inst, c in system.at_step(step).items()
@@ -176,6 +177,18 @@ def describe(spec, inputs=(), outputs=(), internal_step: float | None = None, ra
     return description
 
 
+def default_outputs(system, connections, inputs) -> list[str]:
+    """A system FMU's outputs when none are chosen: what ``drivetrain-fmu run`` records of
+    ``system`` (systems.signals.default_record: its family's plotted and recorded signals,
+    engine speed, lock flags and friction torques among them, then every connection's
+    source), less the FMU ``inputs`` and the sources of connections ``--input`` dropped."""
+    from .signals import default_record
+
+    kept = {f"{c.source}.{c.output}" for c in connections}
+    dropped = {f"{c.source}.{c.output}" for c in system.connections} - kept
+    return [key for key in default_record(system) if key not in dropped and key not in inputs]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command's arguments (this module's main and ``drivetrain-fmu export-fmu``)."""
     parser.add_argument("system", metavar="SYSTEM", help="a documented system or the path of an .ssd or .ssp file")
@@ -183,7 +196,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", action="append", default=[], metavar="INST.VAR",
                         help="make this element input an FMU input (drops the connection that drove it); repeatable")
     parser.add_argument("--output", action="append", default=[], metavar="INST.VAR",
-                        help="an FMU output (default: the source of every connection); repeatable")
+                        help="an FMU output (default: what `drivetrain-fmu run` records of the system: the "
+                             "signals it plots, then the source of every connection); repeatable")
     parser.add_argument("--internal-step", type=float, metavar="H",
                         help="internal step in s (default: the system's step); every host step must be a whole "
                              "multiple of it")

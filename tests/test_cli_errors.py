@@ -31,10 +31,12 @@ def cli(*argv, cwd, timeout=120):
 
 
 def assert_refused(result, status, *parts, max_lines=2):
-    """The error ends in at most ``max_lines`` lines of stderr (after any progress bar)
-    holding every one of ``parts``, with exit ``status`` and no traceback."""
+    """The error ends in at most ``max_lines`` lines of stderr (after any progress bar and
+    the line saying where the FMUs are) holding every one of ``parts``, with exit ``status``
+    and no traceback."""
     code, _, err = result
-    lines = [line for line in err.replace("\r", "\n").splitlines() if line and "co-simulation:" not in line]
+    lines = [line for line in err.replace("\r", "\n").splitlines()
+             if line and "co-simulation:" not in line and not line.startswith("FMUs in ")]
     assert code == status, err
     assert "Traceback" not in err, err
     assert 1 <= len(lines) <= max_lines, lines

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -197,7 +198,7 @@ def test_a_machine_without_the_compiler_builds_uncompiled_fmus_with_one_warning(
     monkeypatch.setattr(compiled_modules, "toolchain", no_gcc)
     build_fmus._warn_once.cache_clear()
     build_fmus.build_all(tmp_path, ["Shaft"])
-    warnings = capsys.readouterr().err.strip().splitlines()
+    warnings = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("  built ")]
     assert len(warnings) == 1 and "gcc is not on PATH" in warnings[0] and "uncompiled" in warnings[0], warnings
     with zipfile.ZipFile(tmp_path / "Shaft.fmu") as archive:
         assert not [n for n in archive.namelist() if n.endswith(SUFFIX) and n.startswith("resources/")]
@@ -238,3 +239,77 @@ def test_cached_modules_no_build_used_for_30_days_are_removed(tmp_path, monkeypa
     compiled_modules.extensions({"solvers.kinetic": source})
     assert not stale.exists() and recent.exists() and in_use.exists()
     assert in_use.stat().st_mtime > time.time() - 60
+
+
+def _holding_the_lock():
+    """The cache's lock file, open and locked as another build compiling would hold it."""
+    import fcntl
+
+    lock = open(compiled_modules.cache_folder() / compiled_modules.LOCK, "a+")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    lock.truncate(0)
+    lock.write("process 4242 compiling 3 modules\n")
+    lock.flush()
+    return lock
+
+
+def _in_thread(function, *args):
+    import threading
+
+    outcome = {}
+    thread = threading.Thread(target=lambda: outcome.setdefault("value", function(*args)), daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_cached_modules_are_read_without_waiting_for_another_build_s_lock(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    source = tmp_path / "kinetic.py"
+    source.write_text("def energy(J, w):\n    return 0.5 * J * w * w\n")
+    first = compiled_modules.extensions({"solvers.kinetic": source})
+    lock = _holding_the_lock()
+    try:
+        thread, outcome = _in_thread(compiled_modules.extensions, {"solvers.kinetic": source})
+        thread.join(timeout=20)      # reading one cached module takes milliseconds; waiting would be forever
+        assert not thread.is_alive(), "a build whose modules are all cached waited for the compile lock"
+        assert outcome["value"] == first
+    finally:
+        lock.close()
+        thread.join(timeout=60)
+
+
+def test_a_build_that_must_wait_for_the_lock_says_what_it_waits_for_and_who_holds_it(tmp_path, monkeypatch,
+                                                                                      capsys):
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    source = tmp_path / "kinetic.py"
+    source.write_text("def energy(J, w):\n    return 0.5 * J * w * w\n")
+    lock = _holding_the_lock()
+    try:
+        thread, outcome = _in_thread(compiled_modules.extensions, {"solvers.kinetic": source})
+        time.sleep(3.0)
+        assert thread.is_alive()                     # it waits: the module is not cached
+        said = capsys.readouterr().err
+        assert "waiting for another build to finish compiling the element code" in said
+        assert "process 4242 compiling 3 modules" in said and compiled_modules.LOCK in said
+    finally:
+        lock.close()
+    thread.join(timeout=300)
+    assert not thread.is_alive() and "resources/solvers/kinetic" + SUFFIX in outcome["value"]
+
+
+def test_compiling_says_each_module_done_out_of_how_many(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    modules = {}
+    for name in ("kinetic", "potential"):
+        modules[f"solvers.{name}"] = tmp_path / f"{name}.py"
+        modules[f"solvers.{name}"].write_text(f"def {name}(x):\n    return 0.5 * x * x\n")
+    compiled_modules.extensions(modules)
+    said = capsys.readouterr().err
+    assert f"compiling 2 modules of the element code with Cython and gcc into {compiled_modules.cache_folder()}" \
+        in said
+    done = re.findall(r"compiled (\d)/2 (solvers\.\w+) \(\d+ s\)", said)
+    assert sorted(done) == [("1", done[0][1]), ("2", done[1][1])] and {n for _, n in done} == set(modules)
+    compiled_modules.extensions(modules)
+    assert capsys.readouterr().err == ""              # all cached: nothing to say

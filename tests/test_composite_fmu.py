@@ -87,7 +87,7 @@ def test_system_fmu_equals_drivetrain_fmu_ssp(name, system_dir, fmu_dir, tmp_pat
     system, stop = ssp.load_system(name), EQUALITY[name]
     fmu = system_dir[0] / f"{name}.fmu"
     outputs = _outputs(fmu)
-    assert outputs == list(dict.fromkeys(f"{c.source}.{c.output}" for c in system.connections))
+    assert outputs == composite.describe(name)["outputs"]           # what run records: its family's, connected
     mine = _run_fmpy(fmu, stop, system.step)
     path = ssp.export(name, tmp_path / f"{name}.ssp", fmu_dir, system.step, stop)
     theirs = ssp.simulate(path, system.step, outputs, stop)
@@ -121,8 +121,15 @@ def test_model_description_units_dependencies_and_resources(system_dir):
     assert variables["clutch.f_n_a"].unit == "N" and variables["vehicle.w"].unit == "rad/s"
     assert "engine_torque.y" not in variables and "clamp_a.y" not in variables    # their sources left out
     assert all(v.description for v in model.modelVariables)
-    for unknown in model.outputs:      # shaft torques follow the bodies' states: no input reaches them
-        assert unknown.dependencies == [], unknown.variable.name
+    # an output depends on the FMU inputs that reach it without delay: the clutch's friction
+    # torques (and what follows them) on its torque input; shaft torques follow the bodies'
+    # states: no input reaches them
+    declared = {v.name: set(v.depends) for v in composite.composite_slave.interface(
+        composite.describe("z3", inputs=["clutch.tau_2", "clutch.f_n_a"]))}
+    for unknown in model.outputs:
+        assert {d.name for d in unknown.dependencies} == declared[unknown.variable.name], unknown.variable.name
+    assert variables["clutch.tau_fric_a"].name in {u.variable.name for u in model.outputs}
+    assert all(not u.dependencies for u in model.outputs if u.variable.name.startswith("shaft_"))
     with zipfile.ZipFile(system_dir[1] / "inputs" / "z3.fmu") as archive:
         names = set(archive.namelist())
     assert {"resources/composite.json", "resources/z3.ssd", "resources/drivetrain_composite/slave.py",
@@ -134,16 +141,19 @@ def test_model_description_units_dependencies_and_resources(system_dir):
 
 
 def _host_run(fmu: Path, stop: float, step: float, keys, inputs=None, parameters=None):
-    """The FMU driven step by step (systems.master.Instance): each point sets
-    ``inputs(n)`` ({name: value}), steps, and reads ``keys`` after the step."""
+    """The FMU driven step by step (systems.master.Instance): at each communication point
+    n it sets ``inputs(n)`` ({name: value}), reads ``keys`` (an output fed through from an
+    input then has that point's input) and steps to the next."""
     inst = Instance(fmu, "system", parameters or {})
+    count = int(round(stop / step))
     try:
-        rows = [[inst.get(k) for k in keys]]
-        for n in range(int(round(stop / step))):
+        rows = []
+        for n in range(count + 1):
             for name, value in (inputs(n) if inputs else {}).items():
                 inst.set(name, value)
-            inst.do_step(n * step, step)
             rows.append([inst.get(k) for k in keys])
+            if n < count:
+                inst.do_step(n * step, step)
     finally:
         inst.free()
     return {k: np.array(column) for k, column in zip(keys, zip(*rows))}
@@ -496,3 +506,24 @@ def test_multirate_fmu_state_round_trip(multirate_dir):
     """Vehicle at 1 ms over 0.05 ms: getFMUstate after 7 host steps, 10 more steps,
     setFMUstate (and a serialized copy), the same 10 steps: the same values."""
     assert_state_round_trip(multirate_dir / "vehicle_1ms" / "fan_F2.fmu", 1e-3, 7, 10, FAN_KEYS)
+
+
+def test_default_outputs_are_the_signals_drivetrain_fmu_run_plots_for_the_system():
+    """Exported with no --output, a system FMU shows what `drivetrain-fmu run` plots for its
+    family (engine speed, lock flags, friction torques), then every connection's source."""
+    import drivetrain_cli
+
+    for name in ssp.catalog():
+        system = ssp.load_system(name)
+        outputs = composite.describe(name)["outputs"]
+        panels = drivetrain_cli.PLOTS[drivetrain_cli._family_of(system)][1]
+        plotted = [key for _, signals in panels for key, _ in signals]
+        assert not set(plotted) - set(outputs), (name, sorted(set(plotted) - set(outputs)))
+        assert not {f"{c.source}.{c.output}" for c in system.connections} - set(outputs), name
+    assert {"clutch.locked_a", "clutch.locked_b", "clutch.tau_fric_a", "clutch.tau_fric_b"} <= set(
+        composite.describe("z3")["outputs"])
+    assert {"engine.w", "clutch.locked", "clutch.tau_fric", "vehicle.stick_f"} <= set(
+        composite.describe("fan_F2")["outputs"])
+    # an FMU input is no output, and a Table whose only connection became an FMU input goes
+    without = composite.describe("z3", inputs=["clutch.f_n_a"])["outputs"]
+    assert "clutch.f_n_a" not in without and "clamp_a.y" not in without and "clamp_b.y" in without

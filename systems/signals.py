@@ -1,0 +1,96 @@
+"""What a run of a system records and plots by default: the signals of its family.
+
+A documented system belongs to a family (z3, fan, r3_spring, ...): its plot panels
+(``PLOTS``, drawn by ``drivetrain-fmu run``) and the signals its module records.  A copy of a
+documented system, edited or renamed, keeps its family as long as every plotted signal still
+exists (:func:`family_of`).  ``drivetrain-fmu run`` records :func:`default_record`, and a
+system exported as one FMU (systems/composite.py) has the same signals as its default outputs.
+"""
+from __future__ import annotations
+
+from fmus import ELEMENTS
+
+from . import msl
+
+# per family of systems (the name's prefix): title and plot panels [(y label, [(signal, legend), ...]), ...];
+# a panel whose label starts with FLAGS draws its 0/1 signals stacked, one row each
+FLAGS = "stick flags"
+PLOTS = {
+    "z3": ("Double-clutch gear shift (after Biagiotti & Zanasi)", [
+        ("speed [rad/s]", [("clutch.w_2", "w_2 engine side"), ("clutch.w_1", "w_1 odd-gear shaft"),
+                           ("clutch.w_3", "w_3 even-gear shaft")]),
+        ("friction torque [N.m]", [("clutch.tau_fric_a", "tau_fric_a (1 -> 2)"),
+                                   ("clutch.tau_fric_b", "tau_fric_b (2 -> 3)")])]),
+    "r3_spring": ("Driveline with a nonlinear spring (after Reiter)", [
+        ("twist [rad]", [("spring.phi_rel", "phi_rel")]),
+        ("spring torque [N.m]", [("spring.tau_2", "tau on J_w + J_v")]),
+        ("speed [rad/s]", [("z.w", "w_z (drive side, J_z)"), ("wv.w", "w_wv (load side, J_w + J_v)")])]),
+    "r3_clearance": ("Driveline with gear clearance (after Reiter)", [
+        ("relative angle [rad]", [("mesh.phi_rel", "phi_z - phi_w")]),
+        ("impacts", [("mesh.n_impacts", "n_impacts")]),
+        ("speed [rad/s]", [("mesh.w_1", "w_z (drive gear, J_z)"), ("mesh.w_2", "w_w (driven gear, J_w)"),
+                           ("vehicle.w", "w_v (vehicle, J_v)")])]),
+    "fan": ("Vehicle launch: clutch judder, pitch and tire stick-slip (after Fan, Walker & Wang)", [
+        ("pitch [rad]", [("vehicle.pitch", "theta_1")]),
+        ("normal force [N]", [("vehicle.F_n_f", "F_N1 front"), ("vehicle.F_n_r", "F_N2 rear")]),
+        ("clutch slip [rad/s]", [("clutch.w_slip", "theta_r' (flywheel - disc)")]),
+        ("clutch torque [N.m]", [("clutch.tau_fric", "T_f")]),
+        (FLAGS, [("vehicle.stick_f", "front tire"), ("vehicle.stick_r", "rear tire"),
+                 ("clutch.locked", "clutch")])]),
+    "planetary_shift": ("Two-speed upshift on a planetary gear set: brake hands over to clutch", [
+        ("speed [rad/s]", [("gear.w_sun", "engine (sun)"), ("gear.w_carrier", "carrier (output)"),
+                           ("gear.w_ring", "ring"), ("vehicle.w", "vehicle (after the final drive)")]),
+        ("torque [N.m]", [("gear.tau_fric_b", "brake on the ring"), ("gear.tau_fric_c", "clutch (sun to carrier)")]),
+        (FLAGS, [("gear.locked_b", "brake"), ("gear.locked_c", "clutch")])]),
+    "msl_friction": ("MSL Friction: motor, clutch, spring and brake", [
+        ("speed [rad/s]", [("clutch.w_1", "w motor side (J = 1)"), ("clutch.w_2", "w clutch output (J = 0.05)"),
+                           ("brake.w", "w braked body (J = 1)")]),
+        ("torque [N.m]", [("clutch.tau_fric", "clutch"), ("brake.tau_fric", "brake on its body"),
+                          ("spring.tau_2", "spring on the braked body")]),
+        (FLAGS, [("clutch.locked", "clutch"), ("brake.locked", "brake")])]),
+    "msl_one_way_clutch": ("MSL OneWayClutch: freewheel with an engaged friction clutch", [
+        ("speed [rad/s]", [("clutch.w_1", "w_1 driving body"), ("clutch.w_2", "w_2 driven body")]),
+        ("clamp force [N]", [("clutch.f_n", "f_n of the clutch")]),
+        (FLAGS, [("clutch.locked", "locked")])]),
+    "msl_simple_gear_shift": ("MSL SimpleGearShift: planetary two-speed shift", [
+        ("speed [rad/s]", [("gear.w_sun", "engine (sun)"), ("gear.w_carrier", "load (carrier)"),
+                           ("gear.w_ring", "ring")]),
+        ("torque [N.m]", [("gear.tau_fric_c", "clutch (sun to ring)"), ("gear.tau_fric_b", "brake on the ring")]),
+        (FLAGS, [("gear.locked_b", "brake"), ("gear.locked_c", "clutch")])]),
+}
+
+
+def family_record(family: str | None) -> list[str]:
+    """What a run of a system of ``family`` records besides its plotted signals and every
+    connected output (the family module's RECORD)."""
+    from . import fan, r3, z3
+
+    return {"z3": z3.RECORD, "fan": fan.RECORD, "r3_spring": r3.SPRING_RECORD,
+            "r3_clearance": r3.CLEARANCE_RECORD, **msl.RECORD}.get(family, [])
+
+
+def declared(system) -> dict[str, set[str]]:
+    """{instance: names of its variables} for the components that are this project's elements."""
+    variables = {e.__name__: {v.name for v in e.VARIABLES} for e in ELEMENTS}
+    return {name: variables[c.element] for name, c in system.components.items() if c.element in variables}
+
+
+def family_of(system) -> str | None:
+    """The documented family whose plotted signals all exist in ``system`` (a copy of z3
+    edited or renamed is still plotted as Z3), None if none."""
+    variables = declared(system)
+    for family, (_, panels) in PLOTS.items():
+        keys = [key for _, signals in panels for key, _ in signals]
+        if all(key.split(".", 1)[1] in variables.get(key.split(".", 1)[0], ()) for key in keys):
+            return family
+    return None
+
+
+def default_record(system) -> list[str]:
+    """What a run records: the family's signals that exist, then every connected output."""
+    variables = declared(system)
+    family = family_of(system)
+    plotted = [key for _, signals in PLOTS[family][1] for key, _ in signals] if family else []
+    wanted = [key for key in family_record(family) + plotted
+              if key.split(".", 1)[1] in variables.get(key.split(".", 1)[0], ())]
+    return list(dict.fromkeys(wanted + [f"{c.source}.{c.output}" for c in system.connections]))
