@@ -29,7 +29,9 @@ saved states with the connections at the mean of their values at t and t + h, as
 ``systems.master.run(..., iterations=N)``.  docs/composite-fmu.md states both exactly.
 
 Refused steps (fmi2Discard, the message naming the component and the cause) leave every
-element at the state and inputs of the last communication point.  Values move through the
+element at the state and inputs of the last communication point; so do interrupted ones
+(fmus.base, "Interrupts"), and a host step of more element steps than STEP_BUDGET is refused
+before any is taken.  Values move through the
 elements' own attributes; the few internals of ``fmus.base.ElementSlave`` used here are
 listed in ``docs/composite-fmu.md``.
 """
@@ -70,10 +72,12 @@ INTERNAL_STEP = "internal_step"
 #: with 5e-5 to 2e-3 s, and the elements' budgets are set for such steps)
 INTERNAL_STEP_RANGE = (1e-6, 1.0)
 #: the element steps (internal steps x elements, x (iterations + 1)) one doStep may take: a
-#: host step is a whole number of internal steps, counted before any is taken.  An element
-#: step costs 10 to 30 us of CPU here (Z3 at 2 ms, Fan F2 at 0.05 ms: docs/composite-fmu.md),
-#: so the cap keeps a doStep within about 0.5 to 1.5 s (solvers.budget's bound)
-STEP_BUDGET = Budget("element steps", 50_000, 0.0, 50_000)
+#: host step is a whole number of internal steps, counted before any is taken.  Measured
+#: under fmpy on this machine (unloaded), an element step costs 2.1 us in Z3 (a 10 s step,
+#: 5000 internal steps of 7 elements: 73 ms of CPU) and 6.7 us in Fan F2 (a 0.1 s step, 1000
+#: of 5: 34 ms), so the cap keeps a doStep of those within 0.2 to 0.7 s, a few times that on a
+#: loaded machine (solvers.budget: one to three seconds)
+STEP_BUDGET = Budget("element steps", 100_000, 0.0, 100_000)
 #: the element parameter a step-mean compliance averages over; it follows the internal step
 T_COMM = "T_comm"
 _ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
@@ -729,7 +733,15 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         # (and keeps) a plan asked for the first time
         through, pairs, own = plans.get(key) or plans[key]
         if self._due and self._initialized:
-            self._exchange(None if self._due == 2 else self._stages[1:])
+            if self._chained:       # an interrupted get is run again (fmus.base): the same exchange
+                saved, due = self._snapshot(True), self._due
+                try:
+                    self._exchange(None if due == 2 else self._stages[1:])
+                except BaseException:
+                    repeat_until_done(self._put_back, saved, None, self._n, self._extra, due)
+                    raise
+            else:
+                self._exchange(None if self._due == 2 else self._stages[1:])
         self._refresh(through)
         values = _read_attributes(pairs, CONVERT[kind])
         for position in own:

@@ -1,13 +1,15 @@
 """A Python host (fmpy's FMU2Slave) that is interrupted inside an FMU's doStep, run in its own
 process by tests/test_interrupts.py.
 
-    python tests/interrupt_host.py FMU STEPS H INTERRUPTED_STEP [ELEMENT METHOD CALL]
+    python tests/interrupt_host.py FMU STEPS H INTERRUPTED [ELEMENT METHOD CALL]
 
 runs STEPS doSteps of H from t = 0.  With ELEMENT METHOD CALL, the method METHOD of the
 element class ELEMENT (the FMU's own copy of the element code, which runs in this
-interpreter) is wrapped: its CALL-th call, within doStep INTERRUPTED_STEP, runs as usual,
+interpreter) is wrapped: its CALL-th call, within doStep INTERRUPTED (a number) or within
+the fmi2GetReal of every Real output after doStep N (INTERRUPTED ``getN``), runs as usual,
 then prints ``BLOCKED`` and sleeps until the test sends SIGINT.  The interrupted step is then
-taken again from its start without the hook.  The process imports neither ``fmus`` nor
+taken again from its start without the hook (the outputs after an interrupted get are got
+again).  The process imports neither ``fmus`` nor
 ``solvers`` before the FMU does (the FMU's copy is the one under test).
 
 Prints one line ``RESULT {json}``: the Real outputs after every step (float.hex), and for the
@@ -23,7 +25,9 @@ import time
 import traceback
 
 
-def main(fmu: str, steps: int, h: float, interrupted_step: int, element=None, method=None, call=None):
+def main(fmu: str, steps: int, h: float, interrupted: str, element=None, method=None, call=None):
+    interrupted_step = int(interrupted) if not interrupted.startswith("get") else -1
+    interrupted_get = int(interrupted[len("get"):]) if interrupted.startswith("get") else -1
     from fmpy import extract, read_model_description
     from fmpy.fmi2 import (FMU2Slave, calloc, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
                            fmi2CallbackFunctions, fmi2CallbackLoggerTYPE, free)
@@ -89,6 +93,18 @@ def main(fmu: str, steps: int, h: float, interrupted_step: int, element=None, me
                 break
         try:
             slave.doStep(t, h)
+            if n == interrupted_get and hooked is not None:
+                cls, name, original, hook = hooked
+                setattr(cls, name, hook)
+                del messages[:]
+                try:
+                    slave.getReal(outputs)
+                    report["got"] = "returned"
+                except BaseException as exc:
+                    report["got"] = type(exc).__name__
+                    report["raised_in"] = traceback.extract_tb(exc.__traceback__)[-1].filename
+                setattr(cls, name, original)
+                report["messages"] = list(messages)
             rows.append([x.hex() for x in slave.getReal(outputs)])
         except Exception as exc:
             report["after"] = f"{type(exc).__name__}: {exc}; {messages[-1:]}"
@@ -101,5 +117,5 @@ def main(fmu: str, steps: int, h: float, interrupted_step: int, element=None, me
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    main(args[0], int(args[1]), float(args[2]), int(args[3]),
+    main(args[0], int(args[1]), float(args[2]), args[3],
          *((args[4], args[5], int(args[6])) if len(args) > 4 else ()))
