@@ -593,8 +593,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 self._uniform(count, h)
         except BaseException as exc:             # refused, failed or interrupted: undone
             repeat_until_done(self._put_back, saved, inboxes, n, extra, due)
-            if not isinstance(exc, Exception):
-                raise                             # an interrupt: the entry passes it on
+            if not isinstance(exc, Exception):    # an interrupt: the entry passes it on, after
+                self._forward_logs()              # what the elements said in the undone step
+                raise
             if isinstance(exc, _Unconnected):
                 return self._refuse(f"the connections cannot be evaluated at t = {self._time()!r}: "
                                     f"{type(exc.args[0]).__name__}: {exc.args[0]}; step refused")
