@@ -817,9 +817,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         self.start_time = float(saved["start_time"])
         self._n, self._extra = int(saved["time"][0]), float(saved["time"][1])
         self._due = int(saved["due"])
-        if saved["initialized"] and not self._initialized:
+        self._initialized = False
+        if saved["initialized"]:        # what doStep uses, for these elements and internal step
             self._prepare_stepping()
-        self._initialized = bool(saved["initialized"])
         for inst, inbox in self._inbox.items():       # a communication point: the inputs set
             inbox.update((name, getattr(self.elements[inst], name)) for name in inbox)
         self._fresh.clear()

@@ -444,7 +444,8 @@ def test_command_line_checks_arguments_before_building(tmp_path, capsys):
                        (["z3", "--input", "clutch"], "give inst.var"),
                        (["z3", "--output", "gearbox.w"], "no component 'gearbox'"),
                        (["z3", "--input", "clutch.tau_2", "--output", "clutch.tau_2"], "cannot also be an output"),
-                       (["z3", "--internal-step", "-1"], "must be a finite number > 0"),
+                       (["z3", "--internal-step", "-1"], "internal step -1.0 is outside the allowed range [1e-06, 1] s"),
+                       (["z3", "--internal-step", "1e-9"], "internal step 1e-09 is outside the allowed range"),
                        (["no_such_system"], "unknown system 'no_such_system'")):
         with pytest.raises(SystemExit) as stop:
             composite.main([*argv, "--out", str(tmp_path)])
