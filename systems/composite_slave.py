@@ -55,7 +55,7 @@ from pythonfmu.enums import Fmi2Status
 
 import fmus
 from fmus.base import (CONVERT, ElementSlave, FmiCallError, FmiCommonCalls, ParameterError, StateError, fmi_entry,
-                        fmi_step_entry, PlanCache, repeat_until_done)
+                        fmi_step_entry, PlanCache, repeat_until_done, take_pending_signals)
 from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -501,6 +501,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     def _refuse(self, message: str) -> bool:
         self._forward_logs()
         self.log(message, Fmi2Status.error)
+        take_pending_signals()
         return False
 
     def _forward_logs(self):
@@ -591,6 +592,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 self._multirate(count, h)
             else:
                 self._uniform(count, h)
+            if any(self._log_queues):
+                self._forward_logs()
+                take_pending_signals()
         except BaseException as exc:             # refused, failed or interrupted: undone
             repeat_until_done(self._put_back, saved, inboxes, n, extra, due)
             if not isinstance(exc, Exception):    # an interrupt: the entry passes it on, after
@@ -606,8 +610,6 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                                     f"of t = {self._time()!r}")
             return self._refuse(f"{where} failed ({type(exc).__name__}: {exc}); the system keeps the state of "
                                 f"t = {self._time()!r}")
-        if any(self._log_queues):
-            self._forward_logs()
         return True
 
     def _put_back(self, saved, inboxes, n: int, extra: float, due: int):
