@@ -21,13 +21,25 @@ fmi2Fatal and logs its text, which names the variable and the allowed range; see
 :meth:`ElementSlave._raise_to_host`); a bad input or an impossible step makes
 ``fmi2DoStep`` return fmi2Discard with an error log naming the variable, and the
 instance keeps the state of the last communication point.
+
+Interrupts (Ctrl-C in a Python host such as fmpy, where the FMU's code runs in the host's
+interpreter): an exception that is not an ``Exception`` (KeyboardInterrupt, or what a host's
+signal handler raises) never goes through pythonfmu's error path, which would make the call
+fmi2Fatal and lose the interrupt.  An interrupted fmi2DoStep is undone (state, outputs and
+time of the step's start) and returns fmi2Discard; any other interrupted call (a get, a set,
+the FMU state calls, initialization) is short and idempotent and is run again to its end.
+Then the interrupt is passed on to the host: :func:`_pass_on_interrupt`.
 """
 from __future__ import annotations
 
+import _thread
 import ctypes
 import functools
 import json
 import math
+import signal
+import threading
+import weakref
 from operator import attrgetter, itemgetter
 
 try:
@@ -54,14 +66,20 @@ def fmi_entry(call: str):
     pythonfmu through :meth:`ElementSlave._raise_to_host`, the one path that survives
     pythonfmu 0.7.0's double release (an unguarded exception crashed the host at
     fmi2FreeInstance), with a message that names the FMI call and the cause
-    (:func:`_raise_entry_failure`)."""
+    (:func:`_raise_entry_failure`); an interrupt runs the call again to its end and is
+    passed on to the host (:func:`_complete_interrupted`)."""
     def decorate(method):
         @functools.wraps(method)
         def entry(self, *args):
             try:
-                return method(self, *args)
+                result = method(self, *args)
+                if self.log_queue:
+                    take_pending_signals()
+                return result
             except Exception as exc:
                 _raise_entry_failure(self, call, exc)
+            except BaseException as exc:
+                return _complete_interrupted(self, call, exc, method, args)
         return entry
     return decorate
 
@@ -69,7 +87,8 @@ def fmi_entry(call: str):
 def fmi_step_entry(call: str):
     """:func:`fmi_entry` for the calls with two arguments a host makes at every step (fmi2DoStep's
     t and h, fmi2Set<type>'s references and values): with a fixed signature, a call builds no
-    argument tuples (``*args`` built two)."""
+    argument tuples (``*args`` built two).  An interrupted fmi2DoStep is not run again: the
+    method has undone the step; it returns fmi2Discard and the interrupt is passed on."""
     def decorate(method):
         @functools.wraps(method)
         def entry(self, first, second):
@@ -77,6 +96,10 @@ def fmi_step_entry(call: str):
                 return method(self, first, second)
             except Exception as exc:
                 _raise_entry_failure(self, call, exc)
+            except BaseException as exc:
+                if call == "fmi2DoStep":
+                    return _refuse_interrupted(self, exc, first, second)
+                return _complete_interrupted(self, call, exc, method, (first, second))
         return entry
     return decorate
 
@@ -89,8 +112,106 @@ def _get_entry(call: str, kind: str):
             return self._get_values(vrs, kind)
         except Exception as exc:
             _raise_entry_failure(self, call, exc)
+        except BaseException as exc:
+            return _complete_interrupted(self, call, exc, type(self)._get_values, (vrs, kind))
     get.__name__ = get.__qualname__ = f"get_{kind.lower()}"
     return get
+
+
+# ---------------------------------------------------------------------------- interrupts
+def interrupt_signal(exc: BaseException) -> int | None:
+    """The signal whose handler in the host raised ``exc`` inside the FMU's code, or None when
+    ``exc`` is no interrupt (an ``Exception``, or raised elsewhere than in a signal handler of
+    the main thread, where Python runs them).  A handler written in Python has its frame in
+    the traceback (the innermost one of its code); Python's default SIGINT handler is not
+    Python code: a KeyboardInterrupt without such a frame is SIGINT's."""
+    if isinstance(exc, Exception) or threading.current_thread() is not threading.main_thread():
+        return None
+    handlers = {}
+    for signum in signal.valid_signals():
+        code = getattr(signal.getsignal(signum), "__code__", None)
+        if code is not None:
+            handlers[code] = signum
+    found, frame = None, exc.__traceback__
+    while frame is not None:
+        found = handlers.get(frame.tb_frame.f_code, found)
+        frame = frame.tb_next
+    if found is None and isinstance(exc, KeyboardInterrupt) and callable(signal.getsignal(signal.SIGINT)):
+        found = signal.SIGINT
+    return found
+
+
+def _pass_on_interrupt(slave, signum: int, message: str, status):
+    """Log ``message`` and have the signal ``signum`` raised again in the host once this call
+    has returned, so that the host's handler runs in the host's code.
+
+    When it is raised matters: Python runs a pending signal's handler at the next bytecode
+    boundary of the main thread.  Raised from our code (``_thread.interrupt_main``), that is
+    at once in an uncompiled module (the check after the call), or, compiled, in the host's
+    logger callback that pythonfmu 0.7.0 calls for each queued message after the method has
+    returned (PySlaveInstance.cpp: clearLogBuffer after every call), where ctypes prints the
+    exception as "ignored" and the interrupt is lost.  pythonfmu then removes the messages
+    from the queue (PyList_SetSlice): the last reference to each goes, and the callback of a
+    weak reference to this message, C calls only (next() on a map of interrupt_main), raises
+    the signal there: after the host has had every message, before it runs Python again.
+    A caller without pythonfmu (a test calling the method) gets it when it empties
+    ``log_queue``."""
+    slave.log(message, status)
+    raise_signal = functools.partial(next, map(_thread.interrupt_main, (signum,)))
+    slave._interrupt_carrier = weakref.ref(slave.log_queue[-1], raise_signal)
+
+
+#: Run the handlers of the signals that have arrived (Python runs them at the next bytecode
+#: boundary): a function of one bytecode instruction, compiled at run time, so that it stays
+#: bytecode when this module is compiled.  Called before a call returns with messages queued:
+#: pythonfmu then calls the host's logger for each (PySlaveInstance.cpp, clearLogBuffer), in
+#: fmpy Python code, which would run the handler of a signal that arrived while the FMU's
+#: compiled code ran, and ctypes drops the exception of a callback ("Exception ignored"):
+#: measured, an Engine fuzz campaign ran on for 18 min after its SIGINT.  Taken here, it is
+#: an interrupt of the FMU's call (the step undone, the signal passed on).
+take_pending_signals = eval("lambda: None")
+
+
+def repeat_until_done(work, *args):
+    """``work(*args)``, run again as often as an interrupt cuts it short (for work that may
+    be repeated: an undo, an idempotent FMI call); an error or what is no interrupt propagates."""
+    while True:
+        try:
+            return work(*args)
+        except Exception:
+            raise
+        except BaseException as again:
+            if interrupt_signal(again) is None:
+                raise
+
+
+def _complete_interrupted(slave, call: str, exc: BaseException, method, args):
+    """An FMI call other than fmi2DoStep cut short by an interrupt: run again to its end (each
+    is short and may be repeated: gets, sets, state calls, initialization), then pass the
+    interrupt on.  What is no interrupt goes to pythonfmu's error path as before."""
+    signum = interrupt_signal(exc)
+    if signum is None:
+        raise exc
+    try:
+        result = repeat_until_done(method, slave, *args)
+    except Exception as error:
+        _raise_entry_failure(slave, call, error)
+    _pass_on_interrupt(slave, signum, f"{call} was interrupted ({type(exc).__name__}) and run again to its "
+                                      "end; the interrupt is passed on to the host", Fmi2Status.ok)
+    return result
+
+
+def _refuse_interrupted(slave, exc: BaseException, current_time, step_size) -> bool:
+    """An interrupted fmi2DoStep (the step already undone by do_step): fmi2Discard, and the
+    interrupt passed on."""
+    signum = interrupt_signal(exc)
+    if signum is None:
+        raise exc
+    _pass_on_interrupt(slave, signum, f"fmi2DoStep from t = {current_time!r} with h = {step_size!r} was "
+                                      f"interrupted ({type(exc).__name__}): the step is undone, the instance is "
+                                      "as before the call; the interrupt is passed on to the host",
+                       Fmi2Status.discard)
+    return False
 
 
 def _raise_entry_failure(slave, call: str, exc: Exception):
@@ -471,22 +592,34 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
             return self._refuse(f"step from t = {current_time} with h = {step_size} refused by an "
                                 f"internal error {type(exc).__name__}: {exc}")
-        self.state = new_state
-        values = self.refresh_outputs()
-        if values is None:
-            values = self._read_declared_state_outputs(self)
-        if not _all_finite_screen(values):
-            problem = _nonfinite(self._declared_state_outputs, self._read_declared_state_outputs(self))
-            if problem is not None:      # refused: state and outputs (functions of it) as before
-                self.state = previous
-                self.refresh_outputs()
-                return self._refuse(f"step from t = {current_time} with h = {step_size} refused: output "
-                                    f"{problem} (the step leaves the range this element can represent)")
+        try:       # the step is taken when _state_token moves: until then it can be undone
+            self.state = new_state
+            values = self.refresh_outputs()
+            if values is None:
+                values = self._read_declared_state_outputs(self)
+            if not _all_finite_screen(values):
+                problem = _nonfinite(self._declared_state_outputs, self._read_declared_state_outputs(self))
+                if problem is not None:      # refused: state and outputs (functions of it) as before
+                    repeat_until_done(self._put_back, previous)
+                    return self._refuse(f"step from t = {current_time} with h = {step_size} refused: output "
+                                        f"{problem} (the step leaves the range this element can represent)")
+            if self.log_queue:
+                take_pending_signals()
+        except BaseException:                # an interrupt (or a defect): the step is undone
+            repeat_until_done(self._put_back, previous)
+            raise
         self._state_token += 1
         return True
 
+    def _put_back(self, state):
+        """The state ``state`` of the last communication point again, with its outputs (a
+        refused or interrupted step; the feedthrough cache, of that state, stays valid)."""
+        self.state = state
+        self.refresh_outputs()
+
     def _refuse(self, message: str) -> bool:
         self.log(message, Fmi2Status.error)
+        take_pending_signals()
         return False
 
     def _feedthrough_values(self) -> dict:
@@ -595,9 +728,14 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
         could not be raised safely: bytes that are no state become a record of why, which
         fmi2SetFMUstate then refuses with that reason."""
         try:
-            return json.loads(bytes(data).decode("utf-8"))
+            return _static_call(_state_from_bytes, data)
         except (UnicodeDecodeError, ValueError) as exc:
             return {"invalid": f"the serialized FMU state is not one this FMU wrote ({exc})"}
+
+    @staticmethod
+    def _fmu_state_to_bytes(state) -> bytes:
+        """fmi2SerializeFMUstate (pythonfmu's, with interrupts handled: :func:`_static_call`)."""
+        return _static_call(_state_to_bytes, state)
 
     @fmi_entry("fmi2SetFMUstate")
     def _set_fmu_state(self, saved):
@@ -626,11 +764,42 @@ class ElementSlave(FmiCommonCalls, Fmi2Slave):
                 if problem is not None:
                     raise StateError(f"the solver state {saved['state']!r} gives output {problem}: "
                                      f"{self._version_note(saved)}")
-        except Exception:
+        except BaseException:       # an error, or an interrupt (the call is then run again)
             self.__dict__.clear()
             self.__dict__.update(before)
             raise
         self._state_token += 1
+
+
+def _state_from_bytes(data) -> dict:
+    return json.loads(bytes(data).decode("utf-8"))
+
+
+def _state_to_bytes(state) -> bytes:
+    return json.dumps(state).encode("utf-8")
+
+
+def _static_call(work, argument):
+    """(De)serializing an FMU state: pythonfmu calls these on the class, with no instance whose
+    log could carry an interrupt (_pass_on_interrupt): an interrupt runs the work again to its
+    end and is raised again at once.  Compiled, as the FMUs run, no bytecode runs before the
+    host's; uncompiled, the check after the call raises it here, where it is dropped (an
+    escaping exception would make the call fmi2Fatal and lose it all the same)."""
+    try:
+        return work(argument)
+    except Exception:
+        raise
+    except BaseException as exc:
+        signum = interrupt_signal(exc)
+        if signum is None:
+            raise
+        result = repeat_until_done(work, argument)
+        try:
+            _thread.interrupt_main(signum)
+        except BaseException as again:
+            if interrupt_signal(again) is None:
+                raise
+        return result
 
 
 class StatelessElement(ElementSlave):

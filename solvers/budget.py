@@ -23,6 +23,10 @@ FMU then returns fmi2Discard and keeps the state of the last communication point
   unit); a host whose long step needs more is told to take a smaller one, which lowers
   the count (or, for a model too stiff at any step, what to change).
 
+A system FMU (systems/composite_slave.py) knows its work before it starts: a host step is
+a whole number of internal steps, each stepping every element once; its budget is the cap
+alone (floor = cap, per_second = 0), on the element steps of one doStep.
+
 The loops with a fixed bound that does not depend on the inputs (Lemke's pivots,
 regula falsi and Newton iterations, dense factorizations, the stuck-set enumeration)
 state it where they are.
@@ -64,6 +68,8 @@ class Budget:
         return limit
 
     def terms(self, h: float) -> str:
+        if self.per_second == 0.0 and self.floor == self.cap:      # a work counted in advance
+            return f"{self.cap} whatever h"
         return (f"min({self.floor} + {self.per_second:g}/s x h, {self.cap}) = {self.limit(h)} "
                 f"for h = {h!r} s")
 

@@ -118,8 +118,9 @@ def describe(spec, inputs=(), outputs=(), internal_step: float | None = None, ra
     step = system.step if internal_step is None else internal_step
     if step is None:
         raise ValueError(f"{label}: its file gives no step: give the internal step (--internal-step H)")
-    if not (isinstance(step, (int, float)) and math.isfinite(step) and step > 0):
-        raise ValueError(f"internal step {step!r} must be a finite number > 0 (seconds)")
+    low, high = composite_slave.INTERNAL_STEP_RANGE
+    if not (isinstance(step, (int, float)) and low <= step <= high):
+        raise ValueError(f"internal step {step!r} is outside the allowed range [{low:g}, {high:g}] s")
     step = float(step)
     declared = {inst: {v.name: v for v in classes[c.element].VARIABLES} for inst, c in system.components.items()}
 

@@ -29,7 +29,9 @@ saved states with the connections at the mean of their values at t and t + h, as
 ``systems.master.run(..., iterations=N)``.  docs/composite-fmu.md states both exactly.
 
 Refused steps (fmi2Discard, the message naming the component and the cause) leave every
-element at the state and inputs of the last communication point.  Values move through the
+element at the state and inputs of the last communication point; so do interrupted ones
+(fmus.base, "Interrupts"), and a host step of more element steps than STEP_BUDGET is refused
+before any is taken.  Values move through the
 elements' own attributes; the few internals of ``fmus.base.ElementSlave`` used here are
 listed in ``docs/composite-fmu.md``.
 """
@@ -53,15 +55,29 @@ from pythonfmu.enums import Fmi2Status
 
 import fmus
 from fmus.base import (CONVERT, ElementSlave, FmiCallError, FmiCommonCalls, ParameterError, StateError, fmi_entry,
-                        fmi_step_entry, PlanCache)
+                        fmi_step_entry, PlanCache, repeat_until_done, take_pending_signals)
 from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
+from solvers.budget import Budget
 
 DESCRIPTION_FILE = "composite.json"
 FORMAT = 1
 #: the FMU parameter holding the internal step
 INTERNAL_STEP = "internal_step"
+#: the declared range of ``internal_step``, s: down to the smallest step the fuzz campaign
+#: checks every element at (tests/fuzz_campaign.py STEP_MIN; 50 times finer than the finest
+#: internal step of a documented system, Fan F2's 5e-5 s; below it one simulated second is
+#: more than 10^6 internal steps), up to its longest (STEP_MAX; the documented systems step
+#: with 5e-5 to 2e-3 s, and the elements' budgets are set for such steps)
+INTERNAL_STEP_RANGE = (1e-6, 1.0)
+#: the element steps (internal steps x elements, x (iterations + 1)) one doStep may take: a
+#: host step is a whole number of internal steps, counted before any is taken.  Measured
+#: under fmpy on this machine (unloaded), an element step costs 2.1 us in Z3 (a 10 s step,
+#: 5000 internal steps of 7 elements: 73 ms of CPU) and 6.7 us in Fan F2 (a 0.1 s step, 1000
+#: of 5: 34 ms), so the cap keeps a doStep of those within 0.2 to 0.7 s, a few times that on a
+#: loaded machine (solvers.budget: one to three seconds)
+STEP_BUDGET = Budget("element steps", 100_000, 0.0, 100_000)
 #: the element parameter a step-mean compliance averages over; it follows the internal step
 T_COMM = "T_comm"
 _ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
@@ -129,7 +145,7 @@ def interface(description: dict) -> list[Var]:
 
     variables = [Var(INTERNAL_STEP, PARAMETER, "s", "internal step: every host step is a whole multiple of it "
                      "(each internal step exchanges the connections and steps every element)",
-                     description["internal_step"], low=0.0, low_open=True)]
+                     description["internal_step"], low=INTERNAL_STEP_RANGE[0], high=INTERNAL_STEP_RANGE[1])]
     for inst, component in components.items():
         bound = component["parameters"]
         for var in declared[inst].values():
@@ -221,6 +237,10 @@ class _Refused(Exception):
     """An internal step that an element refused (its messages are in its log queue)."""
 
 
+class _Unconnected(Exception):
+    """The connections could not be evaluated (args[0]: the cause)."""
+
+
 # ---------------------------------------------------------------------------- the slave
 class Composite(FmiCommonCalls, Fmi2Slave):
     """A whole system as one slave (module docstring).  The slave script binds a subclass
@@ -232,9 +252,10 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     # is not one: fmi2SetReal writes it into the instance dict, as an element's parameters)
     __slots__ = ("_n", "_extra", "_due", "_at", "_fresh", "_lags", "_stages", "_get_plans", "_attributes",
                  "_order", "_do_steps", "iterations", "_slow", "_inbox", "_log_queues",
-                 "_fmu_inputs", "_initialized", "_terminated", "_whole_steps", "_frame", "_restage")
+                 "_fmu_inputs", "_initialized", "_terminated", "_whole_steps", "_frame", "_restage", "_chained")
     _raise_to_host = ElementSlave._raise_to_host
     _fmu_state_from_bytes = staticmethod(ElementSlave._fmu_state_from_bytes)
+    _fmu_state_to_bytes = staticmethod(ElementSlave._fmu_state_to_bytes)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -353,6 +374,11 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             # the elements whose inputs this stage sets (directly or from an inbox)
             written = {self.elements[c[2]] for c in chosen}
             self._stages.append((through, moves, copies, written))
+        # does a stage-2 source's value depend without delay on a stage-2 target?  Then an
+        # exchange cut short (an interrupt) and run again moves other values than one run once:
+        # a step then saves the inputs before its exchange (do_step)
+        targets = {f"{c[2]}.{c[3]}" for c in stages[1]}
+        self._chained = any(targets & self._input_reach(c[0], c[1]) for c in stages[1])
         # does a new FMU input value change what stage 2 moves?
         sources = {f"{c[0]}.{c[1]}" for c in stages[1]}
         reach = set()
@@ -427,6 +453,15 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             except Exception as exc:
                 raise FmiCallError(f"{self._labels[id(element)]} cannot be initialized: "
                                    f"{type(exc).__name__}: {exc}") from None
+        self._prepare_stepping()
+        self._n, self._extra = 0, 0.0
+        self._exchange()
+        self._forward_logs()
+
+    def _prepare_stepping(self):
+        """What doStep uses, from the initialized elements and the internal step (at
+        fmi2ExitInitializationMode, and when the state of an initialized instance is set into
+        one that is not)."""
         # an FMU input is range-checked where its element checks it (a Table's unused points,
         # a ClutchChain's clamps beyond n_bodies are not), and always refused when not finite
         self._input_checks = [(var, element, name, any(v.name == name for v in element._checked_inputs))
@@ -448,9 +483,6 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         self._frame = math.lcm(1, *(s[3] for s in self._slow))
         self._whole_steps = {}          # host step size -> (count, h) of _sub_steps
         self._initialized = True
-        self._n, self._extra = 0, 0.0
-        self._exchange()
-        self._forward_logs()
 
     def _stateless(self, element) -> bool:
         t_comm = getattr(element, T_COMM, 0.0)
@@ -469,6 +501,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     def _refuse(self, message: str) -> bool:
         self._forward_logs()
         self.log(message, Fmi2Status.error)
+        take_pending_signals()
         return False
 
     def _forward_logs(self):
@@ -535,34 +568,41 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         if isinstance(plan, str):
             return self._refuse(plan)
         count, h = plan
+        work = count * (self.iterations + 1) * len(self._order)
+        if work > STEP_BUDGET.cap:
+            return self._refuse(self._over_budget(step_size, count, h, work))
         if self._fmu_inputs:
             problem = self._input_problem()
             if problem is not None:
                 return self._refuse(f"input {problem}; step from t = {current_time} refused")
-        try:
-            if self._due:
-                self._exchange(None if self._due == 2 else self._stages[1:])
-        except Exception as exc:
-            return self._refuse(f"the connections cannot be evaluated at t = {self._time()!r}: "
-                                f"{type(exc).__name__}: {exc}; step refused")
-        # the connections move within this step only with several internal steps, iterations
-        # or multi-rate: only then can a refused step have changed inputs to put back
-        saved = self._snapshot(count > 1 or bool(self.iterations) or bool(self._slow))
+        # what a refused or interrupted step puts back: the states, the time, the exchange due
+        # and, where the connections move within the step (several internal steps, iterations,
+        # multi-rate) or an exchange run again would not move the same values, the inputs
+        # before this step's exchange (otherwise the exchange is due again and moves the same)
+        saved = self._snapshot(count > 1 or bool(self.iterations) or bool(self._slow) or self._chained)
         inboxes = [dict(inbox) for inbox in self._inbox.values()] if self._inbox else None
-        n, extra = self._n, self._extra
+        n, extra, due = self._n, self._extra, self._due
         try:
+            if due:
+                try:
+                    self._exchange(None if due == 2 else self._stages[1:])
+                except Exception as exc:
+                    raise _Unconnected(exc) from None
             if self._slow and h == self.internal_step:
                 self._multirate(count, h)
             else:
                 self._uniform(count, h)
-        except Exception as exc:
-            self._restore(saved)
-            if inboxes:
-                for inbox, values in zip(self._inbox.values(), inboxes):
-                    inbox.update(values)
-            for inst in self._lags:
-                self._lags[inst] = 0.0
-            self._n, self._extra, self._due = n, extra, 0
+            if any(self._log_queues):
+                self._forward_logs()
+                take_pending_signals()
+        except BaseException as exc:             # refused, failed or interrupted: undone
+            repeat_until_done(self._put_back, saved, inboxes, n, extra, due)
+            if not isinstance(exc, Exception):    # an interrupt: the entry passes it on, after
+                self._forward_logs()              # what the elements said in the undone step
+                raise
+            if isinstance(exc, _Unconnected):
+                return self._refuse(f"the connections cannot be evaluated at t = {self._time()!r}: "
+                                    f"{type(exc.args[0]).__name__}: {exc.args[0]}; step refused")
             t, h = self._at
             where = f"the internal step from t = {t!r} with h = {h!r}"
             if isinstance(exc, _Refused):
@@ -570,9 +610,29 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                                     f"of t = {self._time()!r}")
             return self._refuse(f"{where} failed ({type(exc).__name__}: {exc}); the system keeps the state of "
                                 f"t = {self._time()!r}")
-        if any(self._log_queues):
-            self._forward_logs()
         return True
+
+    def _put_back(self, saved, inboxes, n: int, extra: float, due: int):
+        """The system as at the start of a doStep (do_step's ``saved`` etc.)."""
+        self._restore(saved)
+        if inboxes:
+            for inbox, values in zip(self._inbox.values(), inboxes):
+                inbox.clear()
+                inbox.update(values)
+        for inst in self._lags:
+            self._lags[inst] = 0.0
+        self._n, self._extra, self._due = n, extra, due
+
+    def _over_budget(self, step_size: float, count: int, h: float, work: int) -> str:
+        """Why a host step of ``count`` internal steps of ``h`` (``work`` element steps) is refused."""
+        per_step = (self.iterations + 1) * len(self._order)
+        longest = max(STEP_BUDGET.cap // per_step // self._frame, 1) * self._frame
+        repeated = f" x {self.iterations + 1} (iterations)" if self.iterations else ""
+        return str(STEP_BUDGET.exceeded(
+            f"system {self.system['name']}", step_size,
+            f"h = {step_size!r} s is {count} internal steps of {h!r} s x {len(self._order)} elements{repeated} = "
+            f"{work} element steps; give the host a step of at most {longest} x {h!r} = {longest * h!r} s, "
+            f"or a longer {INTERNAL_STEP}")) + "; step refused, the state is kept"
 
     def _uniform(self, count: int, h: float):
         """``count`` internal steps of every element with h (systems.master.run's step)."""
@@ -676,7 +736,15 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         # (and keeps) a plan asked for the first time
         through, pairs, own = plans.get(key) or plans[key]
         if self._due and self._initialized:
-            self._exchange(None if self._due == 2 else self._stages[1:])
+            if self._chained:       # an interrupted get is run again (fmus.base): the same exchange
+                saved, due = self._snapshot(True), self._due
+                try:
+                    self._exchange(None if due == 2 else self._stages[1:])
+                except BaseException:
+                    repeat_until_done(self._put_back, saved, None, self._n, self._extra, due)
+                    raise
+            else:
+                self._exchange(None if self._due == 2 else self._stages[1:])
         self._refresh(through)
         values = _read_attributes(pairs, CONVERT[kind])
         for position in own:
@@ -709,6 +777,8 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             "system": self.system["name"],
             "code": code_fingerprint()[:12],
             "internal_step": self.internal_step,
+            "initialized": self._initialized,
+            "start_time": self.start_time,
             "time": [self._n, self._extra],
             "due": self._due,
             "elements": {inst: _unwrapped(type(el), "_get_fmu_state")(el) for inst, el in self.elements.items()},
@@ -730,20 +800,28 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         before = self._get_fmu_state.__wrapped__(self)
         self._fresh.clear()
         try:
-            for inst, element in self.elements.items():
-                try:
-                    _unwrapped(type(element), "_set_fmu_state")(element, saved["elements"][inst])
-                except StateError as exc:
-                    raise StateError(f"{self._labels[id(element)]}: {exc}") from None
-            self.internal_step = float(saved["internal_step"])
-            self._n, self._extra = int(saved["time"][0]), float(saved["time"][1])
-            self._due = int(saved["due"])
-            for inst, inbox in self._inbox.items():       # a communication point: the inputs set
-                inbox.update((name, getattr(self.elements[inst], name)) for name in inbox)
-        except Exception:
-            for inst, element in self.elements.items():
-                _unwrapped(type(element), "_set_fmu_state")(element, before["elements"][inst])
-            self.internal_step = before["internal_step"]
-            self._n, self._extra = before["time"]
-            self._due = before["due"]
+            self._set_state(saved)
+        except BaseException:       # an error, or an interrupt (the call is then run again)
+            repeat_until_done(self._set_state, before)
             raise
+
+    def _set_state(self, saved):
+        """Set a state checked by _set_fmu_state.  The state of an initialized instance set
+        into one that is not (instantiated, parameters maybe set) initializes it as that
+        instance was, as an element's state does (ElementSlave._set_fmu_state): the elements'
+        parameters and states, the internal step, the start time and the time count."""
+        for inst, element in self.elements.items():
+            try:
+                _unwrapped(type(element), "_set_fmu_state")(element, saved["elements"][inst])
+            except StateError as exc:
+                raise StateError(f"{self._labels[id(element)]}: {exc}") from None
+        self.internal_step = float(saved["internal_step"])
+        self.start_time = float(saved["start_time"])
+        self._n, self._extra = int(saved["time"][0]), float(saved["time"][1])
+        self._due = int(saved["due"])
+        self._initialized = False
+        if saved["initialized"]:        # what doStep uses, for these elements and internal step
+            self._prepare_stepping()
+        for inst, inbox in self._inbox.items():       # a communication point: the inputs set
+            inbox.update((name, getattr(self.elements[inst], name)) for name in inbox)
+        self._fresh.clear()

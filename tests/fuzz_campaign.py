@@ -32,12 +32,19 @@ Usage (tests/test_fuzz.py does this; the spec is built from ``fmus`` when not gi
 
 Output: one ``CASE {json}`` line before each case is run (the last one reproduces a
 crash), ``PROGRESS`` lines, ``FINDING``/``FALSIFIED {json}`` lines for violations and a
-final ``SUMMARY {json}`` line; exit 0 when every property held.
+final ``SUMMARY {json}`` line; exit 0 when every property held.  SIGINT (Ctrl-C, ``timeout
+-s INT``) ends the campaign at once with the SUMMARY of the cases run (``"interrupted":
+true``) and exit status 130: the FMUs pass an interrupt that arrives inside their code on
+to this host (fmus/base.py); before, it made the call fmi2Fatal, which the campaign took for
+a finding and spent up to ``--shrink-seconds`` (300 s) shrinking.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import faulthandler
+import functools
+import io
 import json
 import math
 import re
@@ -58,6 +65,8 @@ STEP_MIN, STEP_MAX = 1e-6, 1.0
 NEAR = (5e-324, 1e-300, 1e-100, 1e-15, 1e-9, 1e-6)
 OK, WARNING, DISCARD, ERROR, FATAL = range(5)
 STATUS = ["OK", "Warning", "Discard", "Error", "Fatal", "Pending"]
+#: separators of the logger's fields and records (a bytes repr writes them as escapes)
+_FIELD, _RECORD = "\x1f", "\x1e"
 
 
 # ---------------------------------------------------------------------------- spec
@@ -262,12 +271,14 @@ class Driver:
         self.slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
                                modelIdentifier=md.coSimulation.modelIdentifier, instanceName=spec["element"])
         self.messages: list[tuple[int, str]] = []
-
-        def logger(env, name, status, category, message):
-            self.messages.append((status, message.decode("utf-8", errors="replace")))
-
+        # the FMU's logger runs C code only (print of the arguments' reprs into a StringIO, read
+        # after each call: _read_log): Python runs a signal's handler at the next bytecode, and
+        # in a Python logger called through ctypes the KeyboardInterrupt of a Ctrl-C that arrived
+        # meanwhile was dropped ("Exception ignored on calling ctypes callback function")
+        self._log = io.StringIO()
         self.callbacks = fmi2CallbackFunctions()
-        self.callbacks.logger = fmi2CallbackLoggerTYPE(logger)
+        self.callbacks.logger = fmi2CallbackLoggerTYPE(
+            functools.partial(print, sep=_FIELD, end=_RECORD, file=self._log))
         self.callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
         self.callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
         declared = {v.name: v for v in md.modelVariables}
@@ -302,12 +313,23 @@ class Driver:
             result, status = None, exc.status
         finally:
             faulthandler.cancel_dump_traceback_later()
+            self._read_log()
         took = time.perf_counter() - start
         if took > self.stats["max_call_s"]:
             self.stats["max_call_s"], self.stats["max_call"] = took, label
         if self.verbose:
             print(f"  {label} -> {STATUS[status]} ({took:.3g} s){'' if result is None else f' {result!r}'}")
         return status, result
+
+    def _read_log(self):
+        """Move what the logger printed into ``messages`` as (status, text)."""
+        printed = self._log.getvalue()
+        if printed:
+            self._log.seek(0)
+            self._log.truncate()
+            for record in printed.split(_RECORD)[:-1]:
+                _, _, status, _, message = record.split(_FIELD)
+                self.messages.append((int(status), ast.literal_eval(message).decode("utf-8", errors="replace")))
 
     def logged_since(self, mark):
         return [text for _, text in self.messages[mark:]]
@@ -561,7 +583,13 @@ def main(argv=None) -> int:
                 print(f"  log [{STATUS[status]}] {text}")
         print("every property held")
         return 0
-    return campaign(Driver(args.fmus, spec), args.examples, args.seed, args.keep_going, args.shrink_seconds)
+    driver = Driver(args.fmus, spec)
+    try:
+        return campaign(driver, args.examples, args.seed, args.keep_going, args.shrink_seconds)
+    except KeyboardInterrupt:       # Ctrl-C, or `timeout -s INT`: a summary of what ran, at once
+        print("SUMMARY", json.dumps({"element": spec["element"], "seed": args.seed, "examples": args.examples,
+                                     **driver.stats, "interrupted": True}), flush=True)
+        return 130
 
 
 if __name__ == "__main__":

@@ -305,6 +305,110 @@ def test_fmu_state_round_trip(system_dir):
     assert_state_round_trip(system_dir[0] / "z3.fmu", 2e-3, 10, 25, ("clutch.w_1", "vehicle.w", "shaft_even.tau_2"))
 
 
+def test_a_state_set_into_an_instance_not_yet_initialized_continues_exactly(system_dir):
+    """The state of an initialized Z3 instance after 10 steps of 2 ms, serialized, set into a
+    new instance that is only instantiated (no fmi2SetupExperiment, no initialization), as
+    the element FMUs allow: the new instance continues from t = 20 ms as the first does,
+    every output at each of 25 steps bit for bit.  (It was accepted, then every doStep
+    refused as one "before initialization".)"""
+    from fmpy.fmi2 import FMU2Slave
+
+    fmu, h = system_dir[0] / "z3.fmu", 2e-3
+    outputs = _outputs(fmu)
+    first = Instance(fmu, "first")
+    fresh = None
+    try:
+        for n in range(10):
+            first.do_step(n * h, h)
+        state = first.call("getFMUstate")
+        serialized = first.call("serializeFMUstate", state)
+        first.call("freeFMUstate", state)
+        model, unzip_dir = Instance._unpacked[str(fmu.resolve())]
+        fresh = FMU2Slave(guid=model.guid, unzipDirectory=unzip_dir,
+                          modelIdentifier=model.coSimulation.modelIdentifier, instanceName="fresh")
+        fresh.instantiate()
+        fresh.setFMUstate(fresh.deSerializeFMUstate(serialized))
+        refs = [first.variables[key].valueReference for key in outputs]
+        for n in range(10, 35):
+            first.do_step(n * h, h)
+            fresh.doStep(n * h, h)
+            assert fresh.getReal(refs) == [first.get(key) for key in outputs], n
+    finally:
+        first.free()
+        if fresh is not None:
+            fresh.fmi2FreeInstance(fresh.component)
+
+
+@pytest.fixture
+def element_steps(monkeypatch):
+    """The element steps the system FMUs of this process take (the FMUs run this process's
+    ``fmus``); more than 100 000 in one test fails the step that takes them (a guard: the
+    step would otherwise run for hours)."""
+    from fmus.base import ElementSlave
+
+    taken, inner = [0], ElementSlave.do_step.__wrapped__
+
+    def counted(self, t, h):
+        taken[0] += 1
+        if taken[0] > 100_000:
+            raise RuntimeError("guard: more than 100000 element steps in this test")
+        return inner(self, t, h)
+
+    def entry(self, t, h):
+        return counted(self, t, h)
+    entry.__wrapped__ = counted          # what the system FMU steps an element with
+    monkeypatch.setattr(ElementSlave, "do_step", entry)
+    return taken
+
+
+def test_a_step_beyond_the_budget_is_refused_at_once_and_the_run_continues(system_dir, element_steps):
+    """Z3 (7 elements, internal step 2 ms) asked for h = 1e5 s (5e7 internal steps): refused
+    before any element steps, naming the budget (100 000 element steps) and the longest step
+    it allows (14 285 internal steps: 28.57 s), the state kept; that step is then taken (5
+    stepped elements x 14 285; the shafts are evaluated, not stepped) and equals 14 285 steps
+    of 2 ms.  (It ran
+    for hours: no doStep of a system FMU had a bound.)"""
+    fmu, h = system_dir[0] / "z3.fmu", 2e-3
+    inst = Instance(fmu, "system")
+    try:
+        before = inst.get("clutch.w_1")
+        with pytest.raises(CoSimulationError) as refused:
+            inst.do_step(0.0, 1e5)
+        text = str(refused.value)
+        assert "more than 100000 element steps in one step (budget 100000 whatever h)" in text, text
+        assert "50000000 internal steps of 0.002 s x 7 elements" in text, text
+        assert "at most 14285 x 0.002 = 28.57 s" in text, text
+        assert element_steps[0] == 0 and inst.get("clutch.w_1") == before
+        inst.do_step(0.0, 14285 * h)
+        assert element_steps[0] == 5 * 14285      # the three tables, the clutch, the vehicle (not the shafts)
+        longest = inst.get("clutch.w_1")
+    finally:
+        inst.free()
+    element_steps[0] = 0
+    stepped = Instance(fmu, "stepped")
+    try:
+        for n in range(14285):
+            stepped.do_step(n * h, h)
+        assert stepped.get("clutch.w_1") == longest
+    finally:
+        stepped.free()
+
+
+@pytest.mark.parametrize("value", [1e-9, 5e-324, 2.0])
+def test_an_internal_step_outside_its_declared_range_fails_initialization(system_dir, element_steps, value):
+    """internal_step is declared in [1e-6, 1] s (modelDescription min/max); a value outside
+    fails fmi2ExitInitializationMode naming it and the range (1e-9 with a 10 ms host step was
+    10^7 internal steps per doStep, which never returned)."""
+    from fmpy import read_model_description
+
+    declared = {v.name: v for v in read_model_description(str(system_dir[0] / "z3.fmu")).modelVariables}
+    assert (float(declared["internal_step"].min), float(declared["internal_step"].max)) == (1e-6, 1.0)
+    with pytest.raises(CoSimulationError) as failed:
+        Instance(system_dir[0] / "z3.fmu", "system", {"internal_step": value})
+    assert f"internal_step = {value!r} is outside the allowed range [1e-06, 1] s" in str(failed.value)
+    assert element_steps[0] == 0
+
+
 def _read_csv(path: Path):
     import csv
 
@@ -350,7 +454,8 @@ def test_command_line_checks_arguments_before_building(tmp_path, capsys):
                        (["z3", "--input", "clutch"], "give inst.var"),
                        (["z3", "--output", "gearbox.w"], "no component 'gearbox'"),
                        (["z3", "--input", "clutch.tau_2", "--output", "clutch.tau_2"], "cannot also be an output"),
-                       (["z3", "--internal-step", "-1"], "must be a finite number > 0"),
+                       (["z3", "--internal-step", "-1"], "internal step -1.0 is outside the allowed range [1e-06, 1] s"),
+                       (["z3", "--internal-step", "1e-9"], "internal step 1e-09 is outside the allowed range"),
                        (["no_such_system"], "unknown system 'no_such_system'")):
         with pytest.raises(SystemExit) as stop:
             composite.main([*argv, "--out", str(tmp_path)])
