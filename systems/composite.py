@@ -200,8 +200,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an FMU output (default: what `drivetrain-fmu run` records of the system: the "
                              "signals it plots, then the source of every connection); repeatable")
     parser.add_argument("--internal-step", type=float, metavar="H",
-                        help="internal step in s (default: the system's step); every host step must be a whole "
-                             "multiple of it")
+                        help="internal step in s, {:g} to {:g} (default: the system's step); every host step must "
+                             "be a whole multiple of it".format(*composite_slave.INTERNAL_STEP_RANGE))
     parser.add_argument("--rate", action="append", default=[], metavar="INST=H",
                         help="multi-rate: element INST steps with H s (a whole multiple of the internal step), its "
                              "inputs the mean of the connections' values over its step, its outputs held (angles "
