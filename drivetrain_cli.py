@@ -247,12 +247,14 @@ def _check_divides(step: float, stop: float, option: str, system) -> None:
                      f"steps; allowed: {stop:g} s / n" + (f", e.g. {' or '.join(near)}" if near else ""))
 
 
-def _warn_unconnected(system, command: str) -> None:
+def _warn_unconnected(system, command: str, fmu_inputs=()) -> None:
     """One line on stderr naming every input that runs at its start value without the file
-    saying so (systems.ssp.unconnected_inputs: not a free flange's zero torque, not bound)."""
+    saying so (systems.ssp.unconnected_inputs: not a free flange's zero torque, not bound),
+    but those ``fmu_inputs`` (INST.VAR) makes inputs of a system FMU (export-fmu --input)."""
     from systems.ssp import unconnected_inputs
 
-    found = unconnected_inputs(system.components, system.connections)
+    found = [entry for entry in unconnected_inputs(system.components, system.connections)
+             if entry.split(" = ")[0] not in fmu_inputs]
     if found:
         print(f"{PROG} {command}: warning: {_shown(system)}: {'an input' if len(found) == 1 else 'inputs'} left "
               f"unconnected, run at the start value: {', '.join(found)} (connect {'it' if len(found) == 1 else 'them'}"
@@ -1712,8 +1714,11 @@ def _dispatch(args) -> None:
         _new(args)
     elif args.command == "export-fmu":
         from systems import composite
+        from systems.ssp import open_system
 
         try:
+            args.system = open_system(str(args.system))
+            _warn_unconnected(args.system, args.command, args.input)
             composite.export(args)
         except ValueError as exc:
             raise UsageError(str(exc)) from exc

@@ -155,6 +155,22 @@ def test_an_unconnected_clamp_force_is_named_in_a_warning(fmu_dir, tmp_path):
                         "it deliberate)"], err
 
 
+def test_export_fmu_names_an_unconnected_input_it_does_not_make_an_fmu_input(tmp_path):
+    """The same z3 without its clamp-force connection exported as one FMU: the system FMU ran
+    with that clutch open and export-fmu said nothing.  Made an FMU input (--input), the
+    host drives it: no warning."""
+    link = re.search(r'\s*<ssd:Connection startElement="clamp_a"[^>]*/>', Z3).group(0)
+    (tmp_path / "mine.ssd").write_text(Z3.replace(link, ""))
+    code, _, err = cli("export-fmu", "mine.ssd", "--out", tmp_path / "out", cwd=tmp_path)
+    assert code == 0, err
+    warnings = [line for line in err.replace("\r", "\n").splitlines() if "warning" in line]
+    assert warnings == ["drivetrain-fmu export-fmu: warning: mine.ssd: an input left unconnected, run at the start "
+                        "value: clutch.f_n_a = 0 N (connect it, or bind the value in the component's parameter set "
+                        "to make it deliberate)"], err
+    code, _, err = cli("export-fmu", "mine.ssd", "--input", "clutch.f_n_a", "--out", tmp_path / "out", cwd=tmp_path)
+    assert code == 0 and "warning" not in err, err
+
+
 def test_the_documented_systems_leave_no_input_unconnected_by_accident():
     """The rule's other side: no warning for the catalog.  Their unconnected inputs are free
     flanges (a torque input of start 0 N.m: R3's vehicle load side, the MSL examples' free
