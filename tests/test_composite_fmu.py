@@ -328,11 +328,15 @@ def test_a_state_set_into_an_instance_not_yet_initialized_continues_exactly(syst
                           modelIdentifier=model.coSimulation.modelIdentifier, instanceName="fresh")
         fresh.instantiate()
         fresh.setFMUstate(fresh.deSerializeFMUstate(serialized))
-        refs = [first.variables[key].valueReference for key in outputs]
+        getters = {"Real": fresh.getReal, "Boolean": fresh.getBoolean}
+
+        def fresh_get(key):
+            variable = first.variables[key]
+            return getters[variable.type]([variable.valueReference])[0]
         for n in range(10, 35):
             first.do_step(n * h, h)
             fresh.doStep(n * h, h)
-            assert fresh.getReal(refs) == [first.get(key) for key in outputs], n
+            assert [fresh_get(key) for key in outputs] == [first.get(key) for key in outputs], n
     finally:
         first.free()
         if fresh is not None:
