@@ -515,7 +515,8 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     @cython.locals(current_time=cython.double, step_size=cython.double, expected=cython.double,
                    h=cython.double)
     def _sub_steps(self, current_time: float, step_size: float):
-        """(count, h) of internal steps for a host step, or the reason it is refused."""
+        """(count, h) of internal steps for a host step, or the reason it is refused (not on
+        this FMU's time, not a whole number of internal steps, more than STEP_BUDGET)."""
         h = self.internal_step
         expected = self.start_time + self._n * h + self._extra          # _time()
         if abs(current_time - expected) > 1e-9 * max(abs(expected), step_size, h):
@@ -533,6 +534,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         if count >= 1 and abs(step_size - count * h) <= STEP_ROUNDING * step_size:
             if count % self._frame:
                 return self._frame_problem(step_size, h)
+            work = count * (self.iterations + 1) * len(self._order)
+            if work > STEP_BUDGET.cap:         # counted before any is taken; never kept as a plan
+                return self._over_budget(step_size, count, h, work)
             if len(self._whole_steps) < 16:
                 self._whole_steps[step_size] = (count, h)
             return count, h
@@ -568,9 +572,6 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         if isinstance(plan, str):
             return self._refuse(plan)
         count, h = plan
-        work = count * (self.iterations + 1) * len(self._order)
-        if work > STEP_BUDGET.cap:
-            return self._refuse(self._over_budget(step_size, count, h, work))
         if self._fmu_inputs:
             problem = self._input_problem()
             if problem is not None:
