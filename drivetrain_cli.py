@@ -51,7 +51,8 @@ from systems.optional import MissingExtra, check, require  # noqa: E402
 from systems import msl  # noqa: E402
 from systems.ssp import catalog, load_system  # noqa: E402
 from systems.signals import FLAGS, PLOTS  # noqa: E402
-from systems.signals import default_record as _default_record, family_of as _family_of  # noqa: E402
+from systems.signals import declared as _declared, default_record as _default_record  # noqa: E402
+from systems.signals import family_of as _family_of  # noqa: E402
 
 PROG = "drivetrain-fmu"
 FAILED, USAGE, INTERRUPTED = 1, 2, 130
@@ -886,8 +887,7 @@ def _convergence_keys(system) -> list[str]:
     from fmus.variables import REAL
 
     family = _family_of(system)
-    declared = {inst: {v.name: v.type for v in e.VARIABLES} for inst, c in system.components.items()
-                for e in ELEMENTS if e.__name__ == c.element}
+    declared = _declared(system)
     keys = REPORT_KEYS.get(family)
     if keys and all(key == "mesh.w_mean" or key.split(".", 1)[1] in declared.get(key.split(".", 1)[0], {})
                     for key in keys):
@@ -929,6 +929,8 @@ def _report_convergence(system, args, documented: bool) -> None:
     run at H, divided by the signal's range (:func:`convergence`); each run's time on stderr."""
     import time
 
+    from systems.master import CoSimulationError
+
     label = _label(system)
     stop = system.stop
     if stop is None:
@@ -959,11 +961,7 @@ def _report_convergence(system, args, documented: bool) -> None:
             with _interruptible() as (at_point, state):
                 try:
                     results.append(_simulate(system, fmu_dir, step / k, progress=False, at_point=at_point))
-                except Exception as exc:          # a diverging coupling makes an element refuse a step
-                    from systems.master import CoSimulationError
-
-                    if not isinstance(exc, CoSimulationError):
-                        raise
+                except CoSimulationError as exc:  # a diverging coupling makes an element refuse a step
                     raise SimulationFailed(f"at the step {step / k:g} s: {_failure(exc, state['t'])}") from None
             print(f"  ran {label} at {step / k:g} s ({time.monotonic() - started:.1f} s)", file=sys.stderr, flush=True)
         print(f"  step H = {step:g} s (and {step / 2:g}, {step / 4:g} s):")

@@ -58,6 +58,8 @@ _INPUTS = ("tau_sun", "tau_carrier", "tau_ring", "f_n_c", "f_n_b")
 #: At the default inertias it refuses from z_ring / z_sun = 4750 on (the rounding error is not
 #: monotonic in the ratio: some larger ratios pass up to about 10^4; real gear sets: 1.2 .. 12).
 SLIP_MODEL_TOLERANCE = 1e-9
+#: u, the relative rounding of one floating-point operation (IEEE double)
+_UNIT_ROUNDOFF = 2.0 ** -53
 _LAMBDA_NUMERATORS = {"sun": lambda z_sun, z_ring: z_sun + z_ring, "carrier": lambda z_sun, z_ring: z_sun,
                       "ring": lambda z_sun, z_ring: 0}
 
@@ -207,6 +209,3 @@ def slip_model_error(system, z_sun: int, z_ring: int, clutch_row) -> float:
         magnitude = max(sum(abs(j_r[a][b] * g[b][member]) for b in range(2)) for member in range(3))
         worst = max(worst, _UNIT_ROUNDOFF * magnitude / max(abs(k[member][a]) for member in range(3)))
     return worst
-
-
-_UNIT_ROUNDOFF = 2.0 ** -53

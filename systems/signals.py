@@ -69,9 +69,9 @@ def family_record(family: str | None) -> list[str]:
             "r3_clearance": r3.CLEARANCE_RECORD, **msl.RECORD}.get(family, [])
 
 
-def declared(system) -> dict[str, set[str]]:
-    """{instance: names of its variables} for the components that are this project's elements."""
-    variables = {e.__name__: {v.name for v in e.VARIABLES} for e in ELEMENTS}
+def declared(system) -> dict[str, dict[str, str]]:
+    """{instance: {variable: its FMI type}} for the components that are this project's elements."""
+    variables = {e.__name__: {v.name: v.type for v in e.VARIABLES} for e in ELEMENTS}
     return {name: variables[c.element] for name, c in system.components.items() if c.element in variables}
 
 
