@@ -134,11 +134,11 @@ def test_list_keeps_its_columns_aligned_whatever_the_length_of_a_name(capsys):
 
 
 def test_every_file_the_readme_docs_and_system_descriptions_cite_exists():
-    """A cited page (README, docs, a documented system's description, which `new --from`
-    copies into the user's file) is one this project carries: a `docs/x.md`, `x.md` beside
-    the citing page, or the README."""
+    """A cited page (README, docs and its subfolders, a documented system's description,
+    which `new --from` copies into the user's file) is one this project carries: a
+    `docs/x.md`, `x.md` beside the citing page, or the README."""
     texts = {ROOT / "README.md": README}
-    texts.update({path: path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").glob("*.md"))})
+    texts.update({path: path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").rglob("*.md"))})
     texts.update({ROOT / "systems" / "ssd" / f"{name}.ssd": load_system(name).description for name in catalog()})
     missing = []
     for path, text in texts.items():
@@ -152,14 +152,14 @@ def test_every_file_the_readme_docs_and_system_descriptions_cite_exists():
 
 
 def test_counts_in_the_readme_and_docs_are_those_of_the_code():
-    """"all N FMUs" and "all N systems" in the README and the docs are the numbers of
-    elements and documented systems (the text said 12 and 13 when there were 21 and 17), and
+    """"all N FMUs" and "all N systems" in the README and the docs (subfolders too) are the
+    numbers of elements and documented systems (the text said 12 and 13 when there were 21 and 17), and
     the elements docs/hosts.md says the host tests leave out are those they leave out."""
     from tests.test_self_contained import INPUTS
 
     counts = {"FMUs": len(ELEMENTS), "elements": len(ELEMENTS), "systems": len(catalog())}
     wrong = []
-    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         text = path.read_text(encoding="utf-8")
         for number, what in re.findall(r"\b(?:all|every one of the) (\d+) (?:\w+ )?(FMUs|elements|systems)\b", text):
             if int(number) != counts[what]:
