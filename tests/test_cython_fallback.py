@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import build_fmus
 from solvers import cython_fallback
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def shipped_modules() -> dict:
     """{module name as this checkout imports it: source} of every module the FMUs carry."""
-    return {**build_fmus.element_modules(), "systems.composite_slave": ROOT / "systems" / "composite_slave.py"}
+    return {f"{package}.{path.stem}": path for package in ("solvers", "fmus")
+            for path in sorted((ROOT / package).glob("*.py")) if path.name != "__init__.py"} | {
+        "systems.composite_slave": ROOT / "systems" / "composite_slave.py"}
 
 
 def cython_uses(source: str) -> set[str]:
