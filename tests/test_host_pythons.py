@@ -157,3 +157,63 @@ def test_a_host_of_a_version_not_compiled_for_runs_the_sources_with_the_same_res
     assert all(path.endswith(".py") for path in modules.values()), modules
     for key in results:
         _assert_equal(results[key], reference[key], (version, key))
+
+
+#: the shared libpython of an interpreter (empty when it has none)
+LIBPYTHON = ("import os, sysconfig; soname = sysconfig.get_config_var('INSTSONAME') or ''; "
+             "path = os.path.join(sysconfig.get_config_var('LIBDIR') or '', soname); "
+             "print(path if '.so' in soname and os.path.isfile(path) else '')")
+
+
+@pytest.fixture(scope="session")
+def private_python_host(fmu_dir, tmp_path_factory):
+    """(run(libpython, mode) -> the host's output, the bundled libpython's soname):
+    tests/private_python_host.c driving an extracted Clutch.fmu."""
+    import zipfile
+    from fmpy import read_model_description
+
+    folder = tmp_path_factory.mktemp("private_python_host")
+    host = folder / "host"
+    subprocess.run(["gcc", "-O1", "-Wall", "-Werror", "-o", str(host), str(ROOT / "tests" / "private_python_host.c"),
+                    "-ldl"], check=True)
+    fmu = folder / "Clutch"
+    with zipfile.ZipFile(fmu_dir / "Clutch.fmu") as archive:
+        archive.extractall(fmu)
+        bundled = json.loads(archive.read("resources/host.json"))["libpython"]
+    for path in (fmu / "binaries" / "linux64").iterdir():
+        path.chmod(0o755)
+    description = read_model_description(str(fmu_dir / "Clutch.fmu"))
+    references = {v.name: str(v.valueReference) for v in description.modelVariables}
+
+    def run(libpython: str, mode: str) -> str:
+        done = subprocess.run([str(host), libpython, str(fmu), description.guid, mode, references["tau_1"],
+                               references["w_1"]], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (libpython, mode, done.stdout[-2000:], done.stderr[-2000:])
+        return done.stdout
+
+    return run, bundled
+
+
+@pytest.mark.parametrize("version", compiled_modules.HOST_VERSIONS)
+def test_a_host_that_loads_python_privately_runs_the_fmu_in_the_bundled_python_or_refuses_it(
+        host_runs, private_python_host, version):
+    """A host that loads libpython with RTLD_LOCAL (a plug-in) hides its interpreter from the
+    FMU's binaries, which then bind to the FMU's own libpython.  Of another version than the
+    bundled one: the FMU starts its bundled interpreter beside the host's and gives the speed
+    the host's own interpreter gives with libpython loaded RTLD_GLOBAL (bit for bit), which the
+    host's interpreter does not see.  Of the bundled version (same soname): the loader reuses
+    the host's libpython, whose private symbols CPython's extension modules cannot bind to:
+    fmi2Instantiate fails with the ImportError logged, and the host goes on (no crash)."""
+    _, _, target, _ = _run_of(host_runs, version)
+    libpython = subprocess.run([target.executable, "-c", LIBPYTHON], capture_output=True, text=True).stdout.strip()
+    if not libpython:
+        pytest.skip(f"CPython {version} ({target.executable}) has no shared libpython to load")
+    run, bundled = private_python_host
+    shared, private = run(libpython, "global"), run(libpython, "local")
+    assert "host sees the FMU's modules: True" in shared and "status 0" in shared, shared
+    if Path(libpython).name != bundled:
+        assert "host sees the FMU's modules: False" in private and "status 0" in private, private
+        speed = [line for line in shared.splitlines() if line.startswith("w_1 ")]
+        assert speed and speed == [line for line in private.splitlines() if line.startswith("w_1 ")], (shared, private)
+    else:
+        assert "instantiate failed" in private and "undefined symbol" in private, private
