@@ -66,14 +66,13 @@ def main(argv=None) -> int:
     if shutil.which("valgrind") is None:
         raise SystemExit("this benchmark needs valgrind (Debian: apt-get install valgrind)")
     found, missing = compiled_modules.host_pythons()
-    venvs = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "drivetrain-fmu" / "fmpy-hosts"
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_host_pythons_") as tmp:
         builds = {"compiled": Path(tmp) / "compiled", "uncompiled": Path(tmp) / "pure"}
         build_fmus.build_all(builds["compiled"], ["Clutch"])
         build_fmus.build_all(builds["uncompiled"], ["Clutch"], pure_python=True)
         for target in sorted(found, key=lambda t: t.short):
-            python = fmpy_host.fmpy_python(target, venvs)
+            python = fmpy_host.fmpy_python(target)
             counts = {kind: per_step(python, folder, args.steps) for kind, folder in builds.items()}
             rows.append(f"| CPython {target.version.split()[0]} | {counts['compiled']:,.0f} | "
                         f"{counts['uncompiled']:,.0f} | {counts['uncompiled'] / counts['compiled']:.2f} |"

@@ -17,6 +17,7 @@ to run this script or a test's in it.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -35,13 +36,15 @@ class NoFmpy(RuntimeError):
     """fmpy could not be installed for an interpreter (the message says the step and why)."""
 
 
-def fmpy_python(target, folder: Path) -> str:
+def fmpy_python(target) -> str:
     """An interpreter of ``target``'s version (compiled_modules.TargetPython) with fmpy: this
-    one when it is that version, else a venv in ``folder`` (made on first use from PyPI, about
-    a minute; kept: a venv whose making was interrupted is made again)."""
+    one when it is that version, else a venv in ``$XDG_CACHE_HOME/drivetrain-fmu/fmpy-hosts``
+    (default ``~/.cache``), made on first use from PyPI (about a minute each) and kept for
+    later runs and clones; a venv whose making was interrupted is made again."""
     if target.short == f"{sys.version_info[0]}.{sys.version_info[1]}":
         return sys.executable
-    venv = Path(folder) / f"{target.version.split()[0]}-{FMPY}"
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "drivetrain-fmu" / "fmpy-hosts"
+    venv = folder / f"{target.version.split()[0]}-{FMPY}"
     python, ready = venv / "bin" / "python", venv / "ready"
     if not ready.is_file():
         pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]

@@ -16,9 +16,9 @@ float algorithms (3.12's ``sum()`` of floats is compensated), which would move a
 few rounding errors: 1e-12 is some 4500 units in the last place, far below any physical
 effect and far above such a change.
 
-fmpy for the interpreters other than this one: a venv per interpreter in pytest's cache
-folder (``.pytest_cache/d/host-python-venvs``), kept between runs (made once: about a minute
-each, downloading fmpy, numpy, attrs and lxml from PyPI).
+fmpy for the interpreters other than this one: a venv per interpreter in
+``~/.cache/drivetrain-fmu/fmpy-hosts`` (benchmarks/fmpy_host.fmpy_python), kept between runs
+and clones (made once: 55 to 80 s each here, downloading fmpy, numpy, attrs and lxml from PyPI).
 """
 from __future__ import annotations
 
@@ -64,18 +64,12 @@ print(json.dumps({"ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
 """
 
 
-def _fmpy_python(target, cache) -> str:
-    """fmpy_host.fmpy_python with its venvs kept in the pytest cache; a skip naming why where
-    fmpy cannot be installed (no network)."""
+def _fmpy_python(target) -> str:
+    """fmpy_host.fmpy_python, or a skip naming why fmpy cannot be installed (no network)."""
     try:
-        return fmpy_host.fmpy_python(target, cache.mkdir("host-python-venvs"))
+        return fmpy_host.fmpy_python(target)
     except fmpy_host.NoFmpy as exc:
         pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="session")
-def system_fmu(tmp_path_factory):
-    return build_fmus.build_system_fmu("z3", tmp_path_factory.mktemp("z3"), outputs=z3.RECORD)
 
 
 def _batch(python: str, jobs: dict, saved: Path, version: str):
@@ -87,7 +81,7 @@ def _batch(python: str, jobs: dict, saved: Path, version: str):
 
 
 @pytest.fixture(scope="session")
-def host_runs(fmu_dir, system_fmu, tmp_path_factory, request):
+def host_runs(fmu_dir, system_fmu, tmp_path_factory):
     """{version: (the saved results, what the host said, its TargetPython, its fmpy's Python)
     or the reason it was not run}."""
     jobs = {name: (str(fmu_dir / f"{name}.fmu"), inputs, STOP, STEP, None) for name, inputs in INPUTS.items()}
@@ -96,7 +90,7 @@ def host_runs(fmu_dir, system_fmu, tmp_path_factory, request):
     runs = {version: f"no CPython {version} on this machine: {why}" for version, why in missing.items()}
     folder = tmp_path_factory.mktemp("host_pythons")
     for target in found:
-        python = _fmpy_python(target, request.config.cache)
+        python = _fmpy_python(target)
         runs[target.short] = (*_batch(python, jobs, folder / f"{target.short}.npz", target.short), target, python)
     return runs
 
