@@ -7,7 +7,7 @@ its own runtime modules into the FMU's resources.  pythonfmu 0.7 writes no units
 dependencies and no InitialUnknowns; :func:`finish_model_description` adds them from the
 variable table.  :mod:`host_support` bundles the CPython runtime the FMU needs (libpython,
 the standard-library modules it imports, a starter), so the FMU runs on a machine without
-Python; ``--python-hosts-only`` leaves it out (FMUs for a CPython host of the build's version).
+Python; ``--python-hosts-only`` leaves it out (FMUs for CPython hosts only).
 :mod:`compiled_modules` compiles our modules with Cython into extension modules put beside
 their sources in ``resources/``, which the FMU then runs; ``--pure-python`` leaves them out.
 They are compiled for each CPython 3.10-3.13 the build machine has (compiled_modules.host_pythons,
@@ -541,7 +541,7 @@ def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = 
             runtime = None
             if python_hosts_only:
                 print("building for Python hosts only: no bundled Python, the FMUs run only in a "
-                      f"CPython {sys.version_info.major}.{sys.version_info.minor} process", file=sys.stderr)
+                      "CPython process (3.10 or newer, with the GIL)", file=sys.stderr)
             elif sys.platform.startswith("linux"):
                 try:
                     runtime = bundled_runtime(Path(tmp), targets=targets)
@@ -561,7 +561,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="*", help="element names to build (default: all)")
     parser.add_argument("--python-hosts-only", action="store_true",
                         help="no bundled Python (no patchelf needed): the FMUs then run only "
-                             "in a CPython process of the build's version")
+                             "in a CPython process (3.10 or newer, with the GIL)")
     parser.add_argument("--pure-python", action="store_true",
                         help="without the element code compiled by Cython (no Cython or C headers "
                              "needed): the same results, slower")
