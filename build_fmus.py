@@ -7,9 +7,12 @@ its own runtime modules into the FMU's resources.  pythonfmu 0.7 writes no units
 dependencies and no InitialUnknowns; :func:`finish_model_description` adds them from the
 variable table.  :mod:`host_support` bundles the CPython runtime the FMU needs (libpython,
 the standard-library modules it imports, a starter), so the FMU runs on a machine without
-Python; ``--python-hosts-only`` leaves it out (FMUs for a CPython host of the build's version).
+Python; ``--python-hosts-only`` leaves it out (FMUs for CPython hosts only).
 :mod:`compiled_modules` compiles our modules with Cython into extension modules put beside
 their sources in ``resources/``, which the FMU then runs; ``--pure-python`` leaves them out.
+They are compiled for each CPython 3.10-3.13 the build machine has (compiled_modules.host_pythons,
+said on stderr and in ``resources/host.json``); ``--host-pythons 3.11 3.12`` (or the
+environment variable ``DRIVETRAIN_FMU_HOST_PYTHONS="3.11 3.12"``) limits them.
 
 Each FMU is written under a temporary name and renamed when complete, and stamped with a
 fingerprint of everything it is built from (``resources/build.json``): ``build_all(...,
@@ -186,11 +189,16 @@ class Runtime:
     description: str
 
 
+#: shipped as source only: the packages' ``__init__`` (fmus/__init__.py fingerprints the sources
+#: beside it) and the uncompiled code's stand-in for Cython, which no compiled module imports
+SOURCE_ONLY = ("__init__.py", "cython_fallback.py")
+
+
 def element_modules() -> dict:
     """The modules of ``solvers`` and ``fmus`` compiled into every FMU: {qualified name: source}
-    (the packages' ``__init__`` stay source: fmus/__init__.py fingerprints the sources beside it)."""
+    (all but SOURCE_ONLY)."""
     return {f"{package}.{path.stem}": path for package in ("solvers", "fmus")
-            for path in sorted((ROOT / package).glob("*.py")) if path.name != "__init__.py"}
+            for path in sorted((ROOT / package).glob("*.py")) if path.name not in SOURCE_ONLY}
 
 
 def uncompiled(pure_python: bool | None) -> bool:
@@ -219,11 +227,47 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def compiled_extensions(modules: dict, pure_python: bool | None) -> dict:
-    """The extension modules of ``modules`` (compiled_modules.extensions: what it compiles
-    or waits for is said on stderr), none for a build left uncompiled (:func:`uncompiled`);
-    a missing tool or a failed compilation stops the build with the message."""
-    return {} if uncompiled(pure_python) else _compiling(compiled_modules.extensions, modules)
+#: the environment variable naming the CPython versions compiled for (default: all found)
+HOST_PYTHONS_VARIABLE = "DRIVETRAIN_FMU_HOST_PYTHONS"
+
+
+def compile_targets(host_pythons=None, pure_python: bool | None = None) -> list:
+    """The CPythons the element code is compiled for (compiled_modules.TargetPython): those of
+    ``host_pythons`` (versions, default $DRIVETRAIN_FMU_HOST_PYTHONS, else every one of
+    compiled_modules.HOST_VERSIONS) found on this machine, which one line on stderr names with
+    the ones not found and why; none for a build left uncompiled."""
+    if uncompiled(pure_python):
+        return []
+    versions = tuple(host_pythons or os.environ.get(HOST_PYTHONS_VARIABLE, "").replace(",", " ").split()
+                     or compiled_modules.HOST_VERSIONS)
+    targets = _compiling(compiled_modules.chosen_pythons, versions)
+    _, missing = compiled_modules.host_pythons(tuple(sorted(set(versions))))
+    _warn_once("compiling the element code for CPython " + ", ".join(f"{t.short} ({t.executable})" for t in targets)
+               + "".join(f"; not for {short}: {why}" for short, why in sorted(missing.items())))
+    return targets
+
+
+def compiled_description(targets: list) -> dict:
+    """What resources/host.json says of the compiled element code: the versions compiled for,
+    the others and why not."""
+    found, missing = compiled_modules.host_pythons() if targets else ((), {})
+    chosen = {target.short for target in targets}
+    return {"compiled_for": {t.short: {"extension_suffix": t.ext_suffix, "compiled_against": t.version.split()[0],
+                                       "found": t.executable} for t in targets},
+            "not_compiled_for": {short: missing.get(short, "left out by the build's --host-pythons or "
+                                                           f"${HOST_PYTHONS_VARIABLE}" if targets else
+                                                    "the build left the element code uncompiled")
+                                 for short in compiled_modules.HOST_VERSIONS if short not in chosen},
+            "compiled_versions_found_by": "the build's own Python, then python3.X on PATH, then pyenv's "
+                                          "$PYENV_ROOT/versions/3.X.*"}
+
+
+def compiled_extensions(modules: dict, targets: list) -> dict:
+    """The extension modules of ``modules`` for ``targets`` (:func:`compile_targets`;
+    compiled_modules.extensions: what it compiles or waits for is said on stderr), none
+    without targets (a build left uncompiled); a failed compilation stops the build with
+    the message."""
+    return _compiling(compiled_modules.extensions, modules, targets) if targets else {}
 
 
 def _compiling(function, *args):
@@ -234,14 +278,16 @@ def _compiling(function, *args):
         raise SystemExit(f"{exc}\n(or build with --pure-python)") from None
 
 
-def build_fingerprint(python_hosts_only: bool, pure_python: bool | None = None) -> str:
+def build_fingerprint(python_hosts_only: bool, pure_python: bool | None = None, targets=()) -> str:
     """Identity of a build: the element code, the build's own code, pythonfmu and the Python
-    whose runtime is bundled, the compiler (unless pure Python) and the options.  FMUs
+    whose runtime is bundled, the compiler and the CPythons compiled for (unless pure Python)
+    and the options.  FMUs
     stamped with it are up to date."""
     from importlib import metadata
 
     digest = hashlib.sha256()
-    compiler = "pure Python" if uncompiled(pure_python) else _compiling(compiled_modules.toolchain)
+    compiler = ("pure Python" if not targets
+                else "\n".join(_compiling(compiled_modules.toolchain, target) for target in targets))
     for part in (source_fingerprint(), Path(__file__).read_bytes(), Path(host_support.__file__).read_bytes(),
                  metadata.version("pythonfmu"), sys.version, f"python_hosts_only={python_hosts_only}", compiler):
         digest.update(part if isinstance(part, bytes) else part.encode())
@@ -314,13 +360,14 @@ def _element_closure(python) -> "host_support.ModuleSet":
                                        slave_script("Clutch"))
 
 
-def bundled_runtime(folder: Path, modules=None) -> Runtime:
+def bundled_runtime(folder: Path, modules=None, targets=()) -> Runtime:
     """The CPython every FMU of this build carries (host_support); ``modules`` defaults to
-    the standard library the element code needs."""
+    the standard library the element code needs; ``targets``: the CPythons the element code
+    is compiled for (resources/host.json says them)."""
     python = host_support.PythonInstallation.current()
     modules = _element_closure(python) if modules is None else modules
     return Runtime(folder, python, host_support.runtime_files(python, modules, folder),
-                   host_support.host_description(python, modules))
+                   host_support.host_description(python, modules, compiled_description(targets)))
 
 
 COMPOSITE_SCRIPT = '''"""FMU entry point of the system {label} as one FMU (generated by build_fmus.py)."""
@@ -364,7 +411,7 @@ class _Described:
 _SYSTEM_RUNTIMES: dict = {}
 
 
-def _system_runtime(package: Path, script_source: str) -> Runtime:
+def _system_runtime(package: Path, script_source: str, targets: list) -> Runtime:
     """The elements' bundled runtime for a system FMU, after checking that the composite
     runtime needs no standard-library module beyond it (a process holds one runtime: the
     first FMU's).  Built once per process and element code (kept in a folder removed at exit)."""
@@ -372,7 +419,8 @@ def _system_runtime(package: Path, script_source: str) -> Runtime:
     import shutil
 
     # what the runtime is made from: the element code, this Python, the composite runtime
-    key = (source_fingerprint(), sys.version, hashlib.sha256(Path(package / "slave.py").read_bytes()).hexdigest())
+    key = (source_fingerprint(), sys.version, hashlib.sha256(Path(package / "slave.py").read_bytes()).hexdigest(),
+           tuple(targets))
     if key in _SYSTEM_RUNTIMES:
         return _SYSTEM_RUNTIMES[key]
     python = host_support.PythonInstallation.current()
@@ -387,13 +435,13 @@ def _system_runtime(package: Path, script_source: str) -> Runtime:
             f"({', '.join(extra)}): a process that loads both would miss them")
     folder = Path(tempfile.mkdtemp(prefix="system_runtime_"))
     atexit.register(shutil.rmtree, folder, True)
-    _SYSTEM_RUNTIMES[key] = bundled_runtime(folder, elements)
+    _SYSTEM_RUNTIMES[key] = bundled_runtime(folder, elements, targets)
     return _SYSTEM_RUNTIMES[key]
 
 
 def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs=(), internal_step=None,
                      python_hosts_only: bool = False, rates=(), iterations: int = 0, force: bool = True,
-                     pure_python: bool | None = None) -> Path:
+                     pure_python: bool | None = None, host_pythons=None) -> Path:
     """Build ``out_dir/<SYSTEM>.fmu``: the whole system ``system`` (a documented system's name,
     the path of an .ssd or .ssp of this project's elements, or a description from
     ``systems.composite.describe``) as one co-simulation FMU whose elements run in-process
@@ -401,7 +449,8 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     ``inputs``/``outputs`` ('inst.var'), ``internal_step``, ``rates`` ({inst: H}, multi-rate) and
     ``iterations``: systems.composite.describe.  With ``force=False`` an FMU already there that
     is up to date (stamped with the same code, build, options and description) is kept.
-    ``pure_python``: without the compiled modules (:func:`uncompiled`).
+    ``pure_python``: without the compiled modules (:func:`uncompiled`); ``host_pythons``: the
+    CPython versions compiled for (:func:`compile_targets`).
     ValueError (naming the problem) for a system or an interface that cannot be built."""
     import shutil
     from pythonfmu import FmuBuilder
@@ -419,7 +468,9 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     partial = out_dir / f".{name}.fmu{PARTIAL_SUFFIX}-{os.getpid()}"
     document = json.dumps(description, indent=1) + "\n"
     digest = hashlib.sha256()
-    for part in (build_fingerprint(python_hosts_only, pure_python), composite_slave.source_fingerprint(), document):
+    targets = compile_targets(host_pythons, pure_python)
+    for part in (build_fingerprint(python_hosts_only, pure_python, targets), composite_slave.source_fingerprint(),
+                 document):
         digest.update(part.encode())
     if not force and is_up_to_date(target, digest.hexdigest()):
         return target
@@ -448,9 +499,9 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
                 sys.modules.pop(module, None)
         runtime = None
         if not python_hosts_only and sys.platform.startswith("linux"):
-            runtime = _system_runtime(package, script.read_text())
+            runtime = _system_runtime(package, script.read_text(), targets)
         extensions = compiled_extensions({**element_modules(), f"{COMPOSITE_PACKAGE}.slave": package / "slave.py"},
-                                         pure_python)
+                                         targets)
         _finish_fmu(raw, target, partial, name, _Described(composite_slave.interface(description)), runtime,
                     digest.hexdigest(), extensions)
     return target
@@ -467,10 +518,11 @@ def _process_alive(pid: int) -> bool:
 
 
 def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = False,
-              force: bool = True, pure_python: bool | None = None) -> list[Path]:
+              force: bool = True, pure_python: bool | None = None, host_pythons=None) -> list[Path]:
     """Build the chosen elements (default all) into ``out_dir``; with ``force=False`` FMUs
     that are up to date (same fingerprint: code, build, Python, compiler, options) are kept.
-    ``pure_python``: without the compiled modules (:func:`uncompiled`).  Each FMU built is
+    ``pure_python``: without the compiled modules (:func:`uncompiled`); ``host_pythons``: the
+    CPython versions compiled for (:func:`compile_targets`).  Each FMU built is
     said on stderr (``built i/N NAME.fmu``), as is each module compiled."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -481,20 +533,21 @@ def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = 
     for stale in out_dir.glob(f".*.fmu{PARTIAL_SUFFIX}-*"):      # left by a killed build
         if not _process_alive(int(stale.name.rsplit("-", 1)[1])):
             stale.unlink(missing_ok=True)
-    fingerprint = build_fingerprint(python_hosts_only, pure_python)
+    targets = compile_targets(host_pythons, pure_python)
+    fingerprint = build_fingerprint(python_hosts_only, pure_python, targets)
     todo = [e for e in chosen if force or not is_up_to_date(out_dir / f"{e.__name__}.fmu", fingerprint)]
     if todo:
         with tempfile.TemporaryDirectory(prefix="runtime_") as tmp:
             runtime = None
             if python_hosts_only:
                 print("building for Python hosts only: no bundled Python, the FMUs run only in a "
-                      f"CPython {sys.version_info.major}.{sys.version_info.minor} process", file=sys.stderr)
+                      "CPython process (3.10 or newer, with the GIL)", file=sys.stderr)
             elif sys.platform.startswith("linux"):
                 try:
-                    runtime = bundled_runtime(Path(tmp))
+                    runtime = bundled_runtime(Path(tmp), targets=targets)
                 except host_support.HostSupportError as exc:
                     raise SystemExit(f"{exc}\n(or build with --python-hosts-only)") from None
-            extensions = compiled_extensions(element_modules(), pure_python)
+            extensions = compiled_extensions(element_modules(), targets)
             start = time.monotonic()
             for done, element in enumerate(todo, start=1):
                 build_element(element, out_dir, runtime, fingerprint, extensions)
@@ -508,12 +561,17 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="*", help="element names to build (default: all)")
     parser.add_argument("--python-hosts-only", action="store_true",
                         help="no bundled Python (no patchelf needed): the FMUs then run only "
-                             "in a CPython process of the build's version")
+                             "in a CPython process (3.10 or newer, with the GIL)")
     parser.add_argument("--pure-python", action="store_true",
                         help="without the element code compiled by Cython (no Cython or C headers "
                              "needed): the same results, slower")
+    parser.add_argument("--host-pythons", nargs="+", metavar="3.X", choices=compiled_modules.HOST_VERSIONS,
+                        help="the CPython versions to compile the element code for (default: each of "
+                             f"{', '.join(compiled_modules.HOST_VERSIONS)} this machine has, or "
+                             f"${HOST_PYTHONS_VARIABLE})")
     args = parser.parse_args(argv)
-    for path in build_all(args.out, args.only, args.python_hosts_only, pure_python=args.pure_python or None):
+    for path in build_all(args.out, args.only, args.python_hosts_only, pure_python=args.pure_python or None,
+                          host_pythons=args.host_pythons):
         print(f"built {path}")
     return 0
 

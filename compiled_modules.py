@@ -25,7 +25,20 @@ a Python float per operation, so results stay bit-identical.  Cython reads ``imp
 at compile time (the extension module imports nothing); the uncompiled sources import
 Cython's ``cython`` module, or solvers/cython_fallback.py where Cython is not installed.
 
-Extension modules are cached per module, source and toolchain in
+Every CPython host, compiled: the FMUs carry the extension modules of each CPython minor
+version of :data:`HOST_VERSIONS` the build machine has an interpreter for (with its C
+headers), each under that version's own file ending, side by side
+(``friction.cpython-310-x86_64-linux-gnu.so`` ... ``friction.cpython-313-...so``): a host
+interpreter imports the one of its version and ignores the others, and a host of a version
+the FMU carries none for (3.14, a free-threaded build, PyPy) imports the source.
+:func:`host_pythons` finds the interpreters: the build's own, then ``python3.X`` on PATH,
+then pyenv's ``$PYENV_ROOT/versions/3.X.*`` (newest first); each is asked for its version,
+file ending and headers, and one without headers or free-threaded is left out with the
+reason.  Cython's C is the same for every version (its version checks are C preprocessor
+conditions): each module is cythonized once, then gcc compiles it once per version, on every
+core.
+
+Extension modules are cached per module, source, toolchain and target version in
 ``$XDG_CACHE_HOME/drivetrain-fmu/extensions`` (default ``~/.cache``): a build compiles only
 what changed (a first build compiles them all: the README gives the time
 benchmarks/readme_trial.py measured); a module no build has used for 30 days is removed.
@@ -47,6 +60,7 @@ import functools
 import hashlib
 import importlib.machinery
 import importlib.util
+import json
 import os
 import shutil
 import stat
@@ -55,9 +69,12 @@ import sys
 import sysconfig
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 
+#: the CPython minor versions the FMUs carry compiled element code for (where the build has them)
+HOST_VERSIONS = ("3.10", "3.11", "3.12", "3.13")
 #: Cython directives (see the module docstring for why each is set)
 DIRECTIVES = {"language_level": "3", "binding": "True", "annotation_typing": "False"}
 #: gcc's flags: CPython's own semantics flags, no contraction of a*b+c into one rounding
@@ -107,10 +124,107 @@ def cache_folder() -> Path:
                        "not a private folder of this user's")
 
 
+@dataclass(frozen=True)
+class TargetPython:
+    """A CPython the element code is compiled for: what an extension module depends on of it."""
+
+    executable: str
+    version: str            # sys.version (the full build string: part of the cache key)
+    short: str              # "3.12"
+    ext_suffix: str         # ".cpython-312-x86_64-linux-gnu.so"
+    include: str            # the folder of its Python.h
+
+    @classmethod
+    def current(cls) -> "TargetPython":
+        """The Python running this build."""
+        namespace = {}
+        exec(DESCRIBE, namespace)
+        return cls(**namespace["fields"])
+
+
+#: a TargetPython's fields of the interpreter that runs it (this one, or another: _ask)
+DESCRIBE = """import sys, sysconfig
+fields = {"executable": sys.executable, "version": sys.version,
+          "short": f"{sys.version_info[0]}.{sys.version_info[1]}",
+          "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"), "include": sysconfig.get_paths()["include"]}
+"""
+
+
+def _ask(executable: str):
+    """(TargetPython, "") of the interpreter ``executable``, or (None, why it cannot be one)."""
+    script = DESCRIBE + ("import json\nprint(json.dumps([fields, sys.implementation.name, "
+                         "bool(sysconfig.get_config_var('Py_GIL_DISABLED'))]))\n")
+    try:
+        done = subprocess.run([executable, "-I", "-c", script], capture_output=True, text=True, timeout=60)
+        fields, implementation, free_threaded = json.loads(done.stdout.splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None, "does not run"
+    if implementation != "cpython":
+        return None, f"is {implementation}, not CPython"
+    if free_threaded:
+        return None, "is a free-threaded build, which pythonfmu's binary cannot run in (docs/hosts.md)"
+    if not (Path(fields["include"]) / "Python.h").is_file():
+        return None, f"has no C headers (no Python.h in {fields['include']})"
+    return TargetPython(**fields), ""
+
+
+def _candidates(short: str) -> list[str]:
+    """Interpreters that may be CPython ``short``: ``python3.X`` on PATH, then pyenv's
+    versions of it, newest first."""
+    found = [shutil.which(f"python{short}")]
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    releases = sorted(pyenv.glob(f"{short}.*/bin/python{short}"),
+                      key=lambda path: [int(part) if part.isdigit() else -1
+                                        for part in path.parts[-3].split(".")], reverse=True)
+    return [str(path) for path in [*found, *releases] if path]
+
+
 @functools.lru_cache(maxsize=None)
-def toolchain() -> str:
-    """What an extension module depends on besides its source and name: Cython's and
-    CPython's versions, gcc's, the commands' options; CompileError naming a missing tool."""
+def host_pythons(versions: tuple = HOST_VERSIONS) -> tuple:
+    """(the TargetPython of each of ``versions`` found on this machine, the build's own first;
+    {version: why none was taken} for the others).  Found: the build's own interpreter, then
+    :func:`_candidates`; the first one of a version that is CPython, not free-threaded and
+    has its C headers is taken."""
+    own = TargetPython.current()
+    taken, missing = {}, {}
+    if own.short in versions and (Path(own.include) / "Python.h").is_file():
+        taken[own.short] = own
+    for short in versions:
+        if short in taken:
+            continue
+        reasons = []
+        for executable in dict.fromkeys(_candidates(short)):
+            target, why = _ask(executable)
+            if target is not None and target.short == short:
+                taken[short] = target
+                break
+            reasons.append(f"{executable} {why or f'is CPython {target.short}'}")
+        else:
+            missing[short] = "; ".join(reasons) or f"no python{short} on PATH or in pyenv"
+    return tuple(taken[short] for short in sorted(taken, key=lambda s: (s != own.short, s))), missing
+
+
+def chosen_pythons(versions=None) -> list:
+    """The targets of a build: ``versions`` (e.g. ["3.11", "3.12"]; default HOST_VERSIONS)
+    found on this machine (:func:`host_pythons`).  CompileError for a version not in
+    HOST_VERSIONS, or none found."""
+    asked = tuple(versions or HOST_VERSIONS)
+    unknown = sorted(set(asked) - set(HOST_VERSIONS))
+    if unknown:
+        raise CompileError(f"no compiled element code for CPython {', '.join(unknown)}: the versions are "
+                           f"{', '.join(HOST_VERSIONS)}")
+    targets, _ = host_pythons(tuple(sorted(set(asked))))
+    if not targets:
+        raise CompileError(f"none of CPython {', '.join(asked)} with its C headers is on this machine")
+    return list(targets)
+
+
+@functools.lru_cache(maxsize=None)
+def toolchain(target: TargetPython | None = None) -> str:
+    """What an extension module depends on besides its source and name: Cython's version,
+    the target CPython's (default the running one) and its headers, gcc's, the commands'
+    options; CompileError naming a missing tool."""
+    target = target or TargetPython.current()
     try:
         import Cython
     except ImportError:
@@ -123,33 +237,36 @@ def toolchain() -> str:
     if shutil.which(STRIP[0]) is None:
         raise CompileError("strip is not on PATH: it strips the compiled element code for the FMUs "
                            "(Debian: apt-get install binutils)")
-    include = Path(sysconfig.get_paths()["include"])
+    include = Path(target.include)
     if not (include / "Python.h").is_file():
         raise CompileError(f"CPython's C headers are not installed (no Python.h in {include}): they compile the "
-                           f"element code into the FMUs (Debian: apt-get install python3.{sys.version_info.minor}-dev)")
+                           f"element code into the FMUs (Debian: apt-get install python{target.short}-dev)")
     gcc_version = subprocess.run([gcc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    return "\n".join([Cython.__version__, sys.version, gcc_version, repr(sorted(DIRECTIVES.items())),
+    return "\n".join([Cython.__version__, target.version, gcc_version, repr(sorted(DIRECTIVES.items())),
                       repr(CFLAGS), str(include), repr(STRIP)])
 
 
-def cached_path(name: str, text: bytes) -> Path:
+def cached_path(name: str, text: bytes, target: TargetPython | None = None) -> Path:
     """Where the extension module ``name`` compiled from the source ``text`` by this toolchain
-    is cached."""
-    key = hashlib.sha256(f"{name}\n{toolchain()}\n".encode() + text).hexdigest()[:24]
-    return cache_folder() / f"{name}-{key}{extension_suffix()}"
+    for ``target`` (default the running CPython) is cached."""
+    target = target or TargetPython.current()
+    key = hashlib.sha256(f"{name}\n{toolchain(target)}\n".encode() + text).hexdigest()[:24]
+    return cache_folder() / f"{name}-{key}{target.ext_suffix}"
 
 
-def extensions(modules: dict) -> dict:
+def extensions(modules: dict, targets=None) -> dict:
     """``{qualified module name: its source file}`` -> ``{the extension module's path in the
-    FMU ('resources/solvers/friction.cpython-311-x86_64-linux-gnu.so'): its bytes}``,
-    compiled or taken from the cache.  CompileError naming the module when one fails.
+    FMU ('resources/solvers/friction.cpython-311-x86_64-linux-gnu.so'): its bytes}`` for each
+    TargetPython of ``targets`` (default the running one), compiled or taken from the cache.
+    CompileError naming the module when one fails.
 
     The cache's lock is taken only when a module must be compiled (a cached module is read
     without waiting for anyone).  What is waited for and why, and each module compiled
     (``i/N name``), is said on stderr."""
     folder = cache_folder()
+    targets = list(targets or [TargetPython.current()])
     texts = {name: Path(source).read_bytes() for name, source in modules.items()}   # read once: key and code
-    cached = {name: cached_path(name, text) for name, text in texts.items()}
+    cached = {(name, target): cached_path(name, text, target) for name, text in texts.items() for target in targets}
     if all(path.exists() for path in cached.values()):
         try:
             return _read_cached(folder, cached, holding_lock=False)
@@ -157,7 +274,7 @@ def extensions(modules: dict) -> dict:
             pass
     with open(folder / LOCK, "a+") as lock:
         _acquire(lock, folder)
-        missing = [name for name, path in cached.items() if not path.exists()]
+        missing = [job for job, path in cached.items() if not path.exists()]
         if missing:
             lock.truncate(0)                # who holds the lock, for a build that waits for it
             lock.write(f"process {os.getpid()} compiling {len(missing)} modules\n")
@@ -199,16 +316,28 @@ def _acquire(lock, folder: Path) -> None:
 
 
 def _compile_all(missing: list, modules: dict, texts: dict, cached: dict) -> None:
-    """Compile the modules ``missing`` on every core, saying each one done (i/N)."""
-    count = len(missing)
+    """Compile the (module, target) pairs ``missing`` on every core: each module cythonized
+    once, then gcc'd for each target (the largest modules first), saying each one done (i/N)."""
+    count, cores = len(missing), len(os.sched_getaffinity(0))
+    versions = sorted({target.short for _, target in missing})
     _say(f"compiling {count} module{'s' if count > 1 else ''} of the element code with Cython and gcc into "
-         f"{cache_folder()} (once per change of their source, {len(os.sched_getaffinity(0))} at a time)")
-    start = time.monotonic()
-    with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool:
-        jobs = {pool.submit(_compile, name, Path(modules[name]), texts[name], cached[name]): name for name in missing}
-        for done, job in enumerate(as_completed(jobs), start=1):
-            job.result()
-            _say(f"  compiled {done}/{count} {jobs[job]} ({time.monotonic() - start:.0f} s)")
+         f"{cache_folder()} for CPython {', '.join(versions)} (once per change of their source, {cores} at a time)")
+    start, done = time.monotonic(), 0
+    names = sorted({name for name, _ in missing}, key=lambda name: -len(texts[name]))
+    with tempfile.TemporaryDirectory(prefix="cython_") as tmp, ThreadPoolExecutor(cores) as pool:
+        running = {pool.submit(_cythonize, name, Path(modules[name]), texts[name], Path(tmp)): (name, None)
+                   for name in names}
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for job in finished:
+                name, target = running.pop(job)
+                result = job.result()
+                if target is None:          # its C: now gcc for each target that misses it
+                    running.update({pool.submit(_gcc, name, result, other, cached[name, other]): (name, other)
+                                    for other_name, other in missing if other_name == name})
+                    continue
+                done += 1
+                _say(f"  compiled {done}/{count} {name} ({time.monotonic() - start:.0f} s) for CPython {target.short}")
 
 
 def _read_cached(folder: Path, cached: dict, holding_lock: bool) -> dict:
@@ -217,8 +346,8 @@ def _read_cached(folder: Path, cached: dict, holding_lock: bool) -> dict:
     another build is compiling and the clean-up is left to it)."""
     for path in cached.values():
         os.utime(path)                                      # used now
-    data = {f"resources/{name.replace('.', '/')}{extension_suffix()}": path.read_bytes()
-            for name, path in cached.items()}
+    data = {f"resources/{name.replace('.', '/')}{target.ext_suffix}": path.read_bytes()
+            for (name, target), path in cached.items()}
     if holding_lock:
         _remove_unused(folder)
     else:
@@ -233,7 +362,7 @@ def _read_cached(folder: Path, cached: dict, holding_lock: bool) -> dict:
 
 def _remove_unused(folder: Path) -> None:
     oldest = time.time() - UNUSED_FOR                       # modules, and partial files of killed builds
-    for path in [*folder.glob(f"*{extension_suffix()}"), *folder.glob(f".*{extension_suffix()}.*")]:
+    for path in [*folder.glob("*.so"), *folder.glob(".*.so.*")]:
         try:
             if path.stat().st_mtime < oldest:
                 path.unlink(missing_ok=True)
@@ -241,27 +370,36 @@ def _remove_unused(folder: Path) -> None:
             pass
 
 
-def _compile(name: str, source: Path, text: bytes, target: Path) -> None:
+def _run_tool(name: str, source: Path, command: list) -> None:
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise CompileError(f"compiling {name} ({source}) failed: {Path(command[0]).name} exited with "
+                           f"{done.returncode}:\n{(done.stderr or done.stdout).strip()[-2000:]}")
+
+
+def _cythonize(name: str, source: Path, text: bytes, folder: Path) -> tuple:
     """Cython ``text`` (the source ``source`` as read for the key) as the module ``name`` into
-    C, gcc it into ``target`` (written under a temporary name, then renamed), stripped of its
-    symbol tables."""
-    include = sysconfig.get_paths()["include"]
-    with tempfile.TemporaryDirectory(prefix="cython_") as tmp:
-        copy = Path(tmp) / source.name
-        copy.write_bytes(text)
-        c_file, built = Path(tmp) / f"{name}.c", Path(tmp) / f"{name}{extension_suffix()}"
-        directives = [arg for key, value in DIRECTIVES.items() for arg in ("-X", f"{key}={value}")]
-        for command in ([sys.executable, "-m", "cython", "--module-name", name, *directives, "-o", str(c_file),
-                         str(copy)],
-                        ["gcc", *CFLAGS, f"-I{include}", "-o", str(built), str(c_file)],
-                        [*STRIP, str(built)]):
-            done = subprocess.run(command, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise CompileError(f"compiling {name} ({source}) failed: {Path(command[0]).name} exited with "
-                                   f"{done.returncode}:\n{(done.stderr or done.stdout).strip()[-2000:]}")
-        partial = target.with_name(f".{target.name}.{os.getpid()}")
-        shutil.copyfile(built, partial)
-        os.replace(partial, target)
+    C in ``folder``: (the C file, ``source``)."""
+    work = folder / name
+    work.mkdir()
+    copy, c_file = work / source.name, work / f"{name}.c"
+    copy.write_bytes(text)
+    directives = [arg for key, value in DIRECTIVES.items() for arg in ("-X", f"{key}={value}")]
+    _run_tool(name, source, [sys.executable, "-m", "cython", "--module-name", name, *directives, "-o", str(c_file),
+                             str(copy)])
+    return c_file, source
+
+
+def _gcc(name: str, cythonized: tuple, target: TargetPython, cached: Path) -> None:
+    """gcc the C of :func:`_cythonize` against ``target``'s headers into ``cached`` (written
+    under a temporary name, then renamed), stripped of its symbol tables."""
+    c_file, source = cythonized
+    built = c_file.with_name(f"{name}{target.ext_suffix}")
+    _run_tool(name, source, ["gcc", *CFLAGS, f"-I{target.include}", "-o", str(built), str(c_file)])
+    _run_tool(name, source, [*STRIP, str(built)])
+    partial = cached.with_name(f".{cached.name}.{os.getpid()}")
+    shutil.copyfile(built, partial)
+    os.replace(partial, cached)
 
 
 class _CachedExtensionFinder:

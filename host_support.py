@@ -1266,12 +1266,27 @@ def patch_binary(data: bytes, folder: Path, python: PythonInstallation) -> bytes
                 "-Wl,-rpath,$ORIGIN")
 
 
-def host_description(python: PythonInstallation, modules: ModuleSet) -> str:
-    """resources/host.json: what the FMU carries and which Python hosts can run it."""
+def host_description(python: PythonInstallation, modules: ModuleSet, compiled: dict) -> str:
+    """resources/host.json: what the FMU carries and which Python hosts can run it;
+    ``compiled``: what build_fmus.compiled_description says of the compiled element code
+    ({"compiled_for": {version: ...}, ...}; {"compiled_for": {}} uncompiled)."""
+    versions = sorted(compiled.get("compiled_for", {}))
     return json.dumps({
         "python": python.version, "implementation": sys.implementation.name, "libpython": python.soname,
         "bundled_runtime": f"binaries/linux64/{RUNTIME_FOLDER}",
-        "python_hosts": f"CPython {python.short} (any patch release)",
+        "python_hosts": {
+            "compiled": [f"CPython {version} (x86-64 Linux, GIL build, any patch release)" for version in versions],
+            "uncompiled": "any other CPython with the GIL from 3.10 on (3.14; or a version listed under "
+                          "not_compiled_for): the element code runs from its sources, with the same results "
+                          "and more instructions per step (docs/hosts.md)",
+            "not_supported": {
+                "free-threaded CPython (3.13t)": "pythonfmu's binary changes reference counts in an object's "
+                                                 "first word, which a free-threaded build uses for the owning "
+                                                 "thread",
+                "other Python implementations (PyPy)": "pythonfmu's binary calls CPython's C API",
+            },
+        },
+        **compiled,
         "stdlib_modules": len(modules.pure), "extension_modules": sorted(modules.extensions),
         "left_out": OPTIONAL_EXTENSIONS,
     }, indent=2) + "\n"

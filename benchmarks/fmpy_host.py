@@ -10,15 +10,52 @@ element code's modules are process-global.
     python benchmarks/fmpy_host.py --drive NAME --fmu-dir DIR --steps N
         the counting process of bench_clutch.count_instructions: N steps of DIR/NAME.fmu at its
         default experiment's step size
+
+:func:`fmpy_python` gives another CPython (compiled_modules.TargetPython) an fmpy of its own,
+to run this script or a test's in it.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 from fmpy import read_model_description, simulate_fmu
+
+#: what another interpreter gets: this process's fmpy release without its optional dependencies
+#: (CMake, Jupyter's nbformat...), and what simulate_fmu imports
+FMPY = f"fmpy=={metadata.version('fmpy')}"
+FMPY_REQUIREMENTS = ("numpy", "attrs", "lxml")
+
+
+class NoFmpy(RuntimeError):
+    """fmpy could not be installed for an interpreter (the message says the step and why)."""
+
+
+def fmpy_python(target) -> str:
+    """An interpreter of ``target``'s version (compiled_modules.TargetPython) with fmpy: this
+    one when it is that version, else a venv in ``$XDG_CACHE_HOME/drivetrain-fmu/fmpy-hosts``
+    (default ``~/.cache``), made on first use from PyPI (about a minute each) and kept for
+    later runs and clones; a venv whose making was interrupted is made again."""
+    if target.short == f"{sys.version_info[0]}.{sys.version_info[1]}":
+        return sys.executable
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "drivetrain-fmu" / "fmpy-hosts"
+    venv = folder / f"{target.version.split()[0]}-{FMPY}"
+    python, ready = venv / "bin" / "python", venv / "ready"
+    if not ready.is_file():
+        pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        for command in ([target.executable, "-m", "venv", "--clear", str(venv)], [*pip, "--no-deps", FMPY],
+                        [*pip, *FMPY_REQUIREMENTS]):
+            done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+            if done.returncode != 0:
+                raise NoFmpy(f"fmpy cannot be installed for CPython {target.short} ({' '.join(command[-3:])}): "
+                             f"{done.stderr.strip()[-500:]}")
+        ready.write_text("fmpy installed\n")
+    return str(python)
 
 
 def simulate(fmu: Path, stop: float, step: float):

@@ -110,7 +110,7 @@ def test_a_second_build_takes_every_module_from_the_cache(tmp_path, monkeypatch)
     def no_compiling(*args):
         raise AssertionError(f"compiled again: {args}")
 
-    monkeypatch.setattr(compiled_modules, "_compile", no_compiling)
+    monkeypatch.setattr(compiled_modules, "_gcc", no_compiling)
     assert compiled_modules.extensions({"solvers.kinetic": source}) == first
     source.write_text("def energy(J, w):\n    return J * w * w / 2\n")
     with pytest.raises(AssertionError, match="compiled again"):
@@ -192,7 +192,7 @@ def test_a_machine_without_the_compiler_builds_uncompiled_fmus_with_one_warning(
     """Without gcc (here: the toolchain check says so) a default build warns once, naming the
     missing tool, and builds FMUs without extension modules; a build that asks for compiled
     code stops with the message."""
-    def no_gcc():
+    def no_gcc(*target):
         raise compiled_modules.CompileError("gcc is not on PATH: it compiles the element code into the FMUs")
 
     monkeypatch.setattr(compiled_modules, "toolchain", no_gcc)
@@ -313,3 +313,72 @@ def test_compiling_says_each_module_done_out_of_how_many(tmp_path, monkeypatch, 
     assert sorted(done) == [("1", done[0][1]), ("2", done[1][1])] and {n for _, n in done} == set(modules)
     compiled_modules.extensions(modules)
     assert capsys.readouterr().err == ""              # all cached: nothing to say
+
+
+def test_each_module_is_cythonized_once_and_compiled_for_each_target(tmp_path, monkeypatch, capsys):
+    """Cython's C is the same for every CPython version: a build for two targets runs Cython
+    once per module and gcc once per module and target, each under the target's own file
+    ending (here a second target that differs only by its ending and version string)."""
+    from dataclasses import replace
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    modules = {}
+    for name in ("kinetic", "potential"):
+        modules[f"solvers.{name}"] = tmp_path / f"{name}.py"
+        modules[f"solvers.{name}"].write_text(f"def {name}(x):\n    return 0.5 * x * x\n")
+    own = compiled_modules.TargetPython.current()
+    other = replace(own, version=own.version + " (another build)", short="3.99", ext_suffix=".cpython-399-test.so")
+    calls = {"cython": [], "gcc": []}
+    for step, kind in (("_cythonize", "cython"), ("_gcc", "gcc")):
+        real = getattr(compiled_modules, step)
+        monkeypatch.setattr(compiled_modules, step,
+                            lambda name, *args, real=real, kind=kind: calls[kind].append(name) or real(name, *args))
+    built = compiled_modules.extensions(modules, [own, other])
+    assert sorted(calls["cython"]) == sorted(modules)
+    assert sorted(calls["gcc"]) == sorted([*modules, *modules])
+    assert set(built) == {f"resources/solvers/{name}{suffix}" for name in ("kinetic", "potential")
+                          for suffix in (own.ext_suffix, other.ext_suffix)}
+    assert "for CPython 3.99" in capsys.readouterr().err
+
+
+FAKE_PYTHON = """#!/bin/sh
+cat <<'END'
+[{{"executable": "{path}", "version": "{short}.0 (fake)", "short": "{short}", \
+"ext_suffix": ".cpython-{nodot}-x86_64-linux-gnu.so", "include": "{include}"}}, "{implementation}", {free}]
+END
+"""
+
+
+@pytest.mark.parametrize("implementation, free_threaded, headers, why", [
+    ("cpython", "false", True, None),
+    ("cpython", "true", True, "is a free-threaded build"),
+    ("cpython", "false", False, "has no C headers"),
+    ("pypy", "false", True, "is pypy, not CPython"),
+])
+def test_the_build_finds_each_host_python_and_says_why_it_leaves_one_out(tmp_path, monkeypatch, implementation,
+                                                                          free_threaded, headers, why):
+    """compiled_modules.host_pythons asks python3.X on PATH (then pyenv's) for its version,
+    file ending and headers: a CPython with the GIL and its headers is taken; a free-threaded
+    one, one without headers or another implementation is left out, with the reason."""
+    include = tmp_path / "include"
+    include.mkdir()
+    if headers:
+        (include / "Python.h").write_text("")
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    fake = bin_folder / "python3.12"
+    fake.write_text(FAKE_PYTHON.format(path=fake, short="3.12", nodot="312", include=include,
+                                       implementation=implementation, free=free_threaded))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_folder}:/usr/bin:/bin")
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    compiled_modules.host_pythons.cache_clear()
+    try:
+        found, missing = compiled_modules.host_pythons(("3.12",))
+    finally:
+        compiled_modules.host_pythons.cache_clear()
+    if why is None:
+        assert [(t.short, t.executable, t.ext_suffix) for t in found] == [
+            ("3.12", str(fake), ".cpython-312-x86_64-linux-gnu.so")] and not missing
+    else:
+        assert not found and why in missing["3.12"] and str(fake) in missing["3.12"], missing
