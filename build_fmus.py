@@ -242,7 +242,8 @@ def build_fingerprint(python_hosts_only: bool, pure_python: bool | None = None) 
 
     digest = hashlib.sha256()
     compiler = "pure Python" if uncompiled(pure_python) else _compiling(compiled_modules.toolchain)
-    for part in (source_fingerprint(), Path(__file__).read_bytes(), Path(host_support.__file__).read_bytes(),
+    native = [path.read_bytes() for path in sorted(host_support.NATIVE_FOLDER.rglob("*.c"))]
+    for part in (source_fingerprint(), Path(__file__).read_bytes(), Path(host_support.__file__).read_bytes(), *native,
                  metadata.version("pythonfmu"), sys.version, f"python_hosts_only={python_hosts_only}", compiler):
         digest.update(part if isinstance(part, bytes) else part.encode())
     return digest.hexdigest()
