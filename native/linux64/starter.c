@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* room for the pythonfmu functions a forwarder asks for (forwarder.c: N_PYTHONFMU, the FMI 2.0
+/* room for the pythonfmu functions a forwarder asks for (fmi2_forwarding.h: N_PYTHONFMU, the FMI 2.0
  * co-simulation functions that take an instance); a forwarder asking for more is refused */
 #define PYTHONFMU_SYMBOLS 31
 
