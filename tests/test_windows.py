@@ -251,3 +251,21 @@ def test_every_fmu_in_fmpy_on_windows_cpython_under_wine(windows_fmus, wine_env,
         assert list(results[name]) == labels
         _assert_equal(name, np.array([reference[label].astype(float) for label in labels]).T,
                       np.array([results[name][label] for label in labels]).T, labels, "Windows fmpy under wine")
+
+
+def test_the_platform_option_builds_one_platform_only(tmp_path, capsys):
+    """`--platform linux64` / `--platform win64`: the FMU carries that platform's binaries only,
+    and the size table printed at the end says so (the other platform's column 0.00)."""
+    import build_fmus
+
+    for platform, absent in (("linux64", "win64"), ("win64", "linux64")):
+        out = tmp_path / platform
+        assert build_fmus.main(["--out", str(out), "--only", "Inertia", "--pure-python", "--platform", platform]) == 0
+        with zipfile.ZipFile(out / "Inertia.fmu") as archive:
+            names = archive.namelist()
+        assert any(name.startswith(f"binaries/{platform}/") for name in names)
+        assert not any(name.startswith(f"binaries/{absent}/") for name in names)
+        table = capsys.readouterr().out.splitlines()[-2:]
+        columns = table[0].split()
+        figures = dict(zip(["FMU", "MiB", *build_fmus.PLATFORMS, "shared"], columns))
+        assert float(figures[absent]) == 0.0 and float(figures[platform]) > 0.5, table
