@@ -166,34 +166,50 @@ def _assert_equal(name: str, reference: np.ndarray, other: np.ndarray, labels, w
             f"{name}.{label} in {where} differs from Linux by {difference:.3g} (largest |value| {scale:.3g})")
 
 
-def test_every_fmu_in_a_c_host_without_python_under_wine(windows_fmus, wine_env, tmp_path):
-    """tests/win64_fmi2_host.c (no Python in the process): each FMU's win64 binary starts
-    the CPython the FMU carries; the outputs equal the Linux binary's."""
+def _job(folder: Path, name: str, description, outputs, inputs: dict, step: float) -> list[str]:
+    """The three lines (tab-separated fields) that tests/win64_fmi2_host.c reads for one FMU
+    extracted into ``folder``: its resources URI percent-encoded as RFC 3986 asks."""
+    from urllib.parse import quote
+
+    by_name = {v.name: v.valueReference for v in description.modelVariables}
+    uri = "file:///" + quote(windows_path(folder / "resources").replace("\\", "/"), safe="/:")
+    return ["\t".join(["fmu", windows_path(folder / "binaries" / "win64" / f"{name}.dll"), uri, description.guid,
+                       repr(N_STEPS * step), repr(step)]),
+            "\t".join(["set", *(f"{by_name[key]}={value!r}" for key, value in inputs.items())]),
+            "\t".join(["get", *(str(v.valueReference) for v in outputs)])]
+
+
+def _run_c_host(env: dict, tmp_path: Path, jobs: list[str]) -> list:
+    """tests/win64_fmi2_host.c cross-compiled and run on ``jobs`` under wine: (FMU name, rows)
+    per job, in order."""
     host = tmp_path / "fmi2_host.exe"
     subprocess.run([MINGW_GCC, "-O2", "-Wall", "-Werror", "-s", "-o", str(host),
                     str(Path(__file__).with_name("win64_fmi2_host.c"))], check=True)
+    done = subprocess.run([WINE, str(host)], input="\n".join(jobs).encode() + b"\n", capture_output=True, env=env,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    results = []
+    for line in done.stdout.decode().splitlines():
+        if line.startswith("fmu "):
+            results.append((Path(line.split("\\")[-1]).stem, []))
+        else:
+            results[-1][1].append([float(word) for word in line.split()])
+    return results
+
+
+def test_every_fmu_in_a_c_host_without_python_under_wine(windows_fmus, wine_env, tmp_path):
+    """tests/win64_fmi2_host.c (no Python in the process): each FMU's win64 binary starts
+    the CPython the FMU carries; the outputs equal the Linux binary's."""
     jobs, expected = [], {}
     for name, fmu in windows_fmus.items():
         description, outputs = _real_outputs(fmu)
         folder = tmp_path / name
         with zipfile.ZipFile(fmu) as archive:
             archive.extractall(folder)
-        by_name = {v.name: v.valueReference for v in description.modelVariables}
-        sets = " ".join(f"{by_name[key]}={value!r}" for key, value in _inputs(name).items())
-        jobs += [f"fmu {windows_path(folder / 'binaries' / 'win64' / (name + '.dll'))} "
-                 f"file:///{windows_path(folder / 'resources').replace(chr(92), '/')} {description.guid} "
-                 f"{N_STEPS * _step(name)!r} {_step(name)!r}", f"set {sets}", "get " + " ".join(str(v.valueReference) for v in outputs)]
+        jobs += _job(folder, name, description, outputs, _inputs(name), _step(name))
         expected[name] = (_linux_run(fmu, _inputs(name), _step(name), tmp_path / f"linux_{name}"),
                           [v.name for v in outputs])
-    done = _wine(wine_env, str(host), stdin="\n".join(jobs) + "\n")
-    assert done.returncode == 0, done.stderr[-3000:]
-    results, current = {}, None
-    for line in done.stdout.splitlines():
-        if line.startswith("fmu "):
-            current = Path(line.split("\\")[-1]).stem
-            results[current] = []
-        else:
-            results[current].append([float(word) for word in line.split()])
+    results = dict(_run_c_host(wine_env, tmp_path, jobs))
     assert set(results) == set(windows_fmus)
     for name, (reference, labels) in expected.items():
         _assert_equal(name, reference, np.array(results[name]), ["time", *labels], "the C host under wine")
@@ -269,3 +285,19 @@ def test_the_platform_option_builds_one_platform_only(tmp_path, capsys):
         columns = table[0].split()
         figures = dict(zip(["FMU", "MiB", *build_fmus.PLATFORMS, "shared"], columns))
         assert float(figures[absent]) == 0.0 and float(figures[platform]) > 0.5, table
+
+
+def test_an_fmu_extracted_into_an_unusual_folder_runs_as_from_a_plain_one(fmu_dir, wine_env, tmp_path):
+    """Clutch extracted into a plain folder and into one whose path holds a blank, 'ü', '%'
+    and '#' (the URI percent-encodes them; the forwarder decodes it and, pythonfmu opening
+    slavemodule.txt with an ANSI path, passes the folder by its 8.3 short name): the same
+    outputs, bit for bit (the same binary and inputs in one process)."""
+    description, outputs = _real_outputs(fmu_dir / "Clutch.fmu")
+    jobs = []
+    for folder in (tmp_path / "plain" / "Clutch", tmp_path / "odd dir" / "ü 50%#x" / "Clutch"):
+        with zipfile.ZipFile(fmu_dir / "Clutch.fmu") as archive:
+            archive.extractall(folder)
+        jobs += _job(folder, "Clutch", description, outputs, INPUTS["Clutch"], STEP)
+    (plain_name, plain), (odd_name, odd) = _run_c_host(wine_env, tmp_path, jobs)
+    assert plain_name == odd_name == "Clutch" and len(plain) == N_STEPS + 1
+    assert odd == plain

@@ -1,7 +1,7 @@
 /* A minimal FMI 2.0 co-simulation host without Python, for the Windows tests (tests/test_windows.py):
  * cross-compiled with mingw-w64 and run under wine, it runs the extracted FMUs a job list on
  * stdin names, one after the other in one process, and prints their outputs at every
- * communication point.  A job is three lines:
+ * communication point.  A job is three lines of tab-separated fields (a path may hold blanks):
  *
  *   fmu DLL RESOURCE_URI GUID STOP STEP
  *   set VR=VALUE VR=VALUE ...        (real inputs and parameters, set in initialization mode)
@@ -59,11 +59,11 @@ static void check(fmi2Status status, const char *call)
     }
 }
 
-/* split ``line`` at blanks into ``words`` (at most ``most``): their number */
+/* split ``line`` at tabs into ``words`` (at most ``most``): their number */
 static int split(char *line, char **words, int most)
 {
     int n = 0;
-    for (char *word = strtok(line, " \r\n"); word != NULL && n < most; word = strtok(NULL, " \r\n")) {
+    for (char *word = strtok(line, "\t\r\n"); word != NULL && n < most; word = strtok(NULL, "\t\r\n")) {
         words[n++] = word;
     }
     return n;
@@ -71,7 +71,9 @@ static int split(char *line, char **words, int most)
 
 static void run(char **fmu, char **sets, int n_sets, char **gets, int n_gets)
 {
-    HMODULE library = LoadLibraryExA(fmu[1], NULL, LOAD_WITH_ALTERED_SEARCH_PATH);
+    wchar_t path[MAX_PATH];       /* the path is UTF-8 (the job list's encoding) */
+    HMODULE library = MultiByteToWideChar(CP_UTF8, 0, fmu[1], -1, path, MAX_PATH) == 0 ? NULL
+                    : LoadLibraryExW(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH);
     if (library == NULL) {
         fprintf(stderr, "fmi2_host: cannot load %s (Windows error %lu)\n", fmu[1], GetLastError());
         exit(1);
