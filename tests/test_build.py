@@ -196,3 +196,16 @@ def test_an_fmu_whose_runtime_differs_from_the_loaded_one_is_refused_by_name(fmu
     assert (f"this FMU's runtime ({ours.decode()}) cannot start: the process has already loaded the runtime of "
             f"another build of drivetrain-fmu ({theirs.decode()})") in done.stdout, done.stdout
     assert "rebuild them together" in done.stdout and "AGAIN OK" in done.stdout
+
+
+def test_without_mingw_the_default_build_leaves_out_windows_with_a_warning(monkeypatch, capsys):
+    """The default platforms are all that this machine can build: without mingw-w64 the FMUs
+    get no binaries/win64 and one warning line says why; an explicit choice is kept (and
+    then fails with the missing tool named, host_support)."""
+    import build_fmus
+
+    monkeypatch.setattr(build_fmus.shutil, "which", lambda name, *args, **kwargs: None)
+    build_fmus._warn_once.cache_clear()
+    assert build_fmus.chosen_platforms(None) == ("linux64",)
+    assert "x86_64-w64-mingw32-gcc is not installed" in capsys.readouterr().err
+    assert build_fmus.chosen_platforms(["win64"]) == ("win64",)

@@ -4,7 +4,7 @@ pythonfmu 0.7.0 logs the exception that fails an FMI call (here a parameter out 
 failing fmi2ExitInitializationMode) with a NULL category.  OMSimulator builds a
 std::string from it and aborts (exit 134: "basic_string: construction from null"), and the
 message naming the parameter is lost; fmusim prints nothing.  The FMU's binary
-(host_support.WRAPPER_SOURCE) gives such messages the category of their status that
+(native/linux64/forwarder.c) gives such messages the category of their status that
 pythonfmu declares in modelDescription.xml (logStatusFatal for fmi2Fatal) and passes
 errors to the host's logger whatever loggingOn says.
 """

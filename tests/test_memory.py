@@ -4,7 +4,7 @@ fmpy's simulate_fmu extracts the FMU into a new folder at every call.  The FMU b
 pythonfmu's library pinned in memory (RTLD_NODELETE, fmus/native_exit.py), so every run
 kept one more copy mapped: 0.37 MiB per call (382 KiB measured over 400 calls).  Now the
 binary is a small forwarder that is unloaded again, and pythonfmu's library is loaded once
-per process (host_support.WRAPPER_SOURCE and the starter).
+per process (native/linux64/forwarder.c and starter.c).
 
 Tolerance: between calls 100 and 400 the resident set may grow by at most 16 KiB per call
 on average (4.7 MiB over 300 calls), and the number of mapped FMU binaries may not grow.

@@ -283,9 +283,13 @@ def test_ecos_without_python(name, fmu_dir, fmpy_results, without_python, ecos_h
     _assert_equal_to_fmpy(name, fmpy_results[name], table, "ecos")
 
 
-def test_each_fmu_carries_its_runtime_and_no_windows_binary(fmu_dir):
-    """Every FMU holds libpython, the starter, the stdlib zip and nothing for win64 (no
-    Windows binary is built: pythonfmu's stock DLL would need a Python the FMU lacks)."""
+def test_each_fmu_carries_its_runtime_for_linux_and_windows(fmu_dir):
+    """Every FMU holds libpython, the starter and the stdlib zip for Linux, and (where the
+    build has mingw-w64, as ./run_tests.sh installs it) the forwarder DLL, pythonfmu's DLL
+    and the embeddable CPython for Windows (host_support.py; tests/test_windows.py runs them)."""
+    import host_support
+
+    windows = shutil.which(host_support.MINGW_GCC) is not None
     for fmu in sorted(fmu_dir.glob("*.fmu")):
         with zipfile.ZipFile(fmu) as archive:
             names = set(archive.namelist())
@@ -293,7 +297,9 @@ def test_each_fmu_carries_its_runtime_and_no_windows_binary(fmu_dir):
         for needed in (f"binaries/linux64/{fmu.stem}.so", f"binaries/linux64/{soname}",
                        "binaries/linux64/libdrivetrain_python.so", "binaries/linux64/python/stdlib.zip"):
             assert needed in names, (fmu.name, needed)
-        assert not any(n.startswith("binaries/win64/") for n in names), fmu.name
+        for needed in (f"binaries/win64/{fmu.stem}.dll", f"binaries/win64/{host_support.WINDOWS_PYTHONFMU_LIBRARY}",
+                       "binaries/win64/python/python311.dll", "binaries/win64/python/python311.zip"):
+            assert (needed in names) == windows, (fmu.name, needed, windows)
 
 
 VENV_RUN = """

@@ -6,7 +6,7 @@ Hosts pass fmi2Instantiate the FMU's resources folder as a file URI, percent-enc
 any other escape left it a folder that does not exist, where it read no slave module name
 and called a NULL class, and the host died (SIGSEGV) for a folder named ``ü``, ``a%b``,
 ``x#y`` or ``space é``, in fmpy and fmuCheck, for every element and system FMU.  The FMU's
-binary (host_support.WRAPPER_HEAD, ``resources_folder``) now decodes the URI and checks
+binary (native/linux64/forwarder.c, ``resources_folder``) now decodes the URI and checks
 that the slave is there before pythonfmu looks for it.
 
 Each host runs in its own process (a crash is a failed test, not a dead pytest): fmpy's
