@@ -1,6 +1,6 @@
-"""SSP 1.0 system files: the documented systems (systems/ssd/*.ssd) and .ssp archives.
+"""SSP 1.0 system files: the documented systems (systems/catalog/ssd/*.ssd) and .ssp archives.
 
-Every documented system is one SystemStructure.ssd in systems/ssd/ (``load_system``):
+Every documented system is one SystemStructure.ssd in systems/catalog/ssd/ (``load_system``):
 simulation, SSP export, the monolithic references and the tests read their parameters
 from it.  A system is its components (instance name -> element FMU and parameters) and its
 connections (systems.master.Connection).  ``write_ssp`` packs them into one .ssp archive
@@ -16,13 +16,18 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from .master import Connection, Port, connection_problems, integer_problem, value_problem
+from fmpy import read_model_description
+from fmpy.ssp.ssd import Parameter, ParameterSet
+
+from .master import Connection, Instance, Port, connection_problems, integer_problem, run, value_problem
+from .rates import checked_rates
 
 SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
@@ -140,8 +145,6 @@ def written_whole(path):
 
 def fmpy_parameter_set(components: dict[str, Component]):
     """The SSD bindings as the ParameterSet that fmpy's simulate_ssp applies."""
-    from fmpy.ssp.ssd import Parameter, ParameterSet
-
     return ParameterSet(name=PARAMETER_SET, parameters=[
         Parameter(name=f"{inst}.{pname}", value=value)
         for inst, component in components.items() for pname, value in component.parameters.items()])
@@ -161,18 +164,15 @@ def run_system(fmu_dir, components: dict[str, Component], connections: list[Conn
     imported first from elsewhere, e.g. an older installed copy, would make FMUs of another
     build refuse to instantiate); the command line checks them before building anything.
     ``output_interval``: the rows recorded (systems.master.run's)."""
-    from .master import Instance, run
-
     fmu_dir = Path(fmu_dir)
     instances = {}
     try:
         for name, c in components.items():
             instances[name] = Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
         if rates:
-            from . import composite, composite_slave
+            from . import composite_slave      # the element classes: those the FMUs just loaded
 
-            rates = composite.checked_rates(rates, components, step, composite_slave.element_classes(), "step",
-                                            "in this system")
+            rates = checked_rates(rates, components, step, composite_slave.element_classes(), "step", "in this system")
         inputs = None if at_point is None else (lambda t: at_point(t) or {})
         return run(instances, connections, stop, step, record, inputs=inputs, progress=progress,
                    iterations=iterations, rates=rates, output_interval=output_interval)
@@ -408,16 +408,16 @@ def read_ssp(path) -> System:
     return replace(system, path=Path(path))
 
 
-CATALOG = Path(__file__).with_name("ssd")
+CATALOG = Path(__file__).parent / "catalog" / "ssd"
 
 
 def catalog() -> list[str]:
-    """Names of the documented systems: the .ssd files in systems/ssd/."""
+    """Names of the documented systems: the .ssd files in systems/catalog/ssd/."""
     return sorted(path.stem for path in CATALOG.glob("*.ssd"))
 
 
 def load_system(name: str) -> System:
-    """A documented system from its .ssd file in systems/ssd/ (the one description of it
+    """A documented system from its .ssd file in systems/catalog/ssd/ (the one description of it
     that simulation, export, references and tests read)."""
     path = CATALOG / f"{name}.ssd"
     if not path.is_file():
@@ -521,8 +521,6 @@ def system_structure_of(system: System, name: str, description: str) -> bytes:
 def declared_units(fmu_dir, components: dict[str, Component], keys: list[str]) -> dict[str, str | None]:
     """{'instance.variable': unit} for ``keys`` from the modelDescription of the FMUs in
     ``fmu_dir`` (None: dimensionless or not declared)."""
-    from fmpy import read_model_description
-
     units, described = {}, {}
     for key in keys:
         instance, variable = key.split(".", 1)
@@ -567,8 +565,6 @@ def simulate(path, step: float, record: list[str], stop: float | None = None, pr
     """Run an SSP file with systems.master: its FMUs (from the archive), parameters and
     connections; ``stop`` defaults to the file's DefaultExperiment; ``iterations`` and
     ``rates`` as :func:`run_system`'s."""
-    import tempfile
-
     system = read_ssp(path)
     stop = system.stop if stop is None else stop
     if stop is None:

@@ -37,7 +37,7 @@ def test_without_the_extras_the_packages_import_and_the_command_starts():
     hidden = list(OPTIONAL) + ["dask"]
     code = (f"import sys\nfor name in {hidden!r}:\n    sys.modules[name] = None\n"
             "import fmus, solvers, build_fmus, host_support, drivetrain_cli\n"
-            "import systems.ssp, systems.master, systems.study, systems.reference, systems.pwa_methods, "
+            "import systems.ssp, systems.master, systems.study, systems.catalog.reference, systems.catalog.pwa_methods, "
             "systems.composite\n"
             "drivetrain_cli.main(['--help'])\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
