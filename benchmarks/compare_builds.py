@@ -10,7 +10,7 @@ of REV in a temporary folder; ``--new-fmus`` defaults to a build of the working 
 (``build_fmus.py --out`` a temporary folder).
 
 Every system of the catalog (systems/catalog/ssd/*.ssd) is run the way ``drivetrain-fmu run SYSTEM``
-runs it: the arguments simulation._simulate passes to systems.ssp.run_system (components
+runs it: the arguments simulation.cosimulate passes to systems.ssp.run_system (components
 with their parameters at the system's own step, connections, stop time, the recorded
 signals) are captured once in this process, then each build's FMUs are run with them by
 systems.ssp.run_system (the project's master) in a process of its own: pythonfmu imports
@@ -108,7 +108,7 @@ class _Captured(Exception):
 
 def run_arguments(system: str) -> dict:
     """What ``drivetrain-fmu run SYSTEM`` passes to systems.ssp.run_system (captured by
-    calling simulation._simulate with run_system replaced)."""
+    calling simulation.cosimulate with run_system replaced)."""
     sys.path.insert(0, str(ROOT))
     import systems.ssp
     from drivetrain_cli import simulation
@@ -128,8 +128,8 @@ def run_arguments(system: str) -> dict:
         module.run_system = capture
     try:
         documented = systems.ssp.load_system(system)
-        simulation._simulate(documented, Path("unused"), documented.step, progress=False)
-        raise RuntimeError(f"{system}: simulation._simulate did not call run_system")
+        simulation.cosimulate(documented, Path("unused"), documented.step, progress=False)
+        raise RuntimeError(f"{system}: simulation.cosimulate did not call run_system")
     except _Captured:
         return captured
     finally:

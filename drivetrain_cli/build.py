@@ -11,7 +11,7 @@ from .checks import _fmu_folder
 from .errors import UsageError
 
 
-def _build(args) -> None:
+def execute(args) -> None:
     """build [NAME ...]: the chosen elements' FMUs (default every element), rebuilt."""
     known = [e.__name__ for e in ELEMENTS]
     unknown = [name for name in args.elements if name not in known]

@@ -18,14 +18,14 @@ from systems.ssp import open_system, parameter_problems, unconnected_inputs
 from .errors import PROG, UsageError
 
 
-def _family(system: str) -> tuple[str | None, str]:
+def family_and_case(system: str) -> tuple[str | None, str]:
     """(family, case) of a documented system's name: z3 -> ("z3", ""), fan_F2 -> ("fan", "F2"),
     r3_spring_1 -> ("r3_spring", "1"); another name -> (None, name)."""
     family = next((f for f in PLOTS if system == f or system.startswith(f + "_")), None)
     return (family, system[len(family) + 1:]) if family else (None, system)
 
 
-def _open(spec: str):
+def system_of(spec: str):
     """The System of a name or a file; a usage error when it is neither or is malformed."""
     try:
         return open_system(spec)
@@ -33,29 +33,29 @@ def _open(spec: str):
         raise UsageError(str(exc)) from None
 
 
-def _label(system) -> str:
+def output_label(system) -> str:
     """The folder and file name of a system's outputs: its catalog name or its file's stem."""
     return system.path.stem if system.path is not None else system.name
 
 
-def _shown(system) -> str:
+def shown_name(system) -> str:
     """How messages name a system: its catalog name, or its file as given."""
     if system.path is None or system.path.parent.resolve() == ssp.CATALOG.resolve():
         return system.name
     return str(system.path)
 
 
-def _times(system, step: float | None, stop: float | None, step_option: str = "--step") -> tuple[float, float]:
+def step_and_stop(system, step: float | None, stop: float | None, step_option: str = "--step") -> tuple[float, float]:
     """(step, stop) of a run: the options or the file's; usage errors name the option."""
     option = step_option if step is not None else "the step written in the file,"
     step = system.step if step is None else step
     stop = system.stop if stop is None else stop
     if step is None:
-        raise UsageError(f"{_shown(system)}: its file gives no communication step; give {step_option} H")
+        raise UsageError(f"{shown_name(system)}: its file gives no communication step; give {step_option} H")
     if stop is None:
-        raise UsageError(f"{_shown(system)}: its file gives no stop time (DefaultExperiment stopTime); give --stop T")
+        raise UsageError(f"{shown_name(system)}: its file gives no stop time (DefaultExperiment stopTime); give --stop T")
     _check_steps(step, stop, option, system)
-    _check_divides(step, stop, option, system)
+    check_divides(step, stop, option, system)
     return step, stop
 
 
@@ -64,7 +64,7 @@ def _check_steps(step: float, stop: float, option: str, system) -> None:
     precision; a step of 5e-324 made the step count overflow)."""
     if stop / step > MAX_STEPS:
         raise UsageError(f"{option} {step:g} makes {stop / step:.3g} steps of the stop time {stop:g} s of "
-                         f"{_shown(system)}; at most {MAX_STEPS:.3g} (2**52: beyond it t + step rounds to t in "
+                         f"{shown_name(system)}; at most {MAX_STEPS:.3g} (2**52: beyond it t + step rounds to t in "
                          f"double precision)")
 
 
@@ -75,30 +75,30 @@ def _divides(step: float, stop: float) -> bool:
     return n >= 1 and abs(n * step - stop) <= 1e-9 * max(1.0, stop)
 
 
-def _check_divides(step: float, stop: float, option: str, system) -> None:
+def check_divides(step: float, stop: float, option: str, system) -> None:
     """A step must divide the stop time into whole steps (the master counts t = n h)."""
     if _divides(step, stop):
         return
     round_steps = sorted({m * 10.0 ** e for m in (1, 2, 2.5, 4, 5) for e in range(-7, 4)
                           if m * 10.0 ** e <= stop and _divides(m * 10.0 ** e, stop)})
     near = [f"{h:g}" for h in ([x for x in round_steps if x < step][-1:] + [x for x in round_steps if x > step][:1])]
-    raise UsageError(f"{option} {step:g} does not divide the stop time {stop:g} s of {_shown(system)} into whole "
+    raise UsageError(f"{option} {step:g} does not divide the stop time {stop:g} s of {shown_name(system)} into whole "
                      f"steps; allowed: {stop:g} s / n" + (f", e.g. {' or '.join(near)}" if near else ""))
 
 
-def _warn_unconnected(system, command: str, fmu_inputs=()) -> None:
+def warn_unconnected(system, command: str, fmu_inputs=()) -> None:
     """One line on stderr naming every input that runs at its start value without the file
     saying so (systems.ssp.unconnected_inputs: not a free flange's zero torque, not bound),
     but those ``fmu_inputs`` (INST.VAR) makes inputs of a system FMU (export-fmu --input)."""
     found = [entry for entry in unconnected_inputs(system.components, system.connections)
              if entry.split(" = ")[0] not in fmu_inputs]
     if found:
-        print(f"{PROG} {command}: warning: {_shown(system)}: {'an input' if len(found) == 1 else 'inputs'} left "
+        print(f"{PROG} {command}: warning: {shown_name(system)}: {'an input' if len(found) == 1 else 'inputs'} left "
               f"unconnected, run at the start value: {', '.join(found)} (connect {'it' if len(found) == 1 else 'them'}"
               f", or bind the value in the component's parameter set to make it deliberate)", file=sys.stderr)
 
 
-def _check_parameters(system) -> None:
+def check_parameters(system) -> None:
     components = system.components
     if system.is_archive:          # an archive may carry FMUs of other tools: check ours only
         names = {e.__name__ for e in ELEMENTS}
@@ -106,10 +106,10 @@ def _check_parameters(system) -> None:
     problems = parameter_problems(components)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise UsageError(f"{_shown(system)}: {problems[0]}{more}")
+        raise UsageError(f"{shown_name(system)}: {problems[0]}{more}")
 
 
-def _writable(folder: Path, option: str) -> Path:
+def writable_folder(folder: Path, option: str) -> Path:
     """``folder``, created; a usage error naming it and ``option`` when it cannot be written."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -121,9 +121,9 @@ def _writable(folder: Path, option: str) -> Path:
     return folder
 
 
-def _out_folder(args, command: str, label: str) -> Path:
+def out_folder(args, command: str, label: str) -> Path:
     """RESULTS/COMMAND/SYSTEM: one folder per command and system, checked writable."""
-    return _writable(Path(args.out) / command / label, "--out")
+    return writable_folder(Path(args.out) / command / label, "--out")
 
 
 def _fmu_folder(folder: Path, option: str, new_allowed: bool = False) -> Path:
@@ -142,18 +142,18 @@ def _fmu_folder(folder: Path, option: str, new_allowed: bool = False) -> Path:
         if not folder.parent.is_dir():
             raise UsageError(f"{option} {folder}: its parent folder {folder.parent} does not exist (a new folder is "
                              f"made only inside an existing one)")
-    return _writable(folder, option)
+    return writable_folder(folder, option)
 
 
-def _fmus_for(systems, fmu_dir: Path) -> Path:
+def fmus_for(systems, fmu_dir: Path) -> Path:
     """Build the FMUs that ``systems`` (one System or a list) use and that are not up to
     date in ``fmu_dir`` (:func:`_fmu_folder`); one line on stderr says where they are built
     and reused."""
     systems = systems if isinstance(systems, list) else [systems]
-    return _element_fmus(sorted({c.element for system in systems for c in system.components.values()}), fmu_dir)
+    return element_fmus(sorted({c.element for system in systems for c in system.components.values()}), fmu_dir)
 
 
-def _element_fmus(needed: list[str], fmu_dir: Path) -> Path:
+def element_fmus(needed: list[str], fmu_dir: Path) -> Path:
     """The FMUs of the elements ``needed`` in ``fmu_dir``, those not up to date built: one
     line on stderr says where (the absolute path: the default folder is relative to the
     working directory), what is built and what is reused."""
@@ -183,5 +183,5 @@ def seconds(text: str) -> float:
     return value
 
 
-def _or(value, default):
+def or_default(value, default):
     return default if value is None else value

@@ -13,32 +13,13 @@ from pathlib import Path
 
 import build_fmus
 import drivetrain_cli
-from drivetrain_docs.accuracy_tables import one_line
 from systems.optional import MissingExtra, check
 
-from .build import _build
-from .checks import _out_folder, seconds
-from .compare import _compare_r1
-from .errors import (
-    CLOSED_PIPE,
-    FAILED,
-    INTERRUPTED,
-    PROG,
-    TERMINATED,
-    USAGE,
-    Exit,
-    SimulationFailed,
-    Terminated,
-    UsageError,
-    _on_sigterm,
-)
-from .export import _export
-from .export_fmu import _export_fmu, add_arguments
-from .listing import _list
-from .new import _new
-from .report import _report
-from .run import _run
-from .study import _study
+from . import build, compare, export, export_fmu, listing, new, report, run, study
+from .checks import seconds
+from .errors import (CLOSED_PIPE, FAILED, INTERRUPTED, PROG, TERMINATED, USAGE, Exit, SimulationFailed, Terminated,
+                     UsageError, on_sigterm, one_line)
+from .export_fmu import add_arguments
 
 
 class Parser(argparse.ArgumentParser):
@@ -174,27 +155,15 @@ NEEDS = {
 }
 
 
+#: per command: the module whose execute(args) does it (one module per command)
+COMMANDS = {"list": listing, "build": build, "run": run, "ssp": run, "report": report, "export": export,
+            "export-fmu": export_fmu, "new": new, "study": study, "compare": compare}
+
+
 def _dispatch(args) -> None:
     for module, purpose, extra in NEEDS.get(args.command, ()):
         check(module, purpose, extra)
-    if args.command == "list":
-        _list(args)
-    elif args.command == "build":
-        _build(args)
-    elif args.command == "study":
-        _study(args)
-    elif args.command in ("run", "ssp"):
-        _run(args, args.command)
-    elif args.command == "export":
-        _export(args)
-    elif args.command == "report":
-        _report(args)
-    elif args.command == "new":
-        _new(args)
-    elif args.command == "export-fmu":
-        _export_fmu(args)
-    else:
-        _compare_r1(args.step, args.duration, _out_folder(args, "compare", args.case))
+    COMMANDS[args.command].execute(args)
 
 
 def _quiet_stdout() -> None:
@@ -216,7 +185,7 @@ def main(argv=None) -> int:
     that callers in Python see it."""
     args = _parser().parse_args(argv)
     main_thread = threading.current_thread() is threading.main_thread()
-    handling = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    handling = signal.signal(signal.SIGTERM, on_sigterm) if main_thread else None
     try:
         _dispatch(args)
         sys.stdout.flush()                            # a closed pipe shows here, not at exit

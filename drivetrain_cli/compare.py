@@ -10,7 +10,8 @@ import numpy as np
 from solvers.pwa import Characteristic, PwaOscillator
 from systems.catalog.pwa_methods import METHODS, reference, simulate
 
-from .plots import LINE_STYLES, _pyplot
+from .checks import out_folder
+from .plots import LINE_STYLES, pyplot
 
 #: `compare r1`: the legend of each method (systems.catalog.pwa_methods.METHODS) and its marker; the
 #: line styles and widths are LINE_STYLES'
@@ -27,7 +28,7 @@ R1_NAMES = {
 R1_MARKERS = ("o", "s", "^", "D", "v", "x", "+")
 
 
-def _compare_r1(step: float, duration: float, out: Path) -> None:
+def compare_r1(step: float, duration: float, out: Path) -> None:
     """Every PWA method of systems.catalog.pwa_methods on the Table 6 oscillator against the reference
     (Reiter Fig. 31-36): error table on stdout, x(t) in r1_methods.csv / .png."""
     osc = PwaOscillator(1.0, Characteristic((0.0, 0.15), (1.0, 20.0)), Characteristic.linear(0.5))
@@ -44,7 +45,7 @@ def _compare_r1(step: float, duration: float, out: Path) -> None:
         writer.writerow(["time"] + [f"x_{name}" for name in runs])
         for k, t in enumerate(runs["reference"].t):
             writer.writerow([f"{t:.6g}"] + [f"{traj.x[k]:.10g}" for traj in runs.values()])
-    plt = _pyplot()
+    plt = pyplot()
     fig, (ax, err) = plt.subplots(2, 1, sharex=True, figsize=(9, 7.5), height_ratios=(3, 2))
     exact = runs["reference"]
     ax.plot(exact.t, exact.x, "-", color="0.6", lw=5, alpha=0.6, label=R1_NAMES["reference"])
@@ -74,3 +75,8 @@ def _compare_r1(step: float, duration: float, out: Path) -> None:
     fig.savefig(out / "r1_methods.png", dpi=120)
     plt.close(fig)
     print(f"wrote {out / 'r1_methods.csv'} and {out / 'r1_methods.png'}")
+
+
+def execute(args) -> None:
+    """compare r1: :func:`compare_r1` into RESULTS/compare/r1/."""
+    compare_r1(args.step, args.duration, out_folder(args, "compare", args.case))

@@ -15,13 +15,13 @@ from systems.signals import declared as _declared
 from systems.signals import default_record as _default_record
 from systems.signals import family_of as _family_of
 
-from .checks import _check_divides, _fmus_for, _label, _out_folder, _shown
-from .errors import PROG, SimulationFailed, UsageError, _failure
+from .checks import check_divides, fmus_for, out_folder, output_label, shown_name
+from .errors import PROG, SimulationFailed, UsageError, simulation_failure
 from .measure import REPORT_KEYS
-from .simulation import _file_torques, _interruptible, _simulate
+from .simulation import cosimulate, file_torques, interruptible
 
 #: the width of the signal names' column of `report` and of the convergence check
-_SIGNAL = 20
+SIGNAL_WIDTH = 20
 #: step convergence: each step H is compared with H/2 and H/4 (halving: Richardson's ratio 2)
 HALVINGS = (1, 2, 4)
 #: an observed order below this is no convergence (the steps are too large for the system,
@@ -67,28 +67,28 @@ def convergence(runs) -> dict:
     return {**measured, "order": order, "error": rms[0] * factor, "max error": peak[0] * factor}
 
 
-def _report_convergence(system, args, documented: bool) -> None:
+def report_convergence(system, args, documented: bool) -> None:
     """The step-convergence check of any system: the same system at H, H/2 and H/4 (H: each
     --steps, default the file's step) as `run` runs it (separate FMUs, the torques its file
     binds); per signal the observed order and the Richardson estimate of the error of the
     run at H, divided by the signal's range (:func:`convergence`); each run's time on stderr."""
-    label = _label(system)
+    label = output_label(system)
     stop = system.stop
     if stop is None:
-        raise UsageError(f"{_shown(system)}: its file gives no stop time (DefaultExperiment stopTime)")
+        raise UsageError(f"{shown_name(system)}: its file gives no stop time (DefaultExperiment stopTime)")
     steps = args.steps or ([system.step] if system.step else [])
     if not steps:
-        raise UsageError(f"{_shown(system)}: its file gives no communication step; give --steps H")
+        raise UsageError(f"{shown_name(system)}: its file gives no communication step; give --steps H")
     for step in steps:
-        _check_divides(step, stop, "--steps", system)
+        check_divides(step, stop, "--steps", system)
     keys = _convergence_keys(system)
-    out = _out_folder(args, "report", label)
-    fmu_dir = _fmus_for(system, args.fmus)
-    torques = _file_torques(system)
+    out = out_folder(args, "report", label)
+    fmu_dir = fmus_for(system, args.fmus)
+    torques = file_torques(system)
     why = ("--convergence" if documented else
            "an edited system: no monolithic reference (those exist for the documented systems and files equal to "
            "one), so its accuracy is estimated from its own convergence")
-    print(f"{_shown(system)}: step convergence over {stop:g} s ({why})")
+    print(f"{shown_name(system)}: step convergence over {stop:g} s ({why})")
     print(f"  the same system at H, H/2 and H/4 as `{PROG} run` runs it (separate FMUs, {torques} compliance "
           f"torques); on the grid of H: d1 = RMS(y_H - y_H/2), d2 = RMS(y_H/2 - y_H/4); observed order "
           f"p = log2(d1/d2) (the master holds each input over a step: p near 1, near 2 with step-mean "
@@ -99,14 +99,14 @@ def _report_convergence(system, args, documented: bool) -> None:
         results = []
         for k in HALVINGS:
             started = time.monotonic()
-            with _interruptible() as (at_point, state):
+            with interruptible() as (at_point, state):
                 try:
-                    results.append(_simulate(system, fmu_dir, step / k, progress=False, at_point=at_point))
+                    results.append(cosimulate(system, fmu_dir, step / k, progress=False, at_point=at_point))
                 except CoSimulationError as exc:  # a diverging coupling makes an element refuse a step
-                    raise SimulationFailed(f"at the step {step / k:g} s: {_failure(exc, state['t'])}") from None
+                    raise SimulationFailed(f"at the step {step / k:g} s: {simulation_failure(exc, state['t'])}") from None
             print(f"  ran {label} at {step / k:g} s ({time.monotonic() - started:.1f} s)", file=sys.stderr, flush=True)
         print(f"  step H = {step:g} s (and {step / 2:g}, {step / 4:g} s):")
-        print(f"    {'signal':<{_SIGNAL}}{'order p':<10}{'error at H: RMS':<18}max")
+        print(f"    {'signal':<{SIGNAL_WIDTH}}{'order p':<10}{'error at H: RMS':<18}max")
         for key in keys:
             m = convergence([r[key] for r in results])
             order = "-" if m["order"] is None else f"{m['order']:.2f}"
@@ -115,7 +115,7 @@ def _report_convergence(system, args, documented: bool) -> None:
                          f"d2 {m['differences'][1] / m['range']:.2e}): try a smaller --steps")
             else:
                 shown = f"{m['error'] / m['range']:<18.2e}{m['max error'] / m['range']:.2e}"
-            print(f"    {key:<{_SIGNAL}}{order:<10}{shown}")
+            print(f"    {key:<{SIGNAL_WIDTH}}{order:<10}{shown}")
             rows.append((step, key, "" if m["order"] is None else f"{m['order']:.4g}",
                          *(f"{d / m['range']:.4g}" for d in m["differences"]),
                          "" if m["error"] is None else f"{m['error'] / m['range']:.4g}",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 
-from drivetrain_docs.accuracy_tables import one_line
 from systems.master import CoSimulationError
 
 PROG = "drivetrain-fmu"
@@ -15,6 +14,13 @@ TERMINATED = 128 + signal.SIGTERM
 #: the reader of stdout went away (`drivetrain-fmu list | head -3`): ended quietly with the
 #: status of a command killed by SIGPIPE (128 + 13), as shells report it
 CLOSED_PIPE = 128 + 13
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line (its whitespace runs made single spaces), cut to ``limit``
+    characters with '...': how every message of the command quotes a failure."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class UsageError(Exception):
@@ -30,7 +36,7 @@ class Terminated(KeyboardInterrupt):
     written, the temporary files removed), exit status TERMINATED."""
 
 
-def _on_sigterm(_signum, _frame):
+def on_sigterm(_signum, _frame):
     raise Terminated
 
 
@@ -43,7 +49,7 @@ class Exit(SystemExit):
         self.code = status
 
 
-def _failure(exc, t: float) -> SimulationFailed:
+def simulation_failure(exc, t: float) -> SimulationFailed:
     """One or two lines of a failed FMI call: what failed, when, and the FMU's first message."""
     if isinstance(exc, CoSimulationError):
         first = str(exc).splitlines()[0]

@@ -8,15 +8,7 @@ from pathlib import Path
 from systems import ssp
 from systems.ssp import catalog
 
-from .checks import (
-    _check_parameters,
-    _fmus_for,
-    _label,
-    _open,
-    _out_folder,
-    _times,
-    _warn_unconnected,
-)
+from .checks import check_parameters, fmus_for, out_folder, output_label, step_and_stop, system_of, warn_unconnected
 from .errors import PROG, SimulationFailed
 
 #: ecos and fmpy's simulate_ssp exchange values Jacobi-style (every input lags one step),
@@ -48,13 +40,13 @@ JACOBI_UNSUITED = {name: (
     "run the F systems with `drivetrain-fmu run` or OMSimulator") for name in catalog() if name.startswith("fan_")}
 
 
-def _export(args) -> None:
-    system = _open(args.system)
-    label = _label(system)
-    step, stop = _times(system, args.step, args.stop)
-    _check_parameters(system)
-    _warn_unconnected(system, "export")
-    out = _out_folder(args, "export", label)
+def execute(args) -> None:
+    system = system_of(args.system)
+    label = output_label(system)
+    step, stop = step_and_stop(system, args.step, args.stop)
+    check_parameters(system)
+    warn_unconnected(system, "export")
+    out = out_folder(args, "export", label)
     path = out / f"{label}.ssp"
     with tempfile.TemporaryDirectory(prefix="ssp_") as folder:
         if system.is_archive:                 # re-export with its own FMUs
@@ -64,7 +56,7 @@ def _export(args) -> None:
                                  else c.parameters) for n, c in system.components.items()},
                 system.connections, system.stop, system.step)
         else:
-            fmu_dir = _fmus_for(system, args.fmus)
+            fmu_dir = fmus_for(system, args.fmus)
         try:
             ssp.export(system, path, fmu_dir, step, stop)
         except OSError as exc:                # written whole or not at all (systems.ssp.written_whole)

@@ -12,17 +12,17 @@ from systems import composite_slave
 from systems.composite import describe
 from systems.ssp import open_system
 
-from .checks import _warn_unconnected
+from .checks import warn_unconnected
 from .errors import UsageError
 
 DEFAULT_OUT = Path("results")
 
 
-def _export_fmu(args) -> None:
+def execute(args) -> None:
     """export-fmu: the system checked (its unconnected inputs said), then built."""
     try:
         args.system = open_system(str(args.system))
-        _warn_unconnected(args.system, args.command, args.input)
+        warn_unconnected(args.system, args.command, args.input)
         _build_system_fmu(args)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc

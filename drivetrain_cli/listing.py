@@ -6,7 +6,7 @@ from fmus import ELEMENTS
 from systems.ssp import catalog, load_system
 
 
-def _list(args) -> None:
+def execute(args) -> None:
     """list: the elements and the documented systems, one per line, each column as wide as
     its longest name; --markdown the README's element table, --variables the variable
     tables of docs/contract.md (drivetrain_docs.element_tables)."""

@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 
 import build_fmus
-from drivetrain_docs.accuracy_tables import one_line
 from host_support import HostSupportError
 from systems.catalog import reference
 from systems.catalog.reference import error_report
 from systems.master import CoSimulationError
 
-from .checks import _family, _writable
-from .simulation import _interruptible, _recorded, _simulate_system_fmu
+from .checks import family_and_case, writable_folder
+from .errors import one_line
+from .simulation import cosimulate_system_fmu, interruptible, recorded_signals
 
 # per family: the signals the error report compares
 REPORT_KEYS = {
@@ -32,9 +32,9 @@ REPORT_KEYS = {
 DIVERGED = 10.0
 
 
-def _reference(system: str, t_grid):
+def reference_of(system: str, t_grid):
     """The monolithic reference of a documented system (systems.catalog.reference)."""
-    family, case = _family(system)
+    family, case = family_and_case(system)
     if family == "z3":
         return reference.z3_reference(t_grid)
     if family == "fan":
@@ -61,12 +61,12 @@ def _divergence(result, ref, keys, time) -> str | None:
     return None
 
 
-def _measured(simulate, ref, keys, grid) -> dict:
+def measure_run(simulate, ref, keys, grid) -> dict:
     """Run ``simulate(at_point)`` (Ctrl-C stops it at a communication point) and compare it
     with the reference ``ref`` on ``grid``: {status ('ok', 'failed', 'diverged'), detail (the
     sentence saying why not ok), errors {signal: (max, RMS) / range}, result, seconds (wall)}."""
     start = time.monotonic()
-    with _interruptible() as (at_point, state):
+    with interruptible() as (at_point, state):
         try:
             result = simulate(at_point)
         except CoSimulationError as exc:   # a diverging coupling makes an element refuse a step
@@ -81,15 +81,15 @@ def _measured(simulate, ref, keys, grid) -> dict:
     return {**measured, "errors": error_report(result, ref, keys)}
 
 
-def _built_system_fmu(system, keys: list[str], fmu_dir: Path) -> Path | str:
+def built_system_fmu(system, keys: list[str], fmu_dir: Path) -> Path | str:
     """``system`` as one FMU (systems/composite.py) whose outputs are what a run records for
     the signals ``keys``, in FMUS/systems/, built there unless up to date; or why it cannot
     be built (a report then says FAILED for it and goes on).  Its internal step is a
     parameter (``internal_step``), set per run: one FMU serves every step."""
-    folder = _writable(Path(fmu_dir) / "systems", "--fmus")
+    folder = writable_folder(Path(fmu_dir) / "systems", "--fmus")
     before = {path: path.stat().st_mtime_ns for path in folder.glob("*.fmu")}
     try:
-        path = build_fmus.build_system_fmu(system, folder, outputs=_recorded(system, keys), force=False)
+        path = build_fmus.build_system_fmu(system, folder, outputs=recorded_signals(system, keys), force=False)
     except (ValueError, HostSupportError) as exc:
         return one_line(exc)
     if before.get(path) != path.stat().st_mtime_ns:
@@ -97,16 +97,16 @@ def _built_system_fmu(system, keys: list[str], fmu_dir: Path) -> Path | str:
     return path
 
 
-def _measured_system_fmu(system, system_fmu: Path | str, step: float, ref, keys, grid) -> dict:
-    """:func:`_measured` of the system FMU (:func:`_built_system_fmu`) at ``step``."""
+def measure_system_fmu(system, system_fmu: Path | str, step: float, ref, keys, grid) -> dict:
+    """:func:`measure_run` of the system FMU (:func:`built_system_fmu`) at ``step``."""
     if isinstance(system_fmu, str):
         return {"status": "failed", "detail": f"FAILED: not built ({system_fmu})", "errors": {}, "result": None,
                 "seconds": 0.0}
-    return _measured(lambda at_point: _simulate_system_fmu(system, system_fmu, step, keys, at_point), ref, keys,
+    return measure_run(lambda at_point: cosimulate_system_fmu(system, system_fmu, step, keys, at_point), ref, keys,
                      grid)
 
 
-def _largest_difference(one: dict, other: dict, ref, keys) -> float | None:
+def largest_difference(one: dict, other: dict, ref, keys) -> float | None:
     """The largest |difference| between two measured runs' signals over ``keys``, divided
     by the reference signal's range (as the errors are); None unless both ran."""
     if one["status"] != "ok" or other["status"] != "ok":

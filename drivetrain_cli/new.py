@@ -6,18 +6,18 @@ from pathlib import Path
 
 from systems.ssp import copy_system
 
-from .checks import _label, _open, _writable
+from .checks import output_label, system_of, writable_folder
 from .errors import PROG, UsageError
 
 
-def _new(args) -> None:
+def execute(args) -> None:
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", args.name):
         raise UsageError(f"NAME {args.name!r}: use letters, digits, '_' and '-', starting with a letter "
                          f"(it names the file NAME.ssd)")
-    source = _open(args.source)
-    target = _writable(Path(args.dir), "--dir") / f"{args.name}.ssd"
+    source = system_of(args.source)
+    target = writable_folder(Path(args.dir), "--dir") / f"{args.name}.ssd"
     if target.exists():
         raise UsageError(f"{target} exists: choose another NAME or remove it")
     target.write_bytes(copy_system(source, args.name))
-    print(f"wrote {target}, a copy of {_label(source)}: edit it (parameters are ssv:Parameter values), then\n"
+    print(f"wrote {target}, a copy of {output_label(source)}: edit it (parameters are ssv:Parameter values), then\n"
           f"  {PROG} run {target}")

@@ -9,7 +9,7 @@ from systems.optional import require
 from systems.signals import FLAGS, PLOTS
 from systems.signals import family_of as _family_of
 
-from .checks import _label
+from .checks import output_label
 
 #: per family: a row of zoomed panels (the labels of PLOTS' panels to zoom) over one period of
 #: a stick-slip cycle, whose lock events are the 0 -> 1 steps of ``events``: the cycle with the
@@ -21,7 +21,7 @@ ZOOMS = {"fan": {"events": "clutch.locked", "size": "clutch.w_slip",
 LINE_STYLES = (("-", 2.2), ("--", 1.6), (":", 1.4), ("-.", 1.2))
 
 
-def _pyplot(extra: str = "cli"):
+def pyplot(extra: str = "cli"):
     """matplotlib.pyplot drawing into files (Agg), or MissingExtra naming ``extra``."""
     require("matplotlib", "plots need", extra).use("Agg")
     import matplotlib.pyplot as plt
@@ -59,12 +59,12 @@ def _draw_panel(ax, result, label, signals, window=None) -> None:
     ax.set_ylabel(label)
 
 
-def _plot(path: Path, system, result, record: list[str], units: dict) -> None:
-    plt = _pyplot()
+def plot_run(path: Path, system, result, record: list[str], units: dict) -> None:
+    plt = pyplot()
 
     family = _family_of(system)
     title, panels = PLOTS.get(family) or (
-        _label(system), [(f"{k} [{units.get(k) or '1'}]", [(k, k)]) for k in record[:6]])  # a system of its own
+        output_label(system), [(f"{k} [{units.get(k) or '1'}]", [(k, k)]) for k in record[:6]])  # a system of its own
     zoom = ZOOMS.get(family)
     window = zoom and _stick_slip_window(result.time, result[zoom["events"]], result[zoom["size"]])
     zoomed = [panel for panel in panels if window and panel[0] in zoom["panels"]]
@@ -82,7 +82,7 @@ def _plot(path: Path, system, result, record: list[str], units: dict) -> None:
         if n < len(panels) - 1:
             ax.tick_params(labelbottom=False)
         axes.append(ax)
-    axes[0].set_title(f"{title}: {_label(system)}", fontsize=10)
+    axes[0].set_title(f"{title}: {output_label(system)}", fontsize=10)
     axes[-1].set_xlabel("time [s]")
     for column, (label, signals) in enumerate(zoomed):
         ax = fig.add_subplot(grid[-1, column])

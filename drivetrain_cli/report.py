@@ -12,19 +12,12 @@ from systems import ssp  # CATALOG read when called (a test points it elsewhere)
 from systems.catalog import msl
 from systems.ssp import Component, catalog, load_system
 
-from .checks import _check_divides, _family, _fmus_for, _open, _out_folder
-from .convergence import _SIGNAL, _report_convergence
+from . import report_all
+from .checks import check_divides, family_and_case, fmus_for, out_folder, system_of
+from .convergence import SIGNAL_WIDTH, report_convergence
 from .errors import UsageError
-from .measure import (
-    REPORT_KEYS,
-    _built_system_fmu,
-    _largest_difference,
-    _measured,
-    _measured_system_fmu,
-    _reference,
-)
-from .report_all import _report_all
-from .simulation import _file_torques, _interruptible, _simulate
+from .measure import REPORT_KEYS, built_system_fmu, largest_difference, measure_run, measure_system_fmu, reference_of
+from .simulation import cosimulate, file_torques, interruptible
 
 
 def _normalised(system):
@@ -43,7 +36,7 @@ def _documented_name(system) -> str | None:
     return next((name for name in catalog() if _normalised(load_system(name)) == mine), None)
 
 
-def _report(args) -> None:
+def execute(args) -> None:
     """Error of a co-simulation against its monolithic reference, per step, with the
     step-mean and the sampled compliance torques; a diverged run is said to be one."""
     if args.all:
@@ -53,27 +46,27 @@ def _report(args) -> None:
                              "--all runs every documented system at its file's step: give no --steps")
         if args.convergence:
             raise UsageError("--all compares every documented system with its reference: give no --convergence")
-        return _report_all(args)
+        return report_all.execute(args)
     if args.write is not None:
         raise UsageError("--write rewrites the tables of --all: give --all (and no SYSTEM)")
     if args.system is None:
         raise UsageError("give a SYSTEM (drivetrain-fmu list) or --all")
-    system = _open(args.system)
+    system = system_of(args.system)
     name = _documented_name(system)
     if name is None or args.convergence:
-        return _report_convergence(system, args, documented=name is not None)
+        return report_convergence(system, args, documented=name is not None)
     if args.steps is None:
         args.steps = [1e-4, 1e-3, 1e-2]
     system = load_system(name)
     stop = system.stop
     for step in args.steps:
-        _check_divides(step, stop, "--steps", system)
-    out = _out_folder(args, "report", name)
-    fmu_dir = _fmus_for(system, args.fmus)
+        check_divides(step, stop, "--steps", system)
+    out = out_folder(args, "report", name)
+    fmu_dir = fmus_for(system, args.fmus)
     if name in msl.EVENTS:
         _print_msl_report(name, system, fmu_dir, args.steps, out / f"{name}_events.csv")
     else:
-        system_fmu = _built_system_fmu(system, REPORT_KEYS[_family(name)[0]], fmu_dir)
+        system_fmu = built_system_fmu(system, REPORT_KEYS[family_and_case(name)[0]], fmu_dir)
         _print_report(name, system, fmu_dir, args.steps, out / f"{name}_errors.csv", system_fmu)
 
 
@@ -83,8 +76,8 @@ def _print_msl_report(name, system, fmu_dir, steps, csv_path: Path) -> None:
     rows = []
     print(f"{name} co-simulation vs the MSL 4.0 results (Dymola) over {system.stop:g} s")
     for step in steps:
-        with _interruptible() as (at_point, _state):
-            result = _simulate(system, fmu_dir, step, progress=False, at_point=at_point)
+        with interruptible() as (at_point, _state):
+            result = cosimulate(system, fmu_dir, step, progress=False, at_point=at_point)
         print(f"  step {step:g} s:")
         for key, what, ours, theirs in msl.comparison(name, result):
             print(f"    {key:18s} {what:22s} {ours:10.5g}   MSL {theirs:10.5g}")
@@ -99,8 +92,8 @@ def _print_msl_report(name, system, fmu_dir, steps, csv_path: Path) -> None:
 #: what `report` runs at each step: the system as separate element FMUs under systems.master,
 #: and the system as one FMU (systems/composite.py) under the same master
 SEPARATE, ONE_FMU = "separate FMUs", "one FMU"
-#: `report`'s columns: width of a configuration's (max, RMS); that of the signal names is _SIGNAL
-_COLUMN = 24
+#: `report`'s columns: width of a configuration's (max, RMS); that of the signal names is SIGNAL_WIDTH
+COLUMN_WIDTH = 24
 
 
 def _print_step(step: float, keys: list[str], columns: list[tuple[str, str, dict]]) -> None:
@@ -108,7 +101,7 @@ def _print_step(step: float, keys: list[str], columns: list[tuple[str, str, dict
     per signal (max and RMS error / range, or the run's status), the wall times, the
     sentence of each run that is not ok."""
     def line(first: str, cells) -> None:
-        print((f"    {first:<{_SIGNAL}}" + "".join(f"{cell:<{_COLUMN}}" for cell in cells)).rstrip())
+        print((f"    {first:<{SIGNAL_WIDTH}}" + "".join(f"{cell:<{COLUMN_WIDTH}}" for cell in cells)).rstrip())
 
     print(f"  step {step:g} s:")
     line("", [configuration for configuration, _, _ in columns])
@@ -126,11 +119,11 @@ def _print_step(step: float, keys: list[str], columns: list[tuple[str, str, dict
 def _print_report(name, system, fmu_dir, steps, csv_path: Path, system_fmu: Path | str) -> list[tuple]:
     """Per step, the error against the monolithic reference of the separate element FMUs
     with step-mean and with sampled compliance torques, and of the system as one FMU
-    (``system_fmu``, :func:`_built_system_fmu`) with the torques its file binds, side by
+    (``system_fmu``, :func:`built_system_fmu`) with the torques its file binds, side by
     side; how far the one FMU is from the separate FMUs with the same torques (the same
     code in the same order: equal to 1e-12 of each signal's largest value,
     docs/composite-fmu.md).  The rows also go to ``csv_path``."""
-    family, _ = _family(name)
+    family, _ = family_and_case(name)
     keys, stop = REPORT_KEYS[family], system.stop
     rows = []
     print(f"{name} co-simulation vs monolithic reference over {stop:g} s: max and RMS error / signal range")
@@ -138,19 +131,19 @@ def _print_report(name, system, fmu_dir, steps, csv_path: Path, system_fmu: Path
           f"both run by systems.master")
     for step in steps:
         grid = np.arange(int(round(stop / step)) + 1) * step
-        ref = _reference(name, grid)
+        ref = reference_of(name, grid)
         columns = []
         for step_mean in ((True,) if family == "r3_clearance" else (True, False)):
-            columns.append((SEPARATE, "step-mean" if step_mean else "sampled", _measured(
-                lambda at_point, step_mean=step_mean: _simulate(system, fmu_dir, step, step_mean=step_mean,
+            columns.append((SEPARATE, "step-mean" if step_mean else "sampled", measure_run(
+                lambda at_point, step_mean=step_mean: cosimulate(system, fmu_dir, step, step_mean=step_mean,
                                                                 progress=False, at_point=at_point),
                 ref, keys, grid)))
-        torques = _file_torques(system)
-        one = _measured_system_fmu(system, system_fmu, step, ref, keys, grid)
+        torques = file_torques(system)
+        one = measure_system_fmu(system, system_fmu, step, ref, keys, grid)
         columns.append((ONE_FMU, torques, one))
         _print_step(step, keys, columns)
         same = next(m for configuration, t, m in columns if configuration == SEPARATE and t == torques)
-        difference = _largest_difference(one, same, ref, keys)
+        difference = largest_difference(one, same, ref, keys)
         if difference is not None:
             print(f"    {ONE_FMU} against {SEPARATE}, {torques} torques: largest difference "
                   f"{difference_text(difference)} of a signal's range")

@@ -8,26 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
-from drivetrain_docs.accuracy_tables import (
-    accuracy_tables,
-    msl_row,
-    reference_row,
-    replace_generated,
-)
+from drivetrain_docs.accuracy_tables import DETAIL_LIMIT, accuracy_tables, msl_row, reference_row, replace_generated
 from systems.catalog import msl
 from systems.ssp import catalog, load_system
 
-from .checks import _family, _fmus_for, _out_folder
-from .errors import UsageError
-from .measure import (
-    REPORT_KEYS,
-    _built_system_fmu,
-    _largest_difference,
-    _measured,
-    _measured_system_fmu,
-    _reference,
-)
-from .simulation import _interruptible, _simulate
+from .checks import family_and_case, fmus_for, out_folder
+from .errors import UsageError, one_line
+from .measure import REPORT_KEYS, built_system_fmu, largest_difference, measure_run, measure_system_fmu, reference_of
+from .simulation import cosimulate, interruptible
 
 
 def _measure_reference(name: str, fmu_dir: Path) -> dict:
@@ -36,23 +24,24 @@ def _measure_reference(name: str, fmu_dir: Path) -> dict:
     errors {signal: (max, RMS) / range}, one_fmu {status, detail, difference: the largest
     difference from the separate FMUs / range, None unless both ran}}."""
     system = load_system(name)
-    keys, step = REPORT_KEYS[_family(name)[0]], system.step
+    keys, step = REPORT_KEYS[family_and_case(name)[0]], system.step
     grid = np.arange(int(round(system.stop / step)) + 1) * step
-    ref = _reference(name, grid)
-    separate = _measured(lambda at_point: _simulate(system, fmu_dir, step, progress=False, at_point=at_point),
+    ref = reference_of(name, grid)
+    separate = measure_run(lambda at_point: cosimulate(system, fmu_dir, step, progress=False, at_point=at_point),
                          ref, keys, grid)
-    one = _measured_system_fmu(system, _built_system_fmu(system, keys, fmu_dir), step, ref, keys, grid)
-    return {"name": name, "step": step, "status": separate["status"], "detail": separate["detail"],
-            "errors": separate["errors"], "one_fmu": {"status": one["status"], "detail": one["detail"],
-                                                      "difference": _largest_difference(one, separate, ref, keys)}}
+    one = measure_system_fmu(system, built_system_fmu(system, keys, fmu_dir), step, ref, keys, grid)
+    return {"name": name, "step": step, "status": separate["status"],
+            "detail": one_line(separate["detail"], DETAIL_LIMIT), "errors": separate["errors"],
+            "one_fmu": {"status": one["status"], "detail": one_line(one["detail"], DETAIL_LIMIT),
+                        "difference": largest_difference(one, separate, ref, keys)}}
 
 
 def _measure_msl(name: str, fmu_dir: Path) -> dict:
     """`run NAME` at its file's step against MSL 4.0's results (systems.catalog.msl): {name, step,
     events: [(signal, what, ours, MSL's)], speeds: [(signal, what, ours, MSL's)]}."""
     system = load_system(name)
-    with _interruptible() as (at_point, _state):
-        result = _simulate(system, fmu_dir, system.step, progress=False, at_point=at_point)
+    with interruptible() as (at_point, _state):
+        result = cosimulate(system, fmu_dir, system.step, progress=False, at_point=at_point)
     rows = msl.comparison(name, result)
     return {"name": name, "step": system.step, "events": [r for r in rows if "lock" in r[1]],
             "speeds": [r for r in rows if "lock" not in r[1]]}
@@ -67,7 +56,7 @@ def _rewritten(text: str, tables: str, target: Path) -> str:
         raise UsageError(str(exc)) from None
 
 
-def _report_all(args) -> None:
+def execute(args) -> None:
     """Every documented system at its file's step (as `run` runs it) against its monolithic
     reference or MSL's results: the markdown tables on stdout, progress on stderr; --write
     FILE rewrites them in place in FILE."""
@@ -78,9 +67,9 @@ def _report_all(args) -> None:
             _rewritten(target.read_text(encoding="utf-8"), "", target)
         except OSError as exc:
             raise UsageError(f"--write {target}: {exc.strerror or exc}") from None
-    out = _out_folder(args, "report", "all")
+    out = out_folder(args, "report", "all")
     fmu_dir = Path(args.fmus)
-    _fmus_for([load_system(name) for name in names], fmu_dir)
+    fmus_for([load_system(name) for name in names], fmu_dir)
     reference_rows, msl_rows = [], []
     for name in names:
         start = time.monotonic()

@@ -10,34 +10,18 @@ from pathlib import Path
 
 from fmpy import read_model_description
 
-from drivetrain_docs.accuracy_tables import one_line
 from fmus import ELEMENTS
 from systems.composite_slave import element_classes
 from systems.master import CoSimulationError, Port, SetValueError
 from systems.rates import checked_rates
 from systems.signals import default_record as _default_record
-from systems.ssp import (
-    connector_unit_problems,
-    declared_units,
-    extracted_fmus,
-    t_comm_problem,
-    written_whole,
-)
+from systems.ssp import connector_unit_problems, declared_units, extracted_fmus, t_comm_problem, written_whole
 
-from .checks import (
-    _check_parameters,
-    _divides,
-    _fmus_for,
-    _label,
-    _open,
-    _out_folder,
-    _shown,
-    _times,
-    _warn_unconnected,
-)
-from .errors import PROG, SimulationFailed, UsageError, _failure
-from .plots import _plot
-from .simulation import _interruptible, _recorded, _simulate, _write_csv
+from .checks import (_divides, check_parameters, fmus_for, out_folder, output_label, shown_name, step_and_stop,
+                     system_of, warn_unconnected)
+from .errors import PROG, SimulationFailed, UsageError, one_line, simulation_failure
+from .plots import plot_run
+from .simulation import cosimulate, interruptible, recorded_signals, write_csv
 
 
 def _available_memory() -> int | None:
@@ -85,7 +69,7 @@ def _rates(system, texts: list[str] | None, step: float, stop: float) -> dict[st
     if not texts:
         return {}
     try:
-        rates = checked_rates(texts, system.components, step, element_classes(), "step", f"in {_shown(system)}")
+        rates = checked_rates(texts, system.components, step, element_classes(), "step", f"in {shown_name(system)}")
     except ValueError as exc:
         raise UsageError(one_line(exc)) from None
     frame = step * math.lcm(*(round(h / step) for h in rates.values()))
@@ -114,7 +98,7 @@ def _check_archive_units(system, fmu_dir: Path) -> None:
     problems = connector_unit_problems(system.connector_units, port)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise UsageError(f"{_shown(system)}: {problems[0]}{more}")
+        raise UsageError(f"{shown_name(system)}: {problems[0]}{more}")
 
 
 def _check_t_comm(system, step: float) -> None:
@@ -161,10 +145,10 @@ def _run_system(system, fmu_dir: Path, step: float, stop: float, out: Path, reco
     """Run ``system`` (arguments checked) and write out/LABEL.csv (and .png): the paths.
     Ctrl-C writes the rows computed so far and raises KeyboardInterrupt."""
     record = _default_record(system) if record is None else record
-    label = _label(system)
-    with _interruptible() as (at_point, state):
+    label = output_label(system)
+    with interruptible() as (at_point, state):
         try:
-            result = _simulate(system, fmu_dir, step, stop, record=record, at_point=at_point, rates=rates,
+            result = cosimulate(system, fmu_dir, step, stop, record=record, at_point=at_point, rates=rates,
                                output_interval=output_interval)
         except KeyboardInterrupt as exc:                  # Terminated too: the same type is raised again
             partial = getattr(exc, "partial", None)
@@ -176,17 +160,17 @@ def _run_system(system, fmu_dir: Path, step: float, stop: float, out: Path, reco
                                            declared_units(fmu_dir, system.components, record), state["t"],
                                            kept)) from None
         except CoSimulationError as exc:                  # an FMI call failed: one or two lines
-            raise _failure(exc, state["t"]) from exc
+            raise simulation_failure(exc, state["t"]) from exc
         except SetValueError as exc:                      # an archive's value of the wrong type for another FMU
-            raise UsageError(f"{_shown(system)}: {one_line(exc)}") from None
+            raise UsageError(f"{shown_name(system)}: {one_line(exc)}") from None
         except ValueError as exc:                         # the master refuses connections of other FMUs
             if "cannot be run" not in str(exc):
                 raise
             raise UsageError(f"{label}: {one_line(exc)}") from None
     units = declared_units(fmu_dir, system.components, record)
     paths = [out / f"{label}.csv"] + ([out / f"{label}.png"] if plot else [])
-    writers = [lambda path: _write_csv(path, result, record, units),
-               lambda path: _plot(path, system, result, record, units)]
+    writers = [lambda path: write_csv(path, result, record, units),
+               lambda path: plot_run(path, system, result, record, units)]
     _write_together(dict(zip(paths, writers)))
     (out / f"{label}{INTERRUPTED_SUFFIX}").unlink(missing_ok=True)     # an earlier run's, now superseded
     return paths
@@ -220,19 +204,20 @@ def _write_partial(path: Path, partial, record: list[str], units: dict, t: float
     run's files, which stay as they are)."""
     reached = partial.time[-1] if len(partial.time) else 0.0
     try:
-        _write_together({path: lambda into: _write_csv(into, partial, record, units)})
+        _write_together({path: lambda into: write_csv(into, partial, record, units)})
     except SimulationFailed as exc:
         return f"at t = {t:g} s; {exc}"
     return (f"at t = {t:g} s; wrote {path} with the rows computed so far (t = 0 to {reached:g} s)"
             + (f"; {' and '.join(kept)} of the last complete run kept" if kept else ""))
 
 
-def _run(args, command: str) -> None:
+def execute(args) -> None:
     """run and ssp: check everything, build what is needed, simulate, write."""
-    system = _open(str(args.system))
+    command = args.command
+    system = system_of(str(args.system))
     if command == "ssp" and not system.is_archive:
         raise UsageError(f"{args.system}: ssp runs an .ssp archive; run an .ssd with `{PROG} run {args.system}`")
-    step, stop = _times(system, args.step, args.stop)
+    step, stop = step_and_stop(system, args.step, args.stop)
     rates = _rates(system, args.rate, step, stop)
     if args.output_interval is not None and not (_divides(step, args.output_interval)
                                                  and _divides(args.output_interval, stop)):
@@ -240,10 +225,10 @@ def _run(args, command: str) -> None:
                          f"that divides the stop time {stop:g} s")
     if system.is_archive:
         _check_t_comm(system, step)
-    _check_parameters(system)
-    _check_rows(step, stop, args.output_interval, len(_recorded(system, args.record or _default_record(system))))
-    _warn_unconnected(system, command)
-    out = _out_folder(args, command, _label(system))
+    check_parameters(system)
+    _check_rows(step, stop, args.output_interval, len(recorded_signals(system, args.record or _default_record(system))))
+    warn_unconnected(system, command)
+    out = out_folder(args, command, output_label(system))
     with tempfile.TemporaryDirectory(prefix="ssp_") as folder:
         if system.is_archive:
             fmu_dir = extracted_fmus(system.path, folder)
@@ -253,7 +238,7 @@ def _run(args, command: str) -> None:
         if args.record:
             _check_record(system, args.record, _variables(system, fmu_dir))
         if fmu_dir is None:
-            fmu_dir = _fmus_for(system, args.fmus)
+            fmu_dir = fmus_for(system, args.fmus)
         paths = _run_system(system, fmu_dir, step, stop, out, args.record, plot=command == "run", rates=rates,
                             output_interval=args.output_interval)
     print(f"wrote {' and '.join(str(p) for p in paths)}")

@@ -18,7 +18,7 @@ from .errors import Terminated
 
 
 @contextlib.contextmanager
-def _interruptible():
+def interruptible():
     """Ctrl-C (or SIGTERM) during a run stops it at the next communication point (no FMU is
     stopped in the middle of a step, which would kill it): yields (at_point, state);
     ``at_point(t)`` raises KeyboardInterrupt (Terminated after SIGTERM) there once the
@@ -49,7 +49,7 @@ def _interruptible():
             signal.signal(signum, handling)
 
 
-def _simulate(system, fmu_dir: Path, step: float, stop: float | None = None, step_mean: bool | None = None,
+def cosimulate(system, fmu_dir: Path, step: float, stop: float | None = None, step_mean: bool | None = None,
               record: list[str] | None = None, progress: bool = True, at_point=None, rates=None,
               output_interval: float | None = None):
     """Co-simulate ``system`` at ``step`` until ``stop`` (default: its DefaultExperiment).
@@ -57,12 +57,12 @@ def _simulate(system, fmu_dir: Path, step: float, stop: float | None = None, ste
     overrides the file); an .ssp archive runs as bound, with its own FMUs from ``fmu_dir``."""
     stop = system.stop if stop is None else stop
     components = system.components if system.is_archive else system.at_step(step, step_mean)
-    record = _recorded(system, _default_record(system) if record is None else record)
+    record = recorded_signals(system, _default_record(system) if record is None else record)
     return _derived(system, run_system(fmu_dir, components, system.connections, stop, step, record, progress,
                                        at_point=at_point, rates=rates, output_interval=output_interval))
 
 
-def _recorded(system, record: list[str]) -> list[str]:
+def recorded_signals(system, record: list[str]) -> list[str]:
     """What a run of ``system`` records to give ``record`` and the signals computed after
     it (:func:`_derived`): R3 clearance's mesh.w_mean, no FMU's variable, from mesh.w_1 and
     mesh.w_2."""
@@ -85,17 +85,17 @@ def _derived(system, result):
 SYSTEM_INSTANCE = "system"
 
 
-def _simulate_system_fmu(system, fmu: Path, step: float, record: list[str], at_point=None):
-    """Run the system FMU ``fmu`` (:func:`_built_system_fmu`) with internal step = communication
+def cosimulate_system_fmu(system, fmu: Path, step: float, record: list[str], at_point=None):
+    """Run the system FMU ``fmu`` (:func:`built_system_fmu`) with internal step = communication
     step = ``step`` to the system's stop under systems.master (fmpy's FMU2Slave), as
-    :func:`_simulate` runs the separate element FMUs: the signals of ``record``."""
-    inside = _recorded(system, record)
+    :func:`cosimulate` runs the separate element FMUs: the signals of ``record``."""
+    inside = recorded_signals(system, record)
     result = run_system(fmu.parent, {SYSTEM_INSTANCE: Component(fmu.stem, {"internal_step": step})}, [],
                         system.stop, step, [f"{SYSTEM_INSTANCE}.{key}" for key in inside], at_point=at_point)
     return _derived(system, Result(result.time, {key: result[f"{SYSTEM_INSTANCE}.{key}"] for key in inside}))
 
 
-def _write_csv(path: Path, result, record: list[str], units: dict) -> None:
+def write_csv(path: Path, result, record: list[str], units: dict) -> None:
     """CSV of the records; each header is 'instance.variable [unit]' (the FMU's declared unit)."""
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
@@ -104,6 +104,6 @@ def _write_csv(path: Path, result, record: list[str], units: dict) -> None:
             writer.writerow([f"{t:.6g}"] + [f"{result.signals[k][n]:.10g}" for k in record])
 
 
-def _file_torques(system) -> str:
+def file_torques(system) -> str:
     """How ``system``'s file binds its compliance torques: 'step-mean' when one binds T_comm > 0."""
     return "step-mean" if any(c.parameters.get("T_comm") for c in system.components.values()) else "sampled"

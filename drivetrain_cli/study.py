@@ -4,7 +4,7 @@ from __future__ import annotations
 from fmus import ELEMENTS
 from systems import study
 
-from .checks import _element_fmus, _or, _out_folder
+from .checks import element_fmus, or_default, out_folder
 
 #: per study: plot title and the label (words and unit) of each CSV column; "KEY legend" is
 #: the legend of a threshold's curve.  The bisection brackets each threshold: PARAMETER_threshold
@@ -29,27 +29,27 @@ STUDY_PLOTS = {
 }
 
 
-def _study(args) -> None:
+def execute(args) -> None:
     """Threshold studies (systems.study) on this machine's cores or a dask cluster: CSV and plot in
     OUT/study/KIND/."""
-    out = _out_folder(args, "study", args.kind)
-    _element_fmus([e.__name__ for e in ELEMENTS], args.fmus)
+    out = out_folder(args, "study", args.kind)
+    element_fmus([e.__name__ for e in ELEMENTS], args.fmus)
     client = study.study_workers(args.scheduler)
     try:
         if args.kind == "judder-onset":
             # Fan et al. F2: the engine torque above which the clutch sticks and slips in steady state
             spec = study.Study("fan", "stick_slip_cycles_per_second",
-                               grid={"T_S": args.T_S, "T_C": args.T_C}, fixed={"stop": _or(args.stop, 4.5)})
-            rows = study.threshold_search(spec, args.fmus, client, "T0", _or(args.low, 300.0),
-                                          _or(args.high, 323.47), level=0.0, tolerance=args.tolerance)
+                               grid={"T_S": args.T_S, "T_C": args.T_C}, fixed={"stop": or_default(args.stop, 4.5)})
+            rows = study.threshold_search(spec, args.fmus, client, "T0", or_default(args.low, 300.0),
+                                          or_default(args.high, 323.47), level=0.0, tolerance=args.tolerance)
             x, y = ("T_C", "T_S") if len(args.T_S) > 1 and len(args.T_C) > 1 else ("T_C" if len(args.T_C) > 1 else "T_S", None)
         elif args.kind == "tire-slip-onset":
             # Fan et al. F3 (ice, negative torque): the torque beyond which the driven tire no
             # longer settles to rolling within the run (stick-slip or spinning in its last third)
             spec = study.Study("fan", "driven_tire_rolls", grid={"mu_k_road": args.mu_k_road},
-                               fixed={"case": "F3", "stop": _or(args.stop, 8.0)})
-            rows = study.threshold_search(spec, args.fmus, client, "T0", _or(args.low, -170.0),
-                                          _or(args.high, -160.0), level=0.5, tolerance=args.tolerance)
+                               fixed={"case": "F3", "stop": or_default(args.stop, 8.0)})
+            rows = study.threshold_search(spec, args.fmus, client, "T0", or_default(args.low, -170.0),
+                                          or_default(args.high, -160.0), level=0.5, tolerance=args.tolerance)
             x, y = "mu_k_road", None
         else:
             spec = study.Study("clutch_hold", "breakaway", grid={"mu_s": args.mu_s})

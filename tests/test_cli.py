@@ -319,14 +319,14 @@ def test_every_documented_system_is_stated():
                                   and name not in msl.EVENTS])
 def test_a_documented_system_run_with_its_defaults_is_as_accurate_as_stated(fmu_dir, name):
     """`run NAME` with the file's defaults (step, T_comm, stop) through the command's own
-    path (simulation._simulate): before, R3 spring case 1 was 66 % RMS off its
+    path (simulation.cosimulate): before, R3 spring case 1 was 66 % RMS off its
     reference (its file bound the sampled spring torque) where the README said within 1 %.
     About 2 min of CPU for the nine systems here (F1 and F3 most of it)."""
     system = load_system(name)
     start = time.monotonic()
-    result = simulation._simulate(system, fmu_dir, system.step, progress=False)
+    result = simulation.cosimulate(system, fmu_dir, system.step, progress=False)
     grid = np.arange(int(round(system.stop / system.step)) + 1) * system.step
-    report = error_report(result, measure._reference(name, grid), list(STATED[name]))
+    report = error_report(result, measure.reference_of(name, grid), list(STATED[name]))
     print(f"\n{name}: {time.monotonic() - start:.1f} s, RMS / range "
           + ", ".join(f"{key} {rms:.2e}" for key, (_, rms) in report.items()))
     for key, stated in STATED[name].items():
@@ -390,7 +390,7 @@ def test_the_accuracy_tables_in_docs_are_those_report_all_writes():
             continue
         step, errors, one_fmu = committed[name]
         assert step == pytest.approx(load_system(name).step)
-        assert list(errors) == measure.REPORT_KEYS[checks._family(name)[0]], line
+        assert list(errors) == measure.REPORT_KEYS[checks.family_and_case(name)[0]], line
         assert re.fullmatch(r"0|\d\.\de-\d\d", one_fmu) and float(one_fmu) <= ONE_FMU_DIFFERENCE, line
         assert accuracy_tables.reference_row({
             "name": name, "step": load_system(name).step, "status": "ok", "detail": "", "errors": errors,
@@ -459,7 +459,7 @@ def test_the_fan_plot_zooms_on_the_stick_slip_cycle_with_the_largest_slip(tmp_pa
     assert plots._stick_slip_window(time, np.ones_like(time), slip) is None
     signals = {key: np.zeros_like(time) for _, panel in PLOTS["fan"][1] for key, _ in panel}
     signals.update({"clutch.locked": locked, "clutch.w_slip": slip})
-    plots._plot(tmp_path / "fan.png", load_system("fan_F2"), Result(time, signals), [], {})
+    plots.plot_run(tmp_path / "fan.png", load_system("fan_F2"), Result(time, signals), [], {})
     assert (tmp_path / "fan.png").stat().st_size > 10_000
 
 

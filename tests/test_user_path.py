@@ -60,7 +60,7 @@ def test_the_default_fmu_folder_is_made_and_one_line_says_where_fmus_are_built_a
     built = []
     monkeypatch.setattr(build_fmus, "build_all", lambda folder, only, force: built.append((folder, only)))
     z3 = load_system("z3")
-    checks._fmus_for(z3, build_fmus.DEFAULT_OUT)
+    checks.fmus_for(z3, build_fmus.DEFAULT_OUT)
     needed = sorted({c.element for c in z3.components.values()})
     assert built == [(build_fmus.DEFAULT_OUT, needed)]
     lines = capsys.readouterr().err.splitlines()
