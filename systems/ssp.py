@@ -51,12 +51,19 @@ class Component:
     def with_defaults(self) -> dict:
         """Every parameter and input start value the element declares (fmus.ELEMENTS),
         with the bound parameters in place of the declared starts: what the FMU runs with."""
-        from fmus import ELEMENTS
-
-        element = next((e for e in ELEMENTS if e.__name__ == self.element), None)
+        element = next((e for e in _elements() if e.__name__ == self.element), None)
         if element is None:
-            raise ValueError(f"unknown element {self.element!r}; elements: {[e.__name__ for e in ELEMENTS]}")
+            raise ValueError(f"unknown element {self.element!r}; elements: {[e.__name__ for e in _elements()]}")
         return {**{v.name: v.start for v in element.VARIABLES if v.start is not None}, **self.parameters}
+
+
+def _elements() -> list:
+    """fmus.ELEMENTS, imported when first asked for, not with this module: a process that
+    runs the FMUs of another build through :func:`run_system` must let them load their own
+    element code first (pythonfmu's module names are process-global, build_fmus.SLAVE_SCRIPT)."""
+    from fmus import ELEMENTS
+
+    return ELEMENTS
 
 
 def _q(ns, tag):
@@ -216,9 +223,7 @@ def declared_connection_problems(components: dict[str, Component], connections: 
     """systems.master.connection_problems from the variables the elements declare
     (fmus.ELEMENTS); a connection to a component of another FMU is checked when it runs
     (systems.master.run reads its modelDescription)."""
-    from fmus import ELEMENTS
-
-    declared = {e.__name__: {v.name: Port(v.causality, v.type, v.unit) for v in e.VARIABLES} for e in ELEMENTS}
+    declared = {e.__name__: {v.name: Port(v.causality, v.type, v.unit) for v in e.VARIABLES} for e in _elements()}
     ours = [c for c in connections
             if all(i not in components or components[i].element in declared for i in (c.source, c.target))]
 
@@ -248,9 +253,7 @@ def connector_unit_problems(connector_units: dict, port: Callable[[str, str], Po
 def _declared_ports(components: dict[str, Component]) -> Callable[[str, str], Port | None]:
     """``port(instance, variable)`` of the variables this project's elements declare
     (fmus.ELEMENTS); None for another FMU's or an unknown one."""
-    from fmus import ELEMENTS
-
-    declared = {e.__name__: {v.name: Port(v.causality, v.type, v.unit) for v in e.VARIABLES} for e in ELEMENTS}
+    declared = {e.__name__: {v.name: Port(v.causality, v.type, v.unit) for v in e.VARIABLES} for e in _elements()}
 
     def port(instance: str, name: str) -> Port | None:
         component = components.get(instance)
@@ -278,9 +281,7 @@ def binding_problems(components: dict[str, Component], connections: list[Connect
     value at the first exchange: which one was meant?), and a compliance flange with only its
     angle or only its speed connected (its torque then comes from a body's angle and a
     speed held at its start, or the reverse: no motion of any flange)."""
-    from fmus import ELEMENTS
-
-    classes = {e.__name__: e for e in ELEMENTS}
+    classes = {e.__name__: e for e in _elements()}
     driven = {(c.target, c.input): f"{c.source}.{c.output}" for c in connections}
     problems = []
     for name, component in components.items():
@@ -311,9 +312,7 @@ def unconnected_inputs(components: dict[str, Component], connections: list[Conne
     vehicle).  Anything else (a clamp force, a speed, a throttle, a torque of another start)
     is most likely a connection that was forgotten or deleted: a clutch whose clamp force
     is no longer connected runs open at f_n = 0."""
-    from fmus import ELEMENTS
-
-    classes = {e.__name__: e for e in ELEMENTS}
+    classes = {e.__name__: e for e in _elements()}
     driven = {(c.target, c.input) for c in connections}
     found = []
     for name, component in components.items():
@@ -461,10 +460,9 @@ def parameter_problems(components: dict[str, Component]) -> list[str]:
     initialization (unknown element or parameter, a value outside its declared range, a
     relation between parameters such as mu_k <= mu_s), without loading an FMU: one message
     per problem, naming the component."""
-    from fmus import ELEMENTS
-    from fmus.variables import INPUT, PARAMETER
+    from fmus.variables import INPUT, PARAMETER    # not with this module either: _elements
 
-    classes = {element.__name__: element for element in ELEMENTS}
+    classes = {element.__name__: element for element in _elements()}
     problems = []
     for name, component in components.items():
         element = classes.get(component.element)

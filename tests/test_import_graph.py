@@ -110,3 +110,17 @@ def test_the_project_has_no_import_cycle():
     assert {"build_fmus", "fmus", "solvers", "systems"} <= graph.keys()
     found = cycle(graph)
     assert found is None, "import cycle: " + " -> ".join(found)
+
+
+def test_systems_ssp_loads_the_element_code_only_when_asked():
+    """The function-local imports of fmus left in systems.ssp and systems.rates are there
+    for this: a process that runs FMUs of another build through systems.ssp.run_system
+    must let them load their own element code first (pythonfmu's module names are
+    process-global; build_fmus.SLAVE_SCRIPT refuses a different one)."""
+    import subprocess
+    import sys
+
+    code = "import sys, systems.ssp; print(sorted(m for m in sys.modules if m.split('.')[0] == 'fmus'))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
