@@ -52,8 +52,8 @@ if (ROOT / "compiled_modules.py").is_file():
     compiled_modules.prefer_compiled()
 
 import build_fmus  # noqa: E402
-from systems import z3  # noqa: E402
-from systems.reference import Reference, error_report, z3_reference  # noqa: E402
+from systems.catalog import z3  # noqa: E402
+from systems.catalog.reference import Reference, error_report, z3_reference  # noqa: E402
 from systems.master import Instance  # noqa: E402
 
 TRIVIAL = '''

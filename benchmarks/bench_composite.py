@@ -5,8 +5,8 @@
     python benchmarks/bench_composite.py --multirate [--stop 4.5]
     python benchmarks/bench_composite.py --iterations-table
 
-Both runs: 10 s of Z3 at its 2 ms step, recording the same 15 signals (systems.z3.RECORD).
-The seven element FMUs run under ``systems.z3.simulate`` (the master's prepared ctypes
+Both runs: 10 s of Z3 at its 2 ms step, recording the same 15 signals (systems.catalog.z3.RECORD).
+The seven element FMUs run under ``systems.catalog.z3.simulate`` (the master's prepared ctypes
 transfers: 7 doSteps and 14 gets/sets per step); the system FMU
 (``build_fmus.build_system_fmu("z3")``) runs under ``fmpy.simulate_fmu`` (one doStep and
 one get per type per step).  The results are checked equal (the system FMU runs the same
@@ -23,8 +23,8 @@ process per case: a run of N steps minus a run of 1 step, divided by N - 1; the 
 benchmarks/bench_clutch.py).  Issue 20's target: the system FMU at most 1/3 of the
 seven-FMU run's instructions; goal 0.1 s of wall time.
 
-``--multirate``: Fan F2 (systems/ssd/fan_F2.ssd, 4.5 s) against its monolithic reference
-(systems.reference.fan_reference) on the 1 ms grid, RMS and max error / range of engine.w,
+``--multirate``: Fan F2 (systems/catalog/ssd/fan_F2.ssd, 4.5 s) against its monolithic reference
+(systems.catalog.reference.fan_reference) on the 1 ms grid, RMS and max error / range of engine.w,
 clutch.w_1 and vehicle.w_wheel_f and the wall and CPU time of each run, one markdown row
 each: the system FMU under fmpy.simulate_fmu at a 1 ms host step with (a) a uniform
 internal step of 0.05 ms, (b) multi-rate, the vehicle at 1 ms and the rest at 0.05 ms,
@@ -33,7 +33,7 @@ with F2's components and connections) recording the same three signals, sampled 
 1 ms grid: (c) uniform 0.1 ms, (e) multi-rate, the vehicle at 1 ms over a 0.1 ms base
 step, (f) the same over 0.05 ms.  ``--iterations-table``: Z3 (10 s) as a system FMU at its 2 ms step with
 0, 1, 2 iterations (systems.master.run's), its shafts' torques step-mean (the file's
-T_comm) and sampled (T_comm = 0), error against systems.reference.z3_reference.
+T_comm) and sampled (T_comm = 0), error against systems.catalog.reference.z3_reference.
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ import compiled_modules  # noqa: E402
 compiled_modules.prefer_compiled()
 
 import build_fmus  # noqa: E402
-from systems import z3  # noqa: E402
+from systems.catalog import z3  # noqa: E402
 
 STEP = z3.SYSTEM.step
 CASES = {"master": "7 element FMUs, systems.master",
@@ -180,18 +180,18 @@ def multirate(stop: float) -> None:
     """The Fan F2 table of docs/composite-fmu.md (``--multirate``)."""
     from fmpy import simulate_fmu
 
-    from systems import fan
-    from systems.reference import error_report, fan_reference
+    from systems.catalog import fan
+    from systems.catalog.reference import error_report, fan_reference
     from systems.ssp import run_system
 
     host = 1e-3
     grid = np.arange(int(round(stop / host)) + 1) * host
     print(f"Fan F2, {stop:g} s, host step {host * 1e3:g} ms: RMS error / range (max error / range) against "
-          f"systems.reference.fan_reference on the {host * 1e3:g} ms grid, wall and CPU time; {_load()}", flush=True)
+          f"systems.catalog.reference.fan_reference on the {host * 1e3:g} ms grid, wall and CPU time; {_load()}", flush=True)
     reference = fan_reference("F2", grid)
     with tempfile.TemporaryDirectory(prefix="bench_multirate_") as tmp:
         folder = Path(tmp)
-        fmus = [build_fmus.build_system_fmu(ROOT / "systems" / "ssd" / "fan_F2.ssd", folder / str(i),
+        fmus = [build_fmus.build_system_fmu(ROOT / "systems" / "catalog" / "ssd" / "fan_F2.ssd", folder / str(i),
                                             internal_step=internal, rates=rates)
                 for i, (_, internal, rates) in enumerate(FAN_CASES)]
         build_fmus.build_all(folder, sorted({c.element for c in fan.system("F2").components.values()}))
@@ -217,13 +217,13 @@ def iterations_table(stop: float) -> None:
     """Z3 at 2 ms with 0, 1, 2 iterations inside the system FMU (``--iterations-table``)."""
     from fmpy import simulate_fmu
 
-    from systems.reference import error_report, z3_reference
+    from systems.catalog.reference import error_report, z3_reference
 
     keys = ["clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w", "clutch.tau_fric_a", "clutch.tau_fric_b"]
     grid = np.arange(int(round(stop / STEP)) + 1) * STEP
     reference = z3_reference(grid)
     print(f"Z3, {stop:g} s, host and internal step {STEP * 1e3:g} ms: RMS error / range (max error / range) "
-          "against systems.reference.z3_reference", flush=True)
+          "against systems.catalog.reference.z3_reference", flush=True)
     from systems import ssp
 
     system = ssp.load_system("z3")

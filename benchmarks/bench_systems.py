@@ -3,7 +3,7 @@
     python benchmarks/bench_systems.py [--f2-seconds 1.0]
 
 Side by side in one run: 10 s of Z3 by co-simulation at its default step (2 ms, from
-systems/ssd/z3.ssd) and at 1 ms (step-mean shafts) and its monolithic scipy reference on
+systems/catalog/ssd/z3.ssd) and at 1 ms (step-mean shafts) and its monolithic scipy reference on
 the same 1 ms grid; F2 (Engine, shafts, Clutch, Vehicle) at its default step (0.1 ms:
 the judder's phase needs it, see tests/test_reference.py) and at 1 ms for --f2-seconds,
 and its monolithic form (Fan's LCP formulation) on a 1 ms grid.  The bar of the issue:
@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import build_fmus  # noqa: E402
-from systems import fan, z3  # noqa: E402
-from systems.reference import fan_reference, z3_reference  # noqa: E402
+from systems.catalog import fan, z3  # noqa: E402
+from systems.catalog.reference import fan_reference, z3_reference  # noqa: E402
 
 
 def wall(fn):

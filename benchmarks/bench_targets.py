@@ -18,7 +18,7 @@ instruction counts (callgrind, ``--instructions``) are what goes on record.
   the cost per step depends on the clutches' phases, so fewer steps count another mix);
   target: at least 3x fewer for the one FMU than the old revision's seven FMUs under its
   own master (bench_clutch.old_tree: a git archive of that revision, its FMUs built by its
-  build_fmus, Z3 run by its systems.z3.simulate: "today's 7-FMU run" of the issue).  Wall time of 10 s of each (best of 3); goal
+  build_fmus, Z3 run by its systems.catalog.z3.simulate: "today's 7-FMU run" of the issue).  Wall time of 10 s of each (best of 3); goal
   0.1 s; beside it fmpy's extraction of the FMU alone (simulate_fmu extracts at every run)
   and the runs from the FMU extracted once.  The one FMU runs in an fmpy script of its own (benchmarks/fmpy_host.py, importing
   nothing of this project), where it runs the compiled modules it carries, as in any host;
@@ -30,7 +30,7 @@ instruction counts (callgrind, ``--instructions``) are what goes on record.
   (build_fmus.build_system_fmu: the vehicle at 1 ms, engine, shafts and clutch at an internal
   step of 0.05 ms, docs/composite-fmu.md) under fmpy at a host step of 1 ms (fmpy_host.py,
   beside the same FMU built ``--pure-python``).  Accuracy: the RMS error of
-  engine.w over its range against the monolithic reference (systems.reference.
+  engine.w over its range against the monolithic reference (systems.catalog.reference.
   fan_reference) on the 1 ms grid; target: below 1 % and faster than real time.
 * ``drivetrain-fmu study judder-onset --T_S 400 --T_C 320`` (one grid point at the study's
   1 ms step; the working tree searches with both cores per round (docs/studies.md), the old
@@ -40,7 +40,7 @@ instruction counts (callgrind, ``--instructions``) are what goes on record.
   of the onset differ: they must overlap (each holds the onset).
 
 * fan_F2's 1 ms communication step (``--instructions``; section 2 of the issue: the
-  separate FMUs under systems.master, the 16 signals of systems.fan.RECORD recorded):
+  separate FMUs under systems.master, the 16 signals of systems.catalog.fan.RECORD recorded):
   CPU instructions per step (benchmarks/bench_vehicle.py's counting processes: 200 steps
   minus 1 step), the old revision's FMUs beside the working tree's; target: at most a tenth.
   The Vehicle FMU's 1 ms fmi2DoStep alone (rolling at 5 m/s) is printed beside it.
@@ -106,12 +106,12 @@ def group(n: float) -> str:
 def measure_z3(folder: Path, instructions: bool, steps: int, old_revision: str | None = None) -> dict:
     """Z3's seven FMUs and its system FMU (bench_composite's build and runs) in ``folder``;
     with ``instructions`` and ``old_revision`` also that revision's seven FMUs under its own
-    master counted (bench_clutch.old_tree: its tree, its build, its systems.z3.simulate)."""
+    master counted (bench_clutch.old_tree: its tree, its build, its systems.catalog.z3.simulate)."""
     import numpy as np
 
     import bench_composite
     import build_fmus
-    from systems import z3
+    from systems.catalog import z3
 
     bench_composite.build(folder)
     results = {case: bench_composite.run(folder, case, Z3_STOP) for case in ("master", "composite")}
@@ -175,7 +175,7 @@ def extraction_time(fmu: Path, repeat: int) -> float:
 def engine_error(time_grid, engine_w, reference) -> float:
     """RMS error of engine.w over the reference's range, on the reference's grid."""
     from systems.master import Result
-    from systems.reference import error_report
+    from systems.catalog.reference import error_report
 
     return error_report(Result(time_grid, {"engine.w": engine_w}), reference, ["engine.w"])["engine.w"][1]
 
@@ -187,8 +187,8 @@ def measure_f2(builds: dict, folder: Path, stop: float) -> dict:
     import bench_composite
     import build_fmus
     import compare_builds
-    from systems import fan
-    from systems.reference import fan_reference
+    from systems.catalog import fan
+    from systems.catalog.reference import fan_reference
 
     arguments = compare_builds.run_arguments("fan_F2")
     if abs(arguments["step"] - F2_STEP) > 1e-15:
@@ -245,7 +245,7 @@ def measure_study(source: Path, fmu_dir: Path, out: Path) -> tuple[float, str]:
     """Wall time of ``drivetrain-fmu study judder-onset`` for STUDY_POINT run from the tree
     ``source`` with its FMUs ``fmu_dir`` (already built), and the row it prints."""
     env = dict(os.environ, PYTHONPATH=str(source))        # the workers import the same tree
-    command = [sys.executable, str(source / "drivetrain_cli.py"), "study", "judder-onset", "--fmus", str(fmu_dir),
+    command = [sys.executable, "-m", "drivetrain_cli", "study", "judder-onset", "--fmus", str(fmu_dir),
                "--out", str(out)] + [item for name, value in STUDY_POINT.items() for item in (f"--{name}", f"{value:g}")]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True)

@@ -16,8 +16,8 @@ old revision's FMUs (built by its own build_fmus.py, benchmarks/compare_builds.p
 working tree's, side by side in one run: per 1 ms fmi2DoStep of the Vehicle FMU alone
 (rolling at 5 m/s with 200 N.m on the front wheel: the F1 steady state, all four contacts
 in their usual modes, slip stuck and rolling sliding) and per 1 ms communication step of
-the whole fan_F2 system (systems.fan.simulate: Engine, two Shafts, Clutch, Vehicle and the
-master's gets and sets, the signals of systems.fan.RECORD recorded, so the Vehicle's
+the whole fan_F2 system (systems.catalog.fan.simulate: Engine, two Shafts, Clutch, Vehicle and the
+master's gets and sets, the signals of systems.catalog.fan.RECORD recorded, so the Vehicle's
 feedthrough outputs are computed every step).  Each counting process loads the element
 code from its FMUs only (checked), so the two builds never mix.
 """
@@ -57,7 +57,7 @@ def drive(case: str, fmu_dir: Path, steps: int) -> None:
         for k in range(steps):
             vehicle.do_step(k * STEP, STEP)
         vehicle.free()
-    else:       # the arguments systems.fan.simulate passes, prepared by instructions()
+    else:       # the arguments systems.catalog.fan.simulate passes, prepared by instructions()
         from systems.ssp import run_system
 
         spec = pickle.loads((fmu_dir.parent / "fan_F2.pickle").read_bytes())
@@ -87,9 +87,9 @@ def per_step(case: str, fmu_dir: Path, steps: int) -> float:
 
 
 def fan_f2_spec() -> bytes:
-    """fan_F2 at 1 ms as systems.fan.simulate runs it (the counted processes import no element
-    code of the working tree; systems.fan does, through the parameter tables)."""
-    from systems import fan
+    """fan_F2 at 1 ms as systems.catalog.fan.simulate runs it (the counted processes import no element
+    code of the working tree; systems.catalog.fan does, through the parameter tables)."""
+    from systems.catalog import fan
 
     return pickle.dumps({"components": fan.components("F2", STEP), "connections": fan.connections("F2"),
                          "record": fan.RECORD})

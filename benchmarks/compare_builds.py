@@ -9,8 +9,8 @@
 of REV in a temporary folder; ``--new-fmus`` defaults to a build of the working tree
 (``build_fmus.py --out`` a temporary folder).
 
-Every system of the catalog (systems/ssd/*.ssd) is run the way ``drivetrain-fmu run SYSTEM``
-runs it: the arguments drivetrain_cli._simulate passes to systems.ssp.run_system (components
+Every system of the catalog (systems/catalog/ssd/*.ssd) is run the way ``drivetrain-fmu run SYSTEM``
+runs it: the arguments simulation.cosimulate passes to systems.ssp.run_system (components
 with their parameters at the system's own step, connections, stop time, the recorded
 signals) are captured once in this process, then each build's FMUs are run with them by
 systems.ssp.run_system (the project's master) in a process of its own: pythonfmu imports
@@ -108,11 +108,11 @@ class _Captured(Exception):
 
 def run_arguments(system: str) -> dict:
     """What ``drivetrain-fmu run SYSTEM`` passes to systems.ssp.run_system (captured by
-    calling drivetrain_cli._simulate with run_system replaced)."""
+    calling simulation.cosimulate with run_system replaced)."""
     sys.path.insert(0, str(ROOT))
-    import drivetrain_cli
     import systems.ssp
-    from systems import fan, r3, z3  # noqa: F401  (their run_system names are replaced too)
+    from drivetrain_cli import simulation
+    from systems.catalog import fan, r3, z3  # noqa: F401  (their run_system names are replaced too)
 
     original, captured = systems.ssp.run_system, {}
 
@@ -123,13 +123,13 @@ def run_arguments(system: str) -> dict:
         raise _Captured
 
     modules = [m for name, m in list(sys.modules.items())
-               if (name == "systems" or name.startswith("systems.")) and getattr(m, "run_system", None) is original]
+               if name.split(".")[0] in ("systems", "drivetrain_cli") and getattr(m, "run_system", None) is original]
     for module in modules:
         module.run_system = capture
     try:
         documented = systems.ssp.load_system(system)
-        drivetrain_cli._simulate(documented, Path("unused"), documented.step, progress=False)
-        raise RuntimeError(f"{system}: drivetrain_cli._simulate did not call run_system")
+        simulation.cosimulate(documented, Path("unused"), documented.step, progress=False)
+        raise RuntimeError(f"{system}: simulation.cosimulate did not call run_system")
     except _Captured:
         return captured
     finally:
@@ -141,6 +141,7 @@ def child_run(spec_path: Path, out_path: Path) -> None:
     """The process that runs one system with one build's FMUs (see the module docstring)."""
     sys.path.insert(0, str(ROOT))
     import numpy as np
+
     from systems.master import Instance
     from systems.ssp import run_system
     sys.path.remove(str(ROOT))

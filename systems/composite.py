@@ -1,13 +1,13 @@
-"""A whole system as one FMU: what goes into it, and the command that builds it.
+"""A whole system as one FMU: what goes into it (``describe``), checked.
 
-    python -m systems.composite SYSTEM [--out DIR] [--input inst.var ...] [--output inst.var ...]
-                                       [--internal-step H] [--rate INST=H ...] [--iterations N]
+    drivetrain-fmu export-fmu SYSTEM [--out DIR] [--input inst.var ...] [--output inst.var ...]
+                                     [--internal-step H] [--rate INST=H ...] [--iterations N]
 
-writes ``DIR/<SYSTEM>.fmu`` (default ``results/``): one FMI 2.0 co-simulation FMU running
-every element of the system in-process (``systems/composite_slave.py``, see
-``docs/composite-fmu.md``), with the same bundled runtime as the element FMUs
-(``build_fmus.build_system_fmu``).  SYSTEM is a documented system (``z3``), an .ssd or an
-.ssp of this project's elements.
+writes ``DIR/<SYSTEM>.fmu`` (default ``results/``; the command is drivetrain_cli.export_fmu):
+one FMI 2.0 co-simulation FMU running every element of the system in-process
+(``systems/composite_slave.py``, see ``docs/composite-fmu.md``), with the same bundled
+runtime as the element FMUs (``build_fmus.build_system_fmu``).  SYSTEM is a documented
+system (``z3``), an .ssd or an .ssp of this project's elements.
 
 Interface (FMI names are structured, ``inst.var``: pythonfmu 0.7.0 writes
 variableNamingConvention="structured"):
@@ -30,15 +30,14 @@ repeated N times with the connections at the mean of their values at t and t + h
 """
 from __future__ import annotations
 
-import argparse
-import math
 import re
-import sys
-from pathlib import Path
+
+from fmus.variables import INPUT, OUTPUT
 
 from . import composite_slave
-
-DEFAULT_OUT = Path("results")
+from .rates import checked_rates
+from .signals import default_record
+from .ssp import System, open_system, parameter_problems
 
 
 def model_identifier(label: str) -> str:
@@ -56,55 +55,12 @@ def _key(text: str, option: str, components) -> tuple[str, str]:
     return inst, name
 
 
-def checked_rates(rates, components: dict, step: float, classes, step_name: str = "internal step",
-                  where: str = "in this FMU") -> dict:
-    """{inst: step in s} of ``rates`` ({inst: H} or 'inst=H' texts), checked: each names a
-    component (``where``: of what, for the message) that has a state to advance, once, with
-    a finite step that is a whole multiple (>= 1) of ``step`` (the system FMU's internal
-    step; for systems.ssp.run_system, the master's step: ``step_name``)."""
-    from fmus.base import StatelessElement
-
-    allowed = [inst for inst, c in components.items()
-               if not issubclass(classes.get(c.element, object), StatelessElement)]
-    pairs = rates.items() if isinstance(rates, dict) else [_rate_text(text) for text in rates]
-    chosen = {}
-    for inst, value in pairs:
-        option = f"--rate {inst}={value}"
-        if inst not in allowed:
-            why = (f"{inst} ({components[inst].element}) has no state: it is evaluated at every {step_name}"
-                   if inst in components else f"no component {inst!r} {where}")
-            raise ValueError(f"{option}: {why}; components that take a rate: {', '.join(allowed)}")
-        if inst in chosen:
-            raise ValueError(f"{option}: {inst} is given a rate twice")
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-            raise ValueError(f"{option}: the step must be a finite number > 0 (seconds)")
-        multiple = round(value / step)
-        if multiple < 1 or abs(value - multiple * step) > 1e-9 * value:
-            raise ValueError(f"{option}: {value!r} s is not a whole multiple of the {step_name} {step!r} s "
-                             f"(nearest: {max(multiple, 1)} x {step!r} = {max(multiple, 1) * step!r} s)")
-        chosen[inst] = float(value)
-    return chosen
-
-
-def _rate_text(text: str) -> tuple[str, float]:
-    inst, equals, value = str(text).partition("=")
-    try:
-        return inst.strip(), float(value)
-    except ValueError:
-        raise ValueError(f"--rate {text!r}: give INST=H (a component and its step in s), e.g. vehicle=1e-3") \
-            from None
-
-
 def describe(spec, inputs=(), outputs=(), internal_step: float | None = None, rates=(), iterations: int = 0) -> dict:
     """The description the FMU carries (resources/composite.json) of the system ``spec``
     (a documented system's name, the path of an .ssd or .ssp, or a systems.ssp.System),
     checked: ValueError with a message naming what is wrong.  ``rates`` ({inst: H} or
     'inst=H' texts) and ``iterations``: docs/composite-fmu.md, "Multi-rate" and
     "Iterations"."""
-    from fmus.variables import INPUT, OUTPUT
-
-    from .ssp import System, open_system, parameter_problems
-
     system = spec if isinstance(spec, System) else open_system(str(spec))
     label = system.path.stem if system.path is not None else system.name
     classes = composite_slave.element_classes()
@@ -183,64 +139,6 @@ def default_outputs(system, connections, inputs) -> list[str]:
     ``system`` (systems.signals.default_record: its family's plotted and recorded signals,
     engine speed, lock flags and friction torques among them, then every connection's
     source), less the FMU ``inputs`` and the sources of connections ``--input`` dropped."""
-    from .signals import default_record
-
     kept = {f"{c.source}.{c.output}" for c in connections}
     dropped = {f"{c.source}.{c.output}" for c in system.connections} - kept
     return [key for key in default_record(system) if key not in dropped and key not in inputs]
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command's arguments (this module's main and ``drivetrain-fmu export-fmu``)."""
-    parser.add_argument("system", metavar="SYSTEM", help="a documented system or the path of an .ssd or .ssp file")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for SYSTEM.fmu (default results/)")
-    parser.add_argument("--input", action="append", default=[], metavar="INST.VAR",
-                        help="make this element input an FMU input (drops the connection that drove it); repeatable")
-    parser.add_argument("--output", action="append", default=[], metavar="INST.VAR",
-                        help="an FMU output (default: what `drivetrain-fmu run` records of the system: the "
-                             "signals it plots, then the source of every connection); repeatable")
-    parser.add_argument("--internal-step", type=float, metavar="H",
-                        help="internal step in s, {:g} to {:g} (default: the system's step); every host step must "
-                             "be a whole multiple of it".format(*composite_slave.INTERNAL_STEP_RANGE))
-    parser.add_argument("--rate", action="append", default=[], metavar="INST=H",
-                        help="multi-rate: element INST steps with H s (a whole multiple of the internal step), its "
-                             "inputs the mean of the connections' values over its step, its outputs held (angles "
-                             "advanced with the held speed) for the others; every host step must then be a whole "
-                             "multiple of H; repeatable")
-    parser.add_argument("--iterations", type=int, default=0, metavar="N",
-                        help="repeat each internal step N times with the connections at the mean of their values at "
-                             "t and t + h (systems.master.run's iterations); default 0")
-    parser.add_argument("--python-hosts-only", action="store_true",
-                        help="no bundled Python: the FMU then runs only in a CPython process of the build's version")
-
-
-def export(args) -> Path:
-    """Build the system FMU the parsed arguments ask for; ValueError (a usage error) names
-    what is wrong before anything is built."""
-    description = describe(args.system, args.input, args.output, args.internal_step,
-                           getattr(args, "rate", ()), getattr(args, "iterations", 0))
-    if args.out.exists() and not args.out.is_dir():
-        raise ValueError(f"--out {args.out} is not a folder")
-    import build_fmus
-
-    path = build_fmus.build_system_fmu(description, args.out, python_hosts_only=args.python_hosts_only)
-    print(f"wrote {path} ({len(description['components'])} elements, {len(description['inputs'])} inputs, "
-          f"{len(description['outputs'])} outputs, internal step {description['internal_step']:g} s"
-          + "".join(f", {inst} at {h:g} s" for inst, h in description.get("rates", {}).items())
-          + (f", {description['iterations']} iterations" if description.get("iterations") else "") + ")")
-    return path
-
-
-def main(argv=None, prog: str = "python -m systems.composite") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        export(args)
-    except ValueError as exc:
-        parser.exit(2, f"{parser.prog}: error: {exc}\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fmus import ELEMENTS
 
-from . import msl
+from .catalog import fan, msl, r3, z3
 
 # per family of systems (the name's prefix): title and plot panels [(y label, [(signal, legend), ...]), ...];
 # a panel whose label starts with FLAGS draws its 0/1 signals stacked, one row each
@@ -63,8 +63,6 @@ PLOTS = {
 def family_record(family: str | None) -> list[str]:
     """What a run of a system of ``family`` records besides its plotted signals and every
     connected output (the family module's RECORD)."""
-    from . import fan, r3, z3
-
     return {"z3": z3.RECORD, "fan": fan.RECORD, "r3_spring": r3.SPRING_RECORD,
             "r3_clearance": r3.CLEARANCE_RECORD, **msl.RECORD}.get(family, [])
 

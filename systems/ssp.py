@@ -1,6 +1,6 @@
-"""SSP 1.0 system files: the documented systems (systems/ssd/*.ssd) and .ssp archives.
+"""SSP 1.0 system files: the documented systems (systems/catalog/ssd/*.ssd) and .ssp archives.
 
-Every documented system is one SystemStructure.ssd in systems/ssd/ (``load_system``):
+Every documented system is one SystemStructure.ssd in systems/catalog/ssd/ (``load_system``):
 simulation, SSP export, the monolithic references and the tests read their parameters
 from it.  A system is its components (instance name -> element FMU and parameters) and its
 connections (systems.master.Connection).  ``write_ssp`` packs them into one .ssp archive
@@ -16,13 +16,18 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from .master import Connection, Port, connection_problems, integer_problem, value_problem
+from fmpy import read_model_description
+from fmpy.ssp.ssd import Parameter, ParameterSet
+
+from .master import Connection, Instance, Port, connection_problems, integer_problem, run, value_problem
+from .rates import checked_rates
 
 SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
@@ -46,12 +51,19 @@ class Component:
     def with_defaults(self) -> dict:
         """Every parameter and input start value the element declares (fmus.ELEMENTS),
         with the bound parameters in place of the declared starts: what the FMU runs with."""
-        from fmus import ELEMENTS
-
-        element = next((e for e in ELEMENTS if e.__name__ == self.element), None)
+        element = next((e for e in _elements() if e.__name__ == self.element), None)
         if element is None:
-            raise ValueError(f"unknown element {self.element!r}; elements: {[e.__name__ for e in ELEMENTS]}")
+            raise ValueError(f"unknown element {self.element!r}; elements: {[e.__name__ for e in _elements()]}")
         return {**{v.name: v.start for v in element.VARIABLES if v.start is not None}, **self.parameters}
+
+
+def _elements() -> list:
+    """fmus.ELEMENTS, imported when first asked for, not with this module: a process that
+    runs the FMUs of another build through :func:`run_system` must let them load their own
+    element code first (pythonfmu's module names are process-global, build_fmus.SLAVE_SCRIPT)."""
+    from fmus import ELEMENTS
+
+    return ELEMENTS
 
 
 def _q(ns, tag):
@@ -140,8 +152,6 @@ def written_whole(path):
 
 def fmpy_parameter_set(components: dict[str, Component]):
     """The SSD bindings as the ParameterSet that fmpy's simulate_ssp applies."""
-    from fmpy.ssp.ssd import Parameter, ParameterSet
-
     return ParameterSet(name=PARAMETER_SET, parameters=[
         Parameter(name=f"{inst}.{pname}", value=value)
         for inst, component in components.items() for pname, value in component.parameters.items()])
@@ -161,18 +171,15 @@ def run_system(fmu_dir, components: dict[str, Component], connections: list[Conn
     imported first from elsewhere, e.g. an older installed copy, would make FMUs of another
     build refuse to instantiate); the command line checks them before building anything.
     ``output_interval``: the rows recorded (systems.master.run's)."""
-    from .master import Instance, run
-
     fmu_dir = Path(fmu_dir)
     instances = {}
     try:
         for name, c in components.items():
             instances[name] = Instance(fmu_dir / f"{c.element}.fmu", name, c.parameters)
         if rates:
-            from . import composite, composite_slave
+            from . import composite_slave      # the element classes: those the FMUs just loaded
 
-            rates = composite.checked_rates(rates, components, step, composite_slave.element_classes(), "step",
-                                            "in this system")
+            rates = checked_rates(rates, components, step, composite_slave.element_classes(), "step", "in this system")
         inputs = None if at_point is None else (lambda t: at_point(t) or {})
         return run(instances, connections, stop, step, record, inputs=inputs, progress=progress,
                    iterations=iterations, rates=rates, output_interval=output_interval)
@@ -216,9 +223,7 @@ def declared_connection_problems(components: dict[str, Component], connections: 
     """systems.master.connection_problems from the variables the elements declare
     (fmus.ELEMENTS); a connection to a component of another FMU is checked when it runs
     (systems.master.run reads its modelDescription)."""
-    from fmus import ELEMENTS
-
-    declared = {e.__name__: {v.name: Port(v.causality, v.type, v.unit) for v in e.VARIABLES} for e in ELEMENTS}
+    declared = {e.__name__: {v.name: Port(v.causality, v.type, v.unit) for v in e.VARIABLES} for e in _elements()}
     ours = [c for c in connections
             if all(i not in components or components[i].element in declared for i in (c.source, c.target))]
 
@@ -248,9 +253,7 @@ def connector_unit_problems(connector_units: dict, port: Callable[[str, str], Po
 def _declared_ports(components: dict[str, Component]) -> Callable[[str, str], Port | None]:
     """``port(instance, variable)`` of the variables this project's elements declare
     (fmus.ELEMENTS); None for another FMU's or an unknown one."""
-    from fmus import ELEMENTS
-
-    declared = {e.__name__: {v.name: Port(v.causality, v.type, v.unit) for v in e.VARIABLES} for e in ELEMENTS}
+    declared = {e.__name__: {v.name: Port(v.causality, v.type, v.unit) for v in e.VARIABLES} for e in _elements()}
 
     def port(instance: str, name: str) -> Port | None:
         component = components.get(instance)
@@ -278,9 +281,7 @@ def binding_problems(components: dict[str, Component], connections: list[Connect
     value at the first exchange: which one was meant?), and a compliance flange with only its
     angle or only its speed connected (its torque then comes from a body's angle and a
     speed held at its start, or the reverse: no motion of any flange)."""
-    from fmus import ELEMENTS
-
-    classes = {e.__name__: e for e in ELEMENTS}
+    classes = {e.__name__: e for e in _elements()}
     driven = {(c.target, c.input): f"{c.source}.{c.output}" for c in connections}
     problems = []
     for name, component in components.items():
@@ -311,9 +312,7 @@ def unconnected_inputs(components: dict[str, Component], connections: list[Conne
     vehicle).  Anything else (a clamp force, a speed, a throttle, a torque of another start)
     is most likely a connection that was forgotten or deleted: a clutch whose clamp force
     is no longer connected runs open at f_n = 0."""
-    from fmus import ELEMENTS
-
-    classes = {e.__name__: e for e in ELEMENTS}
+    classes = {e.__name__: e for e in _elements()}
     driven = {(c.target, c.input) for c in connections}
     found = []
     for name, component in components.items():
@@ -408,16 +407,16 @@ def read_ssp(path) -> System:
     return replace(system, path=Path(path))
 
 
-CATALOG = Path(__file__).with_name("ssd")
+CATALOG = Path(__file__).parent / "catalog" / "ssd"
 
 
 def catalog() -> list[str]:
-    """Names of the documented systems: the .ssd files in systems/ssd/."""
+    """Names of the documented systems: the .ssd files in systems/catalog/ssd/."""
     return sorted(path.stem for path in CATALOG.glob("*.ssd"))
 
 
 def load_system(name: str) -> System:
-    """A documented system from its .ssd file in systems/ssd/ (the one description of it
+    """A documented system from its .ssd file in systems/catalog/ssd/ (the one description of it
     that simulation, export, references and tests read)."""
     path = CATALOG / f"{name}.ssd"
     if not path.is_file():
@@ -461,10 +460,9 @@ def parameter_problems(components: dict[str, Component]) -> list[str]:
     initialization (unknown element or parameter, a value outside its declared range, a
     relation between parameters such as mu_k <= mu_s), without loading an FMU: one message
     per problem, naming the component."""
-    from fmus import ELEMENTS
-    from fmus.variables import INPUT, PARAMETER
+    from fmus.variables import INPUT, PARAMETER    # not with this module either: _elements
 
-    classes = {element.__name__: element for element in ELEMENTS}
+    classes = {element.__name__: element for element in _elements()}
     problems = []
     for name, component in components.items():
         element = classes.get(component.element)
@@ -521,8 +519,6 @@ def system_structure_of(system: System, name: str, description: str) -> bytes:
 def declared_units(fmu_dir, components: dict[str, Component], keys: list[str]) -> dict[str, str | None]:
     """{'instance.variable': unit} for ``keys`` from the modelDescription of the FMUs in
     ``fmu_dir`` (None: dimensionless or not declared)."""
-    from fmpy import read_model_description
-
     units, described = {}, {}
     for key in keys:
         instance, variable = key.split(".", 1)
@@ -567,8 +563,6 @@ def simulate(path, step: float, record: list[str], stop: float | None = None, pr
     """Run an SSP file with systems.master: its FMUs (from the archive), parameters and
     connections; ``stop`` defaults to the file's DefaultExperiment; ``iterations`` and
     ``rates`` as :func:`run_system`'s."""
-    import tempfile
-
     system = read_ssp(path)
     stop = system.stop if stop is None else stop
     if stop is None:

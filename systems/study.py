@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .catalog import fan
+from .master import Instance, run
 from .optional import require
 
 
@@ -41,8 +43,6 @@ from .optional import require
 def _clutch_hold(fmu_dir, record, tau=150.0, mu_s=0.4, stop=0.1, step=1e-3):
     """Z2 bodies locked at rest (T_s = mu_s r n f_n = 250 mu_s N.m), constant torque on
     body 1: the clutch breaks away iff tau J_2 / (J_1 + J_2) > T_s (analytic threshold)."""
-    from .master import Instance, run
-
     clutch = Instance(Path(fmu_dir) / "Clutch.fmu", "clutch",
                       {"w_1_start": 0.0, "w_2_start": 0.0, "locked_start": True, "mu_s": mu_s, "mu_k": 0.8 * mu_s})
     try:
@@ -52,10 +52,8 @@ def _clutch_hold(fmu_dir, record, tau=150.0, mu_s=0.4, stop=0.1, step=1e-3):
 
 
 def _fan(fmu_dir, record, T0=323.47, T_S=400.0, T_C=320.0, stop=4.5, step=1e-3, case="F2", **road):
-    """Fan et al.'s drivetrain (systems.fan) with the engine torque, the clutch and
+    """Fan et al.'s drivetrain (systems.catalog.fan) with the engine torque, the clutch and
     optionally the road friction (mu_s_road, mu_k_road) overridden."""
-    from . import fan
-
     return fan.simulate(fmu_dir, case, step=step, stop=stop, record=record, T0=T0, T_S=T_S, T_C=T_C, **road)
 
 
@@ -93,7 +91,7 @@ def stick_slip_cycles_per_second(result) -> float:
 
 @reads("vehicle.stick_f")
 def driven_tire_rolls(result) -> float:
-    """1 if the front tire (the driven wheel of every F case in systems.fan) sticks, i.e.
+    """1 if the front tire (the driven wheel of every F case in systems.catalog.fan) sticks, i.e.
     rolls without slip, at every communication point of the last third of the run, else 0
     (stick-slip or spinning)."""
     return float(np.all(result["vehicle.stick_f"][_steady(result)]))

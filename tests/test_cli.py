@@ -1,4 +1,4 @@
-"""The drivetrain-fmu command: systems come from the catalog (systems/ssd) or from files;
+"""The drivetrain-fmu command: systems come from the catalog (systems/catalog/ssd) or from files;
 every command writes into its own folder; a documented system run with its defaults is
 as accurate as stated, and docs/systems.md's accuracy tables are those `report --all` writes."""
 from __future__ import annotations
@@ -12,8 +12,12 @@ import numpy as np
 import pytest
 
 import drivetrain_cli
-from systems import msl, r3
-from systems.reference import error_report
+from drivetrain_cli import checks, convergence, export, measure, plots, simulation
+from drivetrain_cli import study as cli_study
+from drivetrain_docs import accuracy_tables
+from systems.catalog import msl, r3
+from systems.catalog.reference import error_report
+from systems.signals import PLOTS
 from systems.ssp import catalog, load_system
 from tests.conftest import ROOT
 
@@ -71,7 +75,7 @@ def test_run_with_a_rate_steps_that_component_at_its_own_step(fmu_dir, tmp_path)
     """`run fan_F2 --rate vehicle=1e-3` (base step 0.1 ms): the vehicle steps once per 1 ms,
     so its speed changes only at whole milliseconds and is held over the nine base steps in
     between, while the engine moves at every base step; the CSV is the master's multi-rate
-    run (systems.fan.simulate(rates=...)) to its 10 written digits, and not the uniform run."""
+    run (systems.catalog.fan.simulate(rates=...)) to its 10 written digits, and not the uniform run."""
     stop = 0.05
     assert drivetrain_cli.main(["run", "fan_F2", "--stop", str(stop), "--rate", "vehicle=1e-3", "--fmus",
                                 str(fmu_dir), "--out", str(tmp_path)]) == 0
@@ -82,7 +86,7 @@ def test_run_with_a_rate_steps_that_component_at_its_own_step(fmu_dir, tmp_path)
     changed = np.flatnonzero(np.diff(v) != 0.0) + 1
     assert len(changed) > 10 and not inside[changed].any()
     assert np.all(np.diff(data["engine.w"])[inside[1:]] != 0.0)
-    from systems import fan
+    from systems.catalog import fan
 
     multirate = fan.simulate(fmu_dir, "F2", step=1e-4, stop=stop, rates={"vehicle": 1e-3})
     uniform = fan.simulate(fmu_dir, "F2", step=1e-4, stop=stop)
@@ -235,7 +239,7 @@ def test_report_prints_the_system_as_one_fmu_beside_the_separate_fmus(fmu_dir, t
     assert difference and float(difference.group(1)) <= 1e-9, out
     rows = _report_rows(tmp_path / "report" / "z3" / "z3_errors.csv")
     assert set(rows) == {("separate FMUs", "step-mean"), ("separate FMUs", "sampled"), ("one FMU", "step-mean")}
-    keys = drivetrain_cli.REPORT_KEYS["z3"]
+    keys = measure.REPORT_KEYS["z3"]
     one, separate = rows["one FMU", "step-mean"], rows["separate FMUs", "step-mean"]
     assert list(one) == keys and all(status == "ok" for status, _, _ in one.values())
     for key in keys:
@@ -261,7 +265,7 @@ def test_report_says_when_the_system_fmu_refused_a_step(fmu_dir, tmp_path, capsy
                     r"\(Vehicle\): .*Lemke", captured.out)
     assert separate and one and one.group(1) == separate.group(1), captured.out
     assert all(cells[-1] == "FAILED" for cells in (line.split() for line in captured.out.splitlines())
-               if cells and cells[0] in drivetrain_cli.REPORT_KEYS["fan"])
+               if cells and cells[0] in measure.REPORT_KEYS["fan"])
     rows = _report_rows(tmp_path / "report" / "fan_F2" / "fan_F2_errors.csv")
     assert [(list(rows[run]), rows[run][""][0]) for run in rows] == [([""], "failed")] * 3
 
@@ -270,7 +274,7 @@ def test_export_prints_an_ecos_step_at_which_it_was_measured_stable(fmu_dir, tmp
     """ecos exchanges values Jacobi-style: at Z3's 2 ms it diverges (|w_2| > 1e3 at 1.96 s),
     so `export z3` names the measured step for ecos instead of printing a command that
     diverges; an export at that step prints the ecos command with it."""
-    step, _ = drivetrain_cli.JACOBI_STEPS["z3"]
+    step, _ = export.JACOBI_STEPS["z3"]
     assert step < load_system("z3").step
     assert drivetrain_cli.main(["export", "z3", "--fmus", str(fmu_dir), "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -282,7 +286,7 @@ def test_export_prints_an_ecos_step_at_which_it_was_measured_stable(fmu_dir, tmp
 
 
 # The accuracy stated for each documented system run with its defaults (RMS error / signal
-# range against systems.reference over the default experiment; the figures the README's table
+# range against systems.catalog.reference over the default experiment; the figures the README's table
 # gave by hand before `report --all` wrote them into docs/systems.md), with 10 % for the
 # rounding of the stated figure; the F figures are for the driven wheel and the engine.
 STATED = {
@@ -315,14 +319,14 @@ def test_every_documented_system_is_stated():
                                   and name not in msl.EVENTS])
 def test_a_documented_system_run_with_its_defaults_is_as_accurate_as_stated(fmu_dir, name):
     """`run NAME` with the file's defaults (step, T_comm, stop) through the command's own
-    path (drivetrain_cli._simulate): before, R3 spring case 1 was 66 % RMS off its
+    path (simulation.cosimulate): before, R3 spring case 1 was 66 % RMS off its
     reference (its file bound the sampled spring torque) where the README said within 1 %.
     About 2 min of CPU for the nine systems here (F1 and F3 most of it)."""
     system = load_system(name)
     start = time.monotonic()
-    result = drivetrain_cli._simulate(system, fmu_dir, system.step, progress=False)
+    result = simulation.cosimulate(system, fmu_dir, system.step, progress=False)
     grid = np.arange(int(round(system.stop / system.step)) + 1) * system.step
-    report = error_report(result, drivetrain_cli._reference(name, grid), list(STATED[name]))
+    report = error_report(result, measure.reference_of(name, grid), list(STATED[name]))
     print(f"\n{name}: {time.monotonic() - start:.1f} s, RMS / range "
           + ", ".join(f"{key} {rms:.2e}" for key, (_, rms) in report.items()))
     for key, stated in STATED[name].items():
@@ -332,9 +336,9 @@ def test_a_documented_system_run_with_its_defaults_is_as_accurate_as_stated(fmu_
 def _generated_tables() -> str:
     """docs/systems.md's part between the comments `report --all --write` rewrites."""
     text = (ROOT / "docs" / "systems.md").read_text(encoding="utf-8")
-    assert text.count(drivetrain_cli.ACCURACY_BEGIN) == 1 and text.count(drivetrain_cli.ACCURACY_END) == 1
-    start = text.index(drivetrain_cli.ACCURACY_BEGIN)
-    return text[start:text.index(drivetrain_cli.ACCURACY_END) + len(drivetrain_cli.ACCURACY_END)] + "\n"
+    assert text.count(accuracy_tables.ACCURACY_BEGIN) == 1 and text.count(accuracy_tables.ACCURACY_END) == 1
+    start = text.index(accuracy_tables.ACCURACY_BEGIN)
+    return text[start:text.index(accuracy_tables.ACCURACY_END) + len(accuracy_tables.ACCURACY_END)] + "\n"
 
 
 _PERCENT = r"(\d+(?:\.\d+)?(?:e[-+]\d+)?) %"
@@ -370,11 +374,11 @@ def test_the_accuracy_tables_in_docs_are_those_report_all_writes():
     runs nothing."""
     tables = _generated_tables()
     lines = tables.splitlines()
-    assert lines[:2] == [drivetrain_cli.ACCURACY_BEGIN, ""] and lines[-2:] == ["", drivetrain_cli.ACCURACY_END]
+    assert lines[:2] == [accuracy_tables.ACCURACY_BEGIN, ""] and lines[-2:] == ["", accuracy_tables.ACCURACY_END]
     reference_part, msl_part = "\n".join(lines[2:-2]).split("\n\n")
     reference_lines, msl_lines = reference_part.splitlines(), msl_part.splitlines()
-    assert "\n".join(reference_lines[:2]) == drivetrain_cli.ACCURACY_HEADER
-    assert "\n".join(msl_lines[:2]) == drivetrain_cli.MSL_HEADER
+    assert "\n".join(reference_lines[:2]) == accuracy_tables.ACCURACY_HEADER
+    assert "\n".join(msl_lines[:2]) == accuracy_tables.MSL_HEADER
     referenced = [name for name in catalog() if name not in msl.EVENTS]
     assert [re.match(r"\| `(\w+)` ", line).group(1) for line in reference_lines[2:]] == referenced
     assert [re.match(r"\| `(\w+)` ", line).group(1) for line in msl_lines[2:]] == sorted(msl.EVENTS)
@@ -386,9 +390,9 @@ def test_the_accuracy_tables_in_docs_are_those_report_all_writes():
             continue
         step, errors, one_fmu = committed[name]
         assert step == pytest.approx(load_system(name).step)
-        assert list(errors) == drivetrain_cli.REPORT_KEYS[drivetrain_cli._family(name)[0]], line
+        assert list(errors) == measure.REPORT_KEYS[checks.family_and_case(name)[0]], line
         assert re.fullmatch(r"0|\d\.\de-\d\d", one_fmu) and float(one_fmu) <= ONE_FMU_DIFFERENCE, line
-        assert drivetrain_cli._reference_row({
+        assert accuracy_tables.reference_row({
             "name": name, "step": load_system(name).step, "status": "ok", "detail": "", "errors": errors,
             "one_fmu": {"status": "ok", "detail": "", "difference": float(one_fmu)}}) == line
     for line, name in zip(msl_lines[2:], sorted(msl.EVENTS)):
@@ -418,17 +422,17 @@ def test_report_all_rewrites_only_its_tables_and_refuses_a_file_without_the_comm
                  "events": [("clutch.locked", "locks at [s]", 0.0068, 0.00678), ("brake.locked", "locks at [s]",
                                                                                   0.641, 0.64061)],
                  "speeds": [("clutch.w_1", "at 2 s [rad/s]", 4.459, 4.449), ("brake.w", "at 1 s [rad/s]", 0.0, 0.0)]}]
-    tables = drivetrain_cli.accuracy_tables(rows, msl_rows)
+    tables = accuracy_tables.accuracy_tables(rows, msl_rows)
     assert "| `z3` | 2 ms | `clutch.w_1` 0.14 % (0.55 %), `vehicle.w` 0.0075 % (0.017 %) | 0 |" in tables
     assert ("| `r3_spring_1` | 1 ms | diverged: DIVERGED: spring.phi_rel ... | failed: FAILED: not built (...) |"
             in tables)
     assert ("| `msl_friction` | 1 ms | 2 of 2 found, within 0.39 ms (largest: `brake.locked` locks at 0.64061 s) | "
             "within 0.22 % of the value (largest: `clutch.w_1` at 2 s); held at exactly 0 where MSL's is 0 |") in tables
     page = tmp_path / "page.md"
-    page.write_text(f"before\n{drivetrain_cli.ACCURACY_BEGIN}\nold\n{drivetrain_cli.ACCURACY_END}\nafter\n")
-    assert drivetrain_cli.replace_generated(page.read_text(), tables) == f"before\n{tables}after\n"
-    with pytest.raises(drivetrain_cli.UsageError, match="--write needs the line"):
-        drivetrain_cli.replace_generated("no comments here\n", tables)
+    page.write_text(f"before\n{accuracy_tables.ACCURACY_BEGIN}\nold\n{accuracy_tables.ACCURACY_END}\nafter\n")
+    assert accuracy_tables.replace_generated(page.read_text(), tables) == f"before\n{tables}after\n"
+    with pytest.raises(ValueError, match="--write needs the line"):
+        accuracy_tables.replace_generated("no comments here\n", tables)
     (tmp_path / "plain.md").write_text("no comments\n")
     for argv in (["report", "--all", "--write", str(tmp_path / "plain.md")], ["report", "--all", "--steps", "1e-3"],
                  ["report", "z3", "--all"], ["report"], ["report", "z3", "--write"]):
@@ -450,12 +454,12 @@ def test_the_fan_plot_zooms_on_the_stick_slip_cycle_with_the_largest_slip(tmp_pa
     phase = (time * 10) % 1.0                      # ten cycles: locked in the first fifth of each
     locked = (phase < 0.2).astype(float)
     slip = np.where(locked > 0, 0.0, np.sin(np.pi * (phase - 0.2) / 0.8)) * (1 + 5 * (np.abs(time - 0.55) < 0.05))
-    start, end = drivetrain_cli._stick_slip_window(time, locked, slip)
+    start, end = plots._stick_slip_window(time, locked, slip)
     assert start == pytest.approx(0.5 - 0.015, abs=2e-3) and end == pytest.approx(0.6 + 0.015, abs=2e-3)
-    assert drivetrain_cli._stick_slip_window(time, np.ones_like(time), slip) is None
-    signals = {key: np.zeros_like(time) for _, panel in drivetrain_cli.PLOTS["fan"][1] for key, _ in panel}
+    assert plots._stick_slip_window(time, np.ones_like(time), slip) is None
+    signals = {key: np.zeros_like(time) for _, panel in PLOTS["fan"][1] for key, _ in panel}
     signals.update({"clutch.locked": locked, "clutch.w_slip": slip})
-    drivetrain_cli._plot(tmp_path / "fan.png", load_system("fan_F2"), Result(time, signals), [], {})
+    plots.plot_run(tmp_path / "fan.png", load_system("fan_F2"), Result(time, signals), [], {})
     assert (tmp_path / "fan.png").stat().st_size > 10_000
 
 
@@ -464,10 +468,10 @@ def test_plot_titles_and_labels_are_in_words_without_internal_references():
     axis was `tau_below`, without unit.  Every study axis label now has a unit."""
     import re
 
-    titles = [title for title, _ in drivetrain_cli.PLOTS.values()] + [t for t, _ in drivetrain_cli.STUDY_PLOTS.values()]
+    titles = [title for title, _ in PLOTS.values()] + [t for t, _ in cli_study.STUDY_PLOTS.values()]
     for title in titles:
         assert not re.search(r"Fig\.|Table \d|seed|issue", title), title
-    for _, labels in drivetrain_cli.STUDY_PLOTS.values():
+    for _, labels in cli_study.STUDY_PLOTS.values():
         assert all(re.search(r"\[[^]]+\]$", label) for label in labels.values()), labels
 
 
@@ -478,16 +482,16 @@ def test_convergence_recovers_the_order_and_error_of_runs_with_a_known_error_law
     1e-9 relative)."""
     step, stop = 1e-2, 1.0
     runs, growing = [], []
-    for k in drivetrain_cli.HALVINGS:
+    for k in convergence.HALVINGS:
         t = np.arange(round(stop * k / step) + 1) * step / k
         runs.append(np.sin(3 * t) + 0.7 * (step / k) ** order * np.cos(5 * t))
         growing.append(np.sin(3 * t) + 0.7 * step ** order * k * np.cos(5 * t))
-    measured = drivetrain_cli.convergence(runs)
+    measured = convergence.convergence(runs)
     t = np.arange(round(stop / step) + 1) * step
     error = 0.7 * step ** order * np.cos(5 * t)
     assert measured["order"] == pytest.approx(order, rel=1e-9)
     assert measured["error"] == pytest.approx(np.sqrt(np.mean(error ** 2)), rel=1e-9)
     assert measured["max error"] == pytest.approx(np.max(np.abs(error)), rel=1e-9)
     # not converging (an error that grows as the step is halved, p = -1): no estimate
-    measured = drivetrain_cli.convergence(growing)
+    measured = convergence.convergence(growing)
     assert measured["order"] == pytest.approx(-1.0, rel=1e-9) and measured["error"] is None

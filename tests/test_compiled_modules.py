@@ -31,7 +31,7 @@ import pytest
 
 import build_fmus
 import compiled_modules
-from systems import fan, z3
+from systems.catalog import fan, z3
 
 ROOT = Path(__file__).resolve().parents[1]
 SUFFIX = compiled_modules.extension_suffix()

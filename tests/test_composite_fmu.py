@@ -29,7 +29,9 @@ import numpy as np
 import pytest
 
 import build_fmus
-from systems import composite, ssp, z3
+import drivetrain_cli
+from systems import composite, ssp
+from systems.catalog import z3
 from systems.master import CoSimulationError, Instance
 from tests.conftest import HOSTS, ROOT
 from tests.test_self_contained import hiding, without_python  # noqa: F401  (fixtures)
@@ -186,7 +188,7 @@ def test_internal_step_half_equals_master_at_half_and_approaches_the_reference(s
     """Internal step 1 ms under a 2 ms host step: equal to the master at 1 ms sampled every
     2nd point, and closer to the monolithic reference than at 2 ms (measured: clutch.w_2
     RMS 0.171 % -> 0.075 % of its range, tau_fric_a 0.52 % -> 0.25 %)."""
-    from systems.reference import error_report, z3_reference
+    from systems.catalog.reference import error_report, z3_reference
 
     step, stop = z3.SYSTEM.step, 10.0
     half = _run_fmpy(system_dir[1] / "half" / "z3.fmu", stop, step, REPORT_KEYS)
@@ -462,7 +464,7 @@ def test_command_line_checks_arguments_before_building(tmp_path, capsys):
                        (["z3", "--internal-step", "1e-9"], "internal step 1e-09 is outside the allowed range"),
                        (["no_such_system"], "unknown system 'no_such_system'")):
         with pytest.raises(SystemExit) as stop:
-            composite.main([*argv, "--out", str(tmp_path)])
+            drivetrain_cli.main(["export-fmu", *argv, "--out", str(tmp_path)])
         assert stop.value.code == 2, argv
         assert text in capsys.readouterr().err, argv
     assert not list(tmp_path.iterdir())
@@ -471,7 +473,6 @@ def test_command_line_checks_arguments_before_building(tmp_path, capsys):
 def test_drivetrain_fmu_export_fmu_reports_a_bad_argument_in_one_line(tmp_path, capsys):
     """`drivetrain-fmu export-fmu` is the same command behind the CLI's one error funnel:
     a bad --input is a usage error (exit 2) named in one line, before anything is built."""
-    import drivetrain_cli
 
     with pytest.raises(SystemExit) as stop:
         drivetrain_cli.main(["export-fmu", "z3", "--input", "clutch.nope", "--out", str(tmp_path)])
@@ -496,11 +497,11 @@ def test_repeated_runs_keep_sys_path_flat(system_dir):
 
 
 # ---------------------------------------------------------------------------- multi-rate
-FAN_F2 = ROOT / "systems" / "ssd" / "fan_F2.ssd"
+FAN_F2 = ROOT / "systems" / "catalog" / "ssd" / "fan_F2.ssd"
 FAN_KEYS = ["engine.w", "clutch.w_1", "vehicle.w_wheel_f"]
 #: every F2 element with a state (the shafts are compliances: evaluated every internal step)
 F2_BODIES = ("engine", "clutch", "vehicle")
-#: RMS error / range against systems.reference.fan_reference over the first 0.5 s of F2 at a
+#: RMS error / range against systems.catalog.reference.fan_reference over the first 0.5 s of F2 at a
 #: 1 ms host step, measured with the vehicle at 1 ms and the rest at 0.05 ms: engine.w
 #: 0.19 %, clutch.w_1 0.47 %, vehicle.w_wheel_f 0.004 % (the uniform 0.05 ms run: the same
 #: to 0.002 %); asked: below 1 % and within 10 % of the uniform run's
@@ -551,7 +552,7 @@ def test_multirate_fan_f2_stays_within_the_measured_error_of_the_reference(multi
     """F2, first 0.5 s at a 1 ms host step, the vehicle at 1 ms and the engine, shafts and
     clutch at 0.05 ms: RMS error / range of engine.w and clutch.w_1 against the monolithic
     reference below 1 % (MULTIRATE_RMS) and within 10 % of the uniform 0.05 ms run's."""
-    from systems.reference import error_report, fan_reference
+    from systems.catalog.reference import error_report, fan_reference
 
     stop, host = 0.5, 1e-3
     mine = _run_fmpy(multirate_dir / "vehicle_1ms" / "fan_F2.fmu", stop, host, FAN_KEYS)
@@ -591,7 +592,7 @@ def test_bad_rate_is_refused_in_one_line_naming_it_and_the_allowed_instances(tmp
                        (["--rate", "vehicle=1e-3", "--rate", "vehicle=2e-3"], "given a rate twice"),
                        (["--rate", "vehicle=1e-3", "--iterations", "1"], "--iterations with --rate is not supported")):
         with pytest.raises(SystemExit) as stop:
-            composite.main([str(FAN_F2), *argv, "--out", str(tmp_path)])
+            drivetrain_cli.main(["export-fmu", str(FAN_F2), *argv, "--out", str(tmp_path)])
         assert stop.value.code == 2, argv
         err = capsys.readouterr().err
         assert text in err and err.count("\n") == 1, (argv, err)
@@ -620,12 +621,12 @@ def test_multirate_fmu_state_round_trip(multirate_dir):
 def test_default_outputs_are_the_signals_drivetrain_fmu_run_plots_for_the_system():
     """Exported with no --output, a system FMU shows what `drivetrain-fmu run` plots for its
     family (engine speed, lock flags, friction torques), then every connection's source."""
-    import drivetrain_cli
+    from systems.signals import PLOTS, family_of
 
     for name in ssp.catalog():
         system = ssp.load_system(name)
         outputs = composite.describe(name)["outputs"]
-        panels = drivetrain_cli.PLOTS[drivetrain_cli._family_of(system)][1]
+        panels = PLOTS[family_of(system)][1]
         plotted = [key for _, signals in panels for key, _ in signals]
         assert not set(plotted) - set(outputs), (name, sorted(set(plotted) - set(outputs)))
         assert not {f"{c.source}.{c.output}" for c in system.connections} - set(outputs), name

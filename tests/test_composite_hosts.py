@@ -45,7 +45,8 @@ import pytest
 from fmpy import read_model_description
 
 import build_fmus
-from systems import ssp, z3
+from systems import ssp
+from systems.catalog import z3
 from systems.ssp import Component, write_ssp
 from systems.master import Instance
 from tests.test_composite_fmu import FAN_F2, _assert_close, _outputs, _run_fmpy

@@ -552,7 +552,7 @@ def test_f_one_count_by_hand(element):
 
 
 def test_f_a_name_is_the_same_member_wherever_it_is_declared():
-    """drivetrain_cli._ports groups a name by the family any element declares it in."""
+    """drivetrain_docs.element_tables.ports groups a name by the family any element declares it in."""
     seen: dict[str, tuple] = {}
     for element in fmus.ELEMENTS:
         for v in element.VARIABLES:

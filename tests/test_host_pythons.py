@@ -32,7 +32,7 @@ import pytest
 import build_fmus
 import compiled_modules
 from benchmarks import fmpy_host
-from systems import z3
+from systems.catalog import z3
 from tests.test_self_contained import INPUTS
 
 ROOT = Path(__file__).resolve().parents[1]

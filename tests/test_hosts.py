@@ -195,7 +195,8 @@ def test_f1_ssp_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_path, ecos_host):
     this small step (at 1 ms both diverge alike), which docs/hosts.md states."""
     from fmpy.ssp.simulation import simulate_ssp
 
-    from systems import fan, ssp as systems_ssp
+    from systems import ssp as systems_ssp
+    from systems.catalog import fan
 
     step, stop = 1e-4, 0.05
     ssp = systems_ssp.export("fan_F1", tmp_path / "f1.ssp", fmu_dir, step=step, stop=stop)
@@ -216,7 +217,8 @@ def test_z3_ssp_with_its_input_tables_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_p
     simulate_ssp give identical results, and the tables' values reach the clutch."""
     from fmpy.ssp.simulation import simulate_ssp
 
-    from systems import ssp as systems_ssp, z3
+    from systems import ssp as systems_ssp
+    from systems.catalog import z3
 
     step, stop = 1e-3, 0.3
     ssp = systems_ssp.export("z3", tmp_path / "z3.ssp", fmu_dir, step=step, stop=stop)
@@ -237,8 +239,9 @@ def test_z3_ssp_with_its_input_tables_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_p
 
 def test_ssp_file_drives_the_same_simulation(fmu_dir, tmp_path):
     """The exported Z3 SSP read back (systems.ssp.read_ssp) and run by systems.master gives
-    exactly the co-simulation of systems.z3 (same components, parameters, connections)."""
-    from systems import ssp, z3
+    exactly the co-simulation of systems.catalog.z3 (same components, parameters, connections)."""
+    from systems import ssp
+    from systems.catalog import z3
 
     path = ssp.export("z3", tmp_path / "z3.ssp", fmu_dir, step=1e-3, stop=0.5)
     system = ssp.read_ssp(path)
@@ -253,8 +256,9 @@ def test_ssp_file_drives_the_same_simulation(fmu_dir, tmp_path):
 
 def test_r3_clearance_ssp_drives_the_same_simulation(fmu_dir, tmp_path):
     """R3 clearance case 1 (its drive reversal a staircase Table) exported as SSP and run
-    from the file equals systems.r3's co-simulation exactly over the reversal."""
-    from systems import r3, ssp
+    from the file equals systems.catalog.r3's co-simulation exactly over the reversal."""
+    from systems import ssp
+    from systems.catalog import r3
 
     path = ssp.export("r3_clearance_1", tmp_path / "r3.ssp", fmu_dir, step=1e-3, stop=1.2)
     keys = ["mesh.w_1", "mesh.w_2", "vehicle.w", "mesh.phi_rel"]

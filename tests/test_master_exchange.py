@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import systems.master as master
-from systems import fan
+from systems.catalog import fan
 from systems.master import CoSimulationError, Instance, run
 from systems.ssp import run_system
 

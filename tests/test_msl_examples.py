@@ -1,6 +1,6 @@
 """The MSL 4.0 Rotational examples Friction, OneWayClutch and SimpleGearShift rebuilt from
-this project's FMUs (systems/ssd/msl_*.ssd) reproduce MSL's lock and unlock sequence and
-speeds (systems.msl: from the MSL 4.0 regression results, Dymola).
+this project's FMUs (systems/catalog/ssd/msl_*.ssd) reproduce MSL's lock and unlock sequence and
+speeds (systems.catalog.msl: from the MSL 4.0 regression results, Dymola).
 
 Tolerances.  Instants: a stick flag is read at the communication points, so an event at
 t* shows at the first point at or after it (up to one step h late); the sources are held
@@ -15,7 +15,7 @@ import math
 
 import pytest
 
-from systems import msl
+from systems.catalog import msl
 from systems.ssp import load_system, run_system
 
 pytestmark = pytest.mark.fmu

@@ -1,5 +1,5 @@
 """Multi-rate stepping of separate FMUs: systems.master.run's ``rates`` (through
-systems.ssp.run_system and systems.fan.simulate), the scheme of the system FMU's ``--rate``
+systems.ssp.run_system and systems.catalog.fan.simulate), the scheme of the system FMU's ``--rate``
 (docs/composite-fmu.md, "Multi-rate"):
 
 * every rate equal to the base step runs the multi-rate path (inputs set at the step's start,
@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import build_fmus
-from systems import fan
-from systems.reference import error_report, fan_reference
+from systems.catalog import fan
+from systems.catalog.reference import error_report, fan_reference
 
 FAN_KEYS = ["engine.w", "clutch.w_1", "vehicle.w_wheel_f"]
 #: F2's components with a state (the shafts are compliances: no rate of their own)

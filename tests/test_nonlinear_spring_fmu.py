@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from solvers.pwa import Characteristic, PwaOscillator
-from systems import r3
+from systems.catalog import r3
 from systems.master import CoSimulationError, Connection, Instance, run
-from systems.pwa_methods import reference
+from systems.catalog.pwa_methods import reference
 
 TABLE6 = PwaOscillator(1.0, Characteristic((0.0, 0.15), (1.0, 20.0)), Characteristic.linear(0.5))
 
@@ -43,7 +43,7 @@ def test_inertia_on_nonlinear_spring_reproduces_the_pwa_oscillator(fmu_dir):
 
 @pytest.mark.parametrize("case", sorted(r3.SPRING_CASES))
 def test_r3_nonlinear_spring_switches_stiffness_at_the_documented_angle(fmu_dir, case):
-    """R3 spring cases (systems.r3): the region output and the torque switch exactly at the
+    """R3 spring cases (systems.catalog.r3): the region output and the torque switch exactly at the
     breakpoint of Table 12, the stored energy is the integral of the torque, and the
     spring is internal, so J_z w_z + (J_w + J_v) w_wv = T t."""
     breakpoint, k_1, k_2 = r3.SPRING_CASES[case]

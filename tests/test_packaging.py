@@ -37,10 +37,27 @@ def test_without_the_extras_the_packages_import_and_the_command_starts():
     hidden = list(OPTIONAL) + ["dask"]
     code = (f"import sys\nfor name in {hidden!r}:\n    sys.modules[name] = None\n"
             "import fmus, solvers, build_fmus, host_support, drivetrain_cli\n"
-            "import systems.ssp, systems.master, systems.study, systems.reference, systems.pwa_methods, "
+            "import systems.ssp, systems.master, systems.study, systems.catalog.reference, systems.catalog.pwa_methods, "
             "systems.composite\n"
             "drivetrain_cli.main(['--help'])\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     assert "usage: drivetrain-fmu" in done.stdout
+
+
+def test_the_console_script_and_every_package_are_installed():
+    """pyproject's `drivetrain-fmu` entry point names a callable that runs the command, and
+    its package list names every package of the checkout (a folder with an __init__.py,
+    subpackages such as systems.catalog too): a package left out would be missing from an
+    installed copy, whose command then fails on import."""
+    import importlib
+
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    module, _, function = PROJECT["scripts"]["drivetrain-fmu"].partition(":")
+    entry = getattr(importlib.import_module(module), function)
+    assert entry(["list"]) == 0
+    found = {".".join(init.parent.relative_to(ROOT).parts) for init in ROOT.glob("**/__init__.py")
+             if init.parent.relative_to(ROOT).parts[0] not in ("tests", "benchmarks", "build")}
+    assert found == set(tool["packages"])
+    assert all((ROOT / f"{name}.py").exists() for name in tool["py-modules"])

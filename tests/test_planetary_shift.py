@@ -1,5 +1,5 @@
-"""The two-speed planetary upshift (systems/ssd/planetary_shift.ssd) against its monolithic
-reference (systems.reference.planetary_shift_reference) and its kinematics.
+"""The two-speed planetary upshift (systems/catalog/ssd/planetary_shift.ssd) against its monolithic
+reference (systems.catalog.reference.planetary_shift_reference) and its kinematics.
 
 Tolerances: the co-simulation at the system's 1 ms step against the reference, 1 % of each
 signal's range RMS (the accuracy asked of this system; measured 0.058 % at most for the
@@ -10,8 +10,8 @@ the gear ratios to rounding
 import numpy as np
 import pytest
 
-from systems.msl import flag_changes
-from systems.reference import error_report, planetary_shift_reference
+from systems.catalog.msl import flag_changes
+from systems.catalog.reference import error_report, planetary_shift_reference
 from systems.ssp import load_system, run_system
 
 pytestmark = pytest.mark.fmu

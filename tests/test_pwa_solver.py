@@ -15,7 +15,7 @@ from scipy.linalg import expm
 from solvers.contract import StepError
 from solvers.exponential import expm2
 from solvers.pwa import Characteristic, OscillatorState, PwaOscillator
-from systems.pwa_methods import METHODS, discrete_energy, make_exact_switching, reference, simulate
+from systems.catalog.pwa_methods import METHODS, discrete_energy, make_exact_switching, reference, simulate
 
 TABLE2 = Characteristic((0.0, 0.05, 0.1, 0.15), (0.05, 1.0, 2.0, 10.0))
 TABLE6 = PwaOscillator(1.0, Characteristic((0.0, 0.15), (1.0, 20.0)), Characteristic.linear(0.5))

@@ -1,9 +1,9 @@
 """R3 clearance cases (Reiter Tables 15-16) by co-simulation: Backlash (J_z | J_w) + Shaft
-k2 + vehicle inertia, drive +100 N.m then -100 N.m from 1 s (systems.r3, chosen drive)."""
+k2 + vehicle inertia, drive +100 N.m then -100 N.m from 1 s (systems.catalog.r3, chosen drive)."""
 import numpy as np
 import pytest
 
-from systems import r3
+from systems.catalog import r3
 
 
 @pytest.fixture(scope="module")

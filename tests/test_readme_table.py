@@ -4,6 +4,7 @@ import re
 
 import drivetrain_cli
 import fmus
+from drivetrain_docs import element_tables
 from tests.conftest import ROOT
 
 
@@ -25,7 +26,7 @@ def test_the_readme_element_table_is_the_generated_one(capsys):
 
 
 def test_the_generated_table_has_one_row_per_element_with_its_ports():
-    rows = drivetrain_cli.element_table().splitlines()[2:]
+    rows = element_tables.element_table().splitlines()[2:]
     assert [row.split(" | ")[0].lstrip("| ") for row in rows] == [e.__name__ for e in fmus.ELEMENTS]
     for element, row in zip(fmus.ELEMENTS, rows):
         cells = [cell.strip() for cell in row.strip("|").split("|")]
@@ -34,7 +35,7 @@ def test_the_generated_table_has_one_row_per_element_with_its_ports():
         # every input is listed, by name or as the first/last of a numbered range
         assert all(f"`{name}`" in cells[4] for name in inputs if not re.fullmatch(r".+_\d+", name)), row
         assert (cells[1] == "source") == (not inputs or getattr(element, "KIND", None) == "source")
-    assert drivetrain_cli._ports(["tau_1", "tau_2", "tau_3", "f_n_a", "phi_1", "phi_2"]) == \
+    assert element_tables.ports(["tau_1", "tau_2", "tau_3", "f_n_a", "phi_1", "phi_2"]) == \
         "`tau_1`..`tau_3`, `f_n_a`, `phi_1`, `phi_2`"
 
 
@@ -43,4 +44,4 @@ def test_the_contract_variable_tables_are_the_generated_ones():
     from each element's VARIABLES: they cannot drift from the FMUs (they had: n_surfaces
     shown as a Real after it became an Integer)."""
     doc = (ROOT / "docs" / "contract.md").read_text()
-    assert doc[doc.index("#### Clutch\n"):] == drivetrain_cli.variable_tables()
+    assert doc[doc.index("#### Clutch\n"):] == element_tables.variable_tables()

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 import drivetrain_cli
+from drivetrain_cli import run as run_command
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.fmu
@@ -107,7 +108,7 @@ def test_a_write_error_keeps_the_previous_results(fmu_dir, tmp_path, monkeypatch
     def full(path, *args):
         Path(path).write_bytes(b"\x89PNG partial")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    monkeypatch.setattr(drivetrain_cli, "_plot", full)
+    monkeypatch.setattr(run_command, "plot_run", full)      # as drivetrain_cli.run calls it
     with pytest.raises(SystemExit) as info:
         drivetrain_cli.main(["run", "z3", "--stop", "0.2", *out])
     err = capsys.readouterr().err

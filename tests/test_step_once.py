@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fmus.clutch import Clutch, DualClutch
-from systems import z3
+from systems.catalog import z3
 from systems.master import Instance, run
 
 

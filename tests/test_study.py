@@ -156,9 +156,9 @@ def test_local_pool_workers_remove_the_fmus_they_unpacked(fmu_dir, tmp_path, mon
 def test_recording_only_what_the_metric_reads_leaves_the_run_unchanged(fmu_dir):
     """A study's co-simulation records only the signals its metric reads (clutch.locked for
     judder): the same F2 run (judder at 323.47 N.m, 1.5 s at the study's 1 ms step)
-    recording the sixteen signals of systems.fan.RECORD gives that signal bit for bit and
+    recording the sixteen signals of systems.catalog.fan.RECORD gives that signal bit for bit and
     the same metric.  (Reading an output is an fmi2Get: it changes no state.)"""
-    from systems import fan
+    from systems.catalog import fan
 
     case = dict(step=1e-3, stop=1.5, T0=323.47, T_S=400.0, T_C=320.0)
     metric = study.METRICS["stick_slip_cycles_per_second"]

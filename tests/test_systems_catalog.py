@@ -1,4 +1,4 @@
-"""The documented systems as data: systems/ssd/*.ssd, one SSP 1.0 file per system.
+"""The documented systems as data: systems/catalog/ssd/*.ssd, one SSP 1.0 file per system.
 
 Every file is read by simulation, export, the monolithic references and the other tests,
 so these checks guard the data itself: schema-valid SSP 1.0, every parameter one the
@@ -12,7 +12,7 @@ from lxml import etree
 
 from fmus import ELEMENTS
 from fmus.variables import INPUT, OUTPUT, PARAMETER
-from systems import fan, r3, z3
+from systems.catalog import fan, r3, z3
 from systems.ssp import CATALOG, catalog, load_system
 
 VARIABLES = {element.__name__: {v.name: v for v in element.VARIABLES} for element in ELEMENTS}

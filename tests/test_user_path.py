@@ -23,6 +23,7 @@ import pytest
 
 import build_fmus
 import drivetrain_cli
+from drivetrain_cli import checks, command, errors
 from fmus import ELEMENTS
 from systems.ssp import catalog, load_system
 
@@ -40,15 +41,15 @@ def test_a_fmus_folder_that_does_not_exist_is_refused_and_not_created(tmp_path, 
     mistyped = tmp_path / "biuld" / "fmus"
     for argv in (["run", "z3", "--fmus", str(mistyped)], ["export", "z3", "--fmus", str(mistyped)],
                  ["report", "z3", "--fmus", str(mistyped)]):
-        with pytest.raises(drivetrain_cli.Exit) as failed:
+        with pytest.raises(errors.Exit) as failed:
             drivetrain_cli.main(argv)
-        assert failed.value.code == drivetrain_cli.USAGE, argv
+        assert failed.value.code == errors.USAGE, argv
         assert f"--fmus {mistyped}: no such folder" in capsys.readouterr().err, argv
     assert not (tmp_path / "biuld").exists()
     # build --out: a new folder only inside an existing one (as mkdir makes it)
-    with pytest.raises(drivetrain_cli.Exit) as failed:
+    with pytest.raises(errors.Exit) as failed:
         drivetrain_cli.main(["build", "Clutch", "--out", str(mistyped)])
-    assert failed.value.code == drivetrain_cli.USAGE
+    assert failed.value.code == errors.USAGE
     assert f"its parent folder {mistyped.parent} does not exist" in capsys.readouterr().err
     assert not (tmp_path / "biuld").exists()
 
@@ -59,7 +60,7 @@ def test_the_default_fmu_folder_is_made_and_one_line_says_where_fmus_are_built_a
     built = []
     monkeypatch.setattr(build_fmus, "build_all", lambda folder, only, force: built.append((folder, only)))
     z3 = load_system("z3")
-    drivetrain_cli._fmus_for(z3, build_fmus.DEFAULT_OUT)
+    checks.fmus_for(z3, build_fmus.DEFAULT_OUT)
     needed = sorted({c.element for c in z3.components.values()})
     assert built == [(build_fmus.DEFAULT_OUT, needed)]
     lines = capsys.readouterr().err.splitlines()
@@ -81,9 +82,9 @@ def test_build_builds_the_chosen_elements_only_and_refuses_an_unknown_one(tmp_pa
     assert drivetrain_cli.main(["build", "Clutch", "Shaft", "--pure-python", "--out", str(out)]) == 0
     assert sorted(path.name for path in out.glob("*.fmu")) == ["Clutch.fmu", "Shaft.fmu"]
     assert "built 2/2 Shaft.fmu" in capsys.readouterr().err        # progress, one line per FMU
-    with pytest.raises(drivetrain_cli.Exit) as failed:
+    with pytest.raises(errors.Exit) as failed:
         drivetrain_cli.main(["build", "Cluch", "--out", str(out)])
-    assert failed.value.code == drivetrain_cli.USAGE
+    assert failed.value.code == errors.USAGE
     assert "no element 'Cluch'; elements: Clutch, DualClutch" in capsys.readouterr().err
 
 
@@ -115,7 +116,7 @@ def _options(parser, command=()):
 
 
 def test_every_option_and_argument_of_every_command_has_a_help_text():
-    missing = [f"{command} {option}" for command, option, text in _options(drivetrain_cli._parser())
+    missing = [f"{command} {option}" for command, option, text in _options(command._parser())
                if not (text and text.strip())]
     assert not missing, f"no help text: {missing}"
 
@@ -139,7 +140,8 @@ def test_every_file_the_readme_docs_and_system_descriptions_cite_exists():
     `docs/x.md`, `x.md` beside the citing page, or the README."""
     texts = {ROOT / "README.md": README}
     texts.update({path: path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").rglob("*.md"))})
-    texts.update({ROOT / "systems" / "ssd" / f"{name}.ssd": load_system(name).description for name in catalog()})
+    texts.update({ROOT / "systems" / "catalog" / "ssd" / f"{name}.ssd": load_system(name).description for name in catalog()})
+
     missing = []
     for path, text in texts.items():
         # FILE.md: report's metavariable; results/...: files the commands write

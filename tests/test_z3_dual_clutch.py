@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from systems import z3
+from systems.catalog import z3
 
-H = z3.SYSTEM.step          # the system's default step (2 ms, systems/ssd/z3.ssd)
+H = z3.SYSTEM.step          # the system's default step (2 ms, systems/catalog/ssd/z3.ssd)
 
 
 @pytest.fixture(scope="module")

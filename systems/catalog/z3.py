@@ -1,6 +1,6 @@
 """Z3: the double-clutch vehicle of Biagiotti & Zanasi, section 4 (Fig. 9-11).
 
-Described once, in ``systems/ssd/z3.ssd``: engine 400 N.m on the engine-side shaft
+Described once, in ``systems/catalog/ssd/z3.ssd``: engine 400 N.m on the engine-side shaft
 (body 2) of the DualClutch; body 1 (odd gear) and body 3 (even gear) drive the vehicle
 inertia J_v through shafts (k, b, ratio R1 = 3.5) and (k, b, ratio R3 = 2.2); the vehicle
 loses b_v w_v.  Clutch a is clamped with 6000 N from t = 0; at 4 s it opens and clutch b
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from solvers.signal import table_points, table_value
 
-from .master import Result
-from .ssp import load_system, run_system
+from ..master import Result
+from ..ssp import load_system, run_system
 
 SYSTEM = load_system("z3")
 CONNECTIONS = SYSTEM.connections
@@ -60,7 +60,7 @@ def components(step: float = SYSTEM.step, step_mean: bool | None = None):
 def simulate(fmu_dir, step: float = SYSTEM.step, stop: float = STOP, progress: bool = False,
              step_mean: bool | None = None, iterations: int = 0, rates=None) -> Result:
     """Co-simulate Z3.  ``step_mean`` sets the shafts' T_comm to the step: their torque is
-    the mean over the coming step (systems.reference measures the gain: at 1 ms the
+    the mean over the coming step (systems.catalog.reference measures the gain: at 1 ms the
     engine-side speed's RMS error falls from 2.5 % to 0.075 % of its range); ``rates``
     {inst: H}: multi-rate over the base step ``step`` (systems.ssp.run_system)."""
     return run_system(fmu_dir, components(step, step_mean), CONNECTIONS, stop, step, RECORD, progress, iterations,

@@ -23,7 +23,7 @@ import numpy as np
 from solvers.exponential import expm2
 from solvers.pwa import OscillatorState, PwaOscillator
 
-from .optional import require
+from ..optional import require
 
 
 def zoh(A: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:

@@ -1,7 +1,7 @@
 """Monolithic references: a documented system as one ODE, solved by scipy, and the
 error report of a co-simulation against it.
 
-Z3 (systems.z3): the DualClutch's three bodies are the friction chain of
+Z3 (systems.catalog.z3): the DualClutch's three bodies are the friction chain of
 solvers.friction in decoupled coordinates (mean motion, relative angles q and slips s;
 a stuck slip has zero derivative, so it stays exactly zero), the two shafts and the
 vehicle inertia are added as smooth forces, and the whole system is integrated by
@@ -12,15 +12,20 @@ the co-simulation is shared but the friction law and the chain algebra.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
+from fmus import PlanetaryGear
 from solvers.friction import FrictionChain, InterfaceLaw, Mode
+from solvers.pwa import Characteristic, OscillatorState, PwaOscillator
+from solvers.signal import table_points, table_value
+from solvers.vehicle import VehicleParams
 
-from .optional import require
-
-from . import z3
+from ..optional import require
+from ..ssp import load_system
+from . import fan, r3, z3
+from .powered_vehicle import PoweredVehicle, PowertrainParams
 
 
 @dataclass(frozen=True)
@@ -183,15 +188,10 @@ def z3_reference(t_grid) -> Reference:
 
 
 def planetary_shift_reference(t_grid) -> Reference:
-    """The planetary upshift (systems/ssd/planetary_shift.ssd) as one ODE, sampled at
+    """The planetary upshift (systems/catalog/ssd/planetary_shift.ssd) as one ODE, sampled at
     ``t_grid``: the PlanetaryGear's friction system (its two interfaces fix both
     coordinates: no free motion), the shaft to the vehicle and the vehicle inertia as
     smooth forces, integrated from event to event as Z3 (_FrictionReference)."""
-    from fmus import PlanetaryGear
-    from solvers.signal import table_points, table_value
-
-    from .ssp import load_system
-
     system = load_system("planetary_shift")
     values = {name: c.with_defaults() for name, c in system.components.items()}
     gear_values, shaft, vehicle = values["gear"], values["shaft"], values["vehicle"]
@@ -246,14 +246,10 @@ def error_report(result, reference, keys) -> dict:
 
 
 def r3_spring_reference(case: int, t_grid) -> Reference:
-    """R3 nonlinear-spring system (systems.r3) in closed form: the mean motion
+    """R3 nonlinear-spring system (systems.catalog.r3) in closed form: the mean motion
     (J_z + J_wv) phi_mean'' = T and the relative motion x = phi_z - phi_wv, a PWA
     oscillator m x'' + F(x) = u with m = J_z J_wv / (J_z + J_wv), u = T J_wv / (J_z + J_wv),
     switched exactly by solvers.pwa (no scipy needed: the motion is piecewise analytic)."""
-    from solvers.pwa import Characteristic, OscillatorState, PwaOscillator
-
-    from . import r3
-
     breakpoint, k_1, k_2 = r3.SPRING_CASES[case]
     parts = r3.SPRING[case].components
     j1, j2, torque = parts["z"].parameters["J"], parts["wv"].parameters["J"], parts["drive"].parameters["y_1"]
@@ -273,14 +269,7 @@ def r3_spring_reference(case: int, t_grid) -> Reference:
 
 def fan_model(case: str, **values):
     """(PoweredVehicle, initial state) of a Fan et al. case from its components
-    (systems.fan: the case's .ssd with ``values`` replacing T0, T_S, ...)."""
-    from dataclasses import fields
-
-    from solvers.vehicle import VehicleParams
-
-    from . import fan
-    from .powered_vehicle import PoweredVehicle, PowertrainParams
-
+    (systems.catalog.fan: the case's .ssd with ``values`` replacing T0, T_S, ...)."""
     parts = {name: c.with_defaults() for name, c in fan.components(case, **values).items()}
     engine, clutch, vehicle = parts["engine"], parts["clutch"], parts["vehicle"]
     speeds = {"engine w_start": engine["w_start"], "clutch w_1_start": clutch["w_1_start"],
@@ -307,10 +296,10 @@ def fan_model(case: str, **values):
 
 
 def fan_reference(case: str, t_grid, **values) -> Reference:
-    """Fan et al.'s system as the seed writes it, one set of equations (systems.powered_vehicle.
+    """Fan et al.'s system as the seed writes it, one set of equations (systems.catalog.powered_vehicle.
     PoweredVehicle: vehicle, powertrain and the clutch as a fifth contact of the LCP),
     with the parameters of the case's .ssd, sampled at ``t_grid``; signal names as in
-    systems.fan's co-simulation."""
+    systems.catalog.fan's co-simulation."""
     model, state = fan_model(case, **values)
     t_grid = np.asarray(t_grid, dtype=float)
     names = ("vehicle.v", "vehicle.pitch", "vehicle.w_wheel_f", "vehicle.w_wheel_r", "engine.w", "clutch.w_1",
@@ -327,7 +316,7 @@ def fan_reference(case: str, t_grid, **values) -> Reference:
 
 
 def r3_clearance_reference(case: int, t_grid, max_step: float = 1e-4) -> Reference:
-    """R3 clearance system (systems.r3) as one ODE with events: J_z and J_w with the play
+    """R3 clearance system (systems.catalog.r3) as one ODE with events: J_z and J_w with the play
     +-b (free flight, Newton impacts with e = c_r, persistent contact as a constraint that
     opens when the contact torque would pull), the shaft k2, d2 from J_w to J_v, and the
     drive torque switching at 1 s.  scipy DOP853 (rtol 1e-10) with terminal events, its
@@ -345,9 +334,6 @@ def r3_clearance_reference(case: int, t_grid, max_step: float = 1e-4) -> Referen
     and the vehicle speed are."""
     solve_ivp = require("scipy.integrate", "the monolithic references need", "cli").solve_ivp
 
-    from . import r3
-
-    from solvers.signal import table_points
 
     parts = {name: c.with_defaults() for name, c in r3.CLEARANCE[case].components.items()}
     mesh, shaft_p, body, drive = parts["mesh"], parts["shaft"], parts["vehicle"], parts["drive"]

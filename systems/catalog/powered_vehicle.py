@@ -1,5 +1,5 @@
 """Fan et al.'s whole system in one set of equations: the vehicle of solvers.vehicle with
-its powertrain (the monolithic reference of systems.fan, built by systems.reference.
+its powertrain (the monolithic reference of systems.catalog.fan, built by systems.catalog.reference.
 fan_model).  It runs outside the FMUs only, in the reference and the studies."""
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class PoweredVehicle(PlanarVehicle):
     """The seed's whole system in one set of equations (its coordinates q, eq. 2): the
     vehicle plus q[9] = th_c (disc), q[10] = th_f (flywheel), q[11] = th_e (engine), and
     the clutch as a fifth tangential contact (g = th_f' - th_c', capacity T_S, sliding
-    T_C) in the same LCP (eq. 31).  The monolithic reference of systems.fan."""
+    T_C) in the same LCP (eq. 31).  The monolithic reference of systems.catalog.fan."""
 
     N_COORDINATES = 12
 

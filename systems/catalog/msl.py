@@ -1,6 +1,6 @@
 """The Modelica Standard Library's Rotational examples rebuilt from this project's FMUs.
 
-Described once each, in ``systems/ssd/msl_friction.ssd``, ``msl_one_way_clutch.ssd`` and
+Described once each, in ``systems/catalog/ssd/msl_friction.ssd``, ``msl_one_way_clutch.ssd`` and
 ``msl_simple_gear_shift.ssd``, with the parameters of MSL 4.0.0
 (Modelica.Mechanics.Rotational.Examples.Friction, .OneWayClutch, .SimpleGearShift; MSL's
 friction table mu_pos = [0, 0.5] is a constant mu = 0.5, so mu_s = mu_k = 0.5, or

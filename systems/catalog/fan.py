@@ -1,7 +1,7 @@
 """F: Fan, Walker & Wang's vehicle with its powertrain (REFERENCE_CASES.md F1-F3).
 
 Engine J_e --Shaft(k1, c1)-- Clutch(J_f | J_c) --Shaft(k2, c2)-- Vehicle (driven wheel),
-described once per case in ``systems/ssd/fan_<case>.ssd``:
+described once per case in ``systems/catalog/ssd/fan_<case>.ssd``:
 J_e = 0.6, J_f = 0.2, J_c = 0.28 kg.m2; k1 = 77 kN.m/rad, c1 = 1.76 N.m.s/rad;
 k2 = 16 kN.m/rad, c2 = 0.12 N.m.s/rad.  The clutch capacities T_S, T_C are given as
 mu r n f_n with r = 0.125 m, n = 2, f_n = 1000 N (the Clutch's clamp-force start value,
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .master import Connection, Result
-from .ssp import Component, System, catalog, load_system, run_system
+from ..master import Connection, Result
+from ..ssp import Component, System, catalog, load_system, run_system
 
 CASES = tuple(name[len("fan_"):] for name in catalog() if name.startswith("fan_"))
 CASE_VALUES = ("T0", "T_S", "T_C", "mu_s_road", "mu_k_road")
@@ -35,7 +35,7 @@ RECORD = ["engine.w", "clutch.w_1", "clutch.w_2", "clutch.w_slip", "clutch.locke
 
 @lru_cache(maxsize=None)
 def system(case: str) -> System:
-    """The case's system (systems/ssd/fan_<case>.ssd)."""
+    """The case's system (systems/catalog/ssd/fan_<case>.ssd)."""
     if case not in CASES:
         raise ValueError(f"unknown Fan et al. case {case!r}; cases: {', '.join(CASES)}")
     return load_system(f"fan_{case}")

@@ -1,6 +1,6 @@
 """R3: Reiter's hybrid-driveline extensions (Tables 11-12 and 15-16) by co-simulation.
 
-Described once, in ``systems/ssd/r3_spring_<case>.ssd`` and ``r3_clearance_<case>.ssd``.
+Described once, in ``systems/catalog/ssd/r3_spring_<case>.ssd`` and ``r3_clearance_<case>.ssd``.
 Inertias J_z = 3.4093 (intermediate), J_w = 1.5 (wheel), J_v = 135 kg.m2 (vehicle for a
 1 m wheel radius).  The thesis's input torques (its Fig. 47 and 72-73) are not given, so
 the drives are *chosen* (REFERENCE_CASES.md: use them everywhere).
@@ -23,8 +23,8 @@ The constants below are read from the files (the references and tests use them).
 """
 from __future__ import annotations
 
-from .master import Result
-from .ssp import catalog, load_system, run_system
+from ..master import Result
+from ..ssp import catalog, load_system, run_system
 
 SPRING = {int(name.rpartition("_")[2]): load_system(name) for name in catalog() if name.startswith("r3_spring_")}
 CLEARANCE = {int(name.rpartition("_")[2]): load_system(name) for name in catalog()
