@@ -255,19 +255,21 @@ def _say(line: str) -> None:
 HOST_PYTHONS_VARIABLE = "DRIVETRAIN_FMU_HOST_PYTHONS"
 
 
-def compile_targets(host_pythons=None, pure_python: bool | None = None) -> list:
+def compile_targets(host_pythons=None, pure_python: bool | None = None, say: bool = True) -> list:
     """The CPythons the element code is compiled for (compiled_modules.TargetPython): those of
     ``host_pythons`` (versions, default $DRIVETRAIN_FMU_HOST_PYTHONS, else every one of
     compiled_modules.HOST_VERSIONS) found on this machine, which one line on stderr names with
-    the ones not found and why; none for a build left uncompiled."""
+    the ones not found and why (unless ``say`` is false); none for a build left uncompiled."""
     if uncompiled(pure_python):
         return []
     versions = tuple(host_pythons or os.environ.get(HOST_PYTHONS_VARIABLE, "").replace(",", " ").split()
                      or compiled_modules.HOST_VERSIONS)
     targets = _compiling(compiled_modules.chosen_pythons, versions)
     _, missing = compiled_modules.host_pythons(tuple(sorted(set(versions))))
-    _warn_once("compiling the element code for CPython " + ", ".join(f"{t.short} ({t.executable})" for t in targets)
-               + "".join(f"; not for {short}: {why}" for short, why in sorted(missing.items())))
+    if say:
+        _warn_once("compiling the element code for CPython "
+                   + ", ".join(f"{t.short} ({t.executable})" for t in targets)
+                   + "".join(f"; not for {short}: {why}" for short, why in sorted(missing.items())))
     return targets
 
 
@@ -310,7 +312,7 @@ def build_fingerprint(python_hosts_only: bool, pure_python: bool | None = None, 
     from importlib import metadata
 
     if targets is None:
-        targets = compile_targets(None, pure_python)
+        targets = compile_targets(None, pure_python, say=False)
     digest = hashlib.sha256()
     compiler = ("pure Python" if not targets
                 else "\n".join(_compiling(compiled_modules.toolchain, target) for target in targets))
