@@ -455,7 +455,7 @@ def physics_reads(element, counts: dict) -> set[str]:
 
     slave = Traced(instance_name="traced", resources=None)
     for name, value in counts.items():
-        setattr(slave, name, value)
+        slave.assign({name: value})
     assert not slave.parameter_problems(), (element.__name__, counts, slave.parameter_problems())
     recording = _Recording(vars(slave))
     recording.read = read
@@ -463,13 +463,34 @@ def physics_reads(element, counts: dict) -> set[str]:
     slave.tracing = True
     slave.cross_check()
     slave.state = slave.initial_state()
-    slave.refresh_outputs()
-    slave.feedthrough_outputs()
-    slave.state = slave.advance(0.0, element.DEFAULT_STEP)
-    slave.refresh_outputs()
-    slave.feedthrough_outputs()
+    slave.outputs()
+    input_names = [v.name for v in element.VARIABLES if v.causality == "input"]
+    inputs = _TracedInputs(input_names, [dict.__getitem__(recording, n) for n in input_names], read)
+    prepared = slave.prepare(inputs)
+    slave.feedthrough(prepared)
+    slave.state = slave.step(0.0, element.DEFAULT_STEP, prepared)
+    slave.outputs()
+    slave.feedthrough(slave.prepare(inputs))
     slave.tracing = False
     return read & names
+
+
+class _TracedInputs(tuple):
+    """The inputs as the model protocol hands them over (in declaration order), recording
+    the name of each one the model takes."""
+
+    def __new__(cls, names, values, read):
+        inputs = super().__new__(cls, values)
+        inputs.names, inputs.read = names, read
+        return inputs
+
+    def __getitem__(self, i):
+        self.read.add(self.names[i])
+        return super().__getitem__(i)
+
+    def __iter__(self):
+        self.read.update(self.names)
+        return super().__iter__()
 
 
 def declared_in_use(element, counts: dict) -> set[str]:
