@@ -178,14 +178,15 @@ class FrictionElement(Model):
         return ChainState.from_json(data)
 
     def prepare(self, inputs):
-        """[external torques, T_s, T_c, their solvers.friction step_inputs, the stuck set and
-        frictions at the start (None until the feedthrough has resolved them)]."""
+        """(external torques, T_s, T_c, their solvers.friction step_inputs)."""
         torques = self._pick_torques(inputs)
         t_s, t_c = self.capacities(self._pick_clamps(inputs))
-        return [torques, t_s, t_c, self.chain.step_inputs(torques), None]
+        return torques, t_s, t_c, self.chain.step_inputs(torques)
 
     def step(self, t, h, prepared):
-        torques, t_s, t_c, step_inputs, start = prepared
+        torques, t_s, t_c, step_inputs = prepared
+        # the stuck set and frictions the feedthrough resolved at this state and these inputs
+        start = self._resolution if self.fresh else None
         return self.chain.advance(self.state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
 
     @cython.locals(i=cython.int, values=list, names=list, attributes=dict)
@@ -204,10 +205,9 @@ class FrictionElement(Model):
     @cython.locals(j=cython.int, mode=cython.int, stuck=cython.int, sign=cython.double, torque=cython.double,
                    slip=cython.double, p_loss=cython.double, values=dict, names=list)
     def feedthrough(self, prepared):
-        _, t_s, t_c, (_, g), _ = prepared
+        _, t_s, t_c, (_, g) = prepared
         _, _, _, slips, modes_start, _ = self.state
-        modes, tau = self.chain.resolve(slips, modes_start, g, t_s, t_c)   # = friction_torques(...)
-        prepared[4] = (modes, tau)     # the step starts from them
+        modes, tau = self._resolution = self.chain.resolve(slips, modes_start, g, t_s, t_c)
         values = self._open_outputs.copy()
         names = self._interface_outputs
         stuck = STUCK

@@ -18,19 +18,21 @@ To implement a new element, subclass :class:`Model` and:
 3. Implement ``initial_state()``: the state at the start, from the parameters (checked by
    then); build the solver objects here.  A state is immutable: a step returns a new one.
 4. Optionally implement ``prepare(inputs)``: what both the step and the feedthrough outputs
-   need at the current state and ``inputs`` (the declared inputs' values, in declaration
-   order); by default the inputs themselves.  It is computed once per state and set of inputs
-   (:meth:`Model.prepared`: the dirty flag, set by a new state, and the inputs compared by
-   value); a feedthrough may add what it found to the record, for the step to reuse.
+   need of ``inputs`` (the declared inputs' values, in declaration order) and the parameters
+   alone, not of the state; by default the inputs themselves.  It is made once per set of
+   inputs (:meth:`Model.prepared`: the inputs compared by value, so that held inputs keep it).
 5. Implement ``step(t, h, prepared)``: the state at t + h, the inputs held.  It must not
    change the model: to refuse a step (an input the physics cannot take, a step size it
    cannot use), raise :class:`solvers.contract.SolverError`, ``ValueError`` or
-   ``ArithmeticError`` with a message naming the cause; the model keeps its state.
+   ``ArithmeticError`` with a message naming the cause; the model keeps its state.  While
+   ``self.fresh`` is true the feedthrough has run at this state and these inputs: what it
+   kept on the model (a stick/slip decision) may be reused.
 6. Implement ``outputs()``: set the outputs that are functions of ``self.state`` alone.  It
    may return every value it set that can change (a sequence): those are screened for a
    non-finite value instead of reading every declared one back.
 7. If some outputs depend on the inputs without delay (declared ``depends``), implement
-   ``feedthrough(prepared)``: a dict of them at the current state and inputs; optionally
+   ``feedthrough(prepared)``: a dict of them at the current state and inputs (computed once
+   until the state or an input changes: ``fresh``, the one dirty flag); optionally
    ``nonfinite_cause()``: words on why one is not finite.
 8. ``encode_state(state)`` / ``decode_state(data)``: the state as JSON-friendly data and
    back (the default encodes with the state's ``to_json``).
@@ -123,11 +125,14 @@ class Model:
         self.state = None
         #: the start time of the experiment (a model with a law of time needs it)
         self.start_time = 0.0
-        #: True when the prepared record is not that of the current state (or parameters)
+        #: True when the prepared record must be made again whatever the inputs (parameters
+        #: or values set by assign or restore)
         self.dirty = True
         self._prepared = None
         self._prepared_inputs = None
-        self._feedthrough_ready = False
+        #: True while the feedthrough outputs (and what the feedthrough kept on the model) are
+        #: those of the current state and inputs (Reference-FMUs' isDirtyValues, negated)
+        self.fresh = False
         self.input_variables = [v for v in variables if v.causality == INPUT]
         self.read_inputs = values_getter([v.name for v in self.input_variables])
         self.set_checked_inputs(self.input_variables)
@@ -208,7 +213,7 @@ class Model:
         """Check the parameters, build the initial state and its outputs; the parameters
         are fixed from here on."""
         self.state = self._build()
-        self.dirty = True
+        self.dirty, self.fresh = True, False
         self.outputs()
 
     def _build(self):
@@ -250,16 +255,15 @@ class Model:
         return None
 
     def prepared(self, inputs=None):
-        """``prepare`` at the current state and inputs (``inputs``: those ``read_inputs`` gives,
-        if read already), once until the state changes (``dirty``) or an input does (compared
-        by value: an input may be written as an attribute)."""
+        """``prepare`` at the current inputs (``inputs``: those ``read_inputs`` gives, if read
+        already), made again when an input changes (compared by value: an input may be
+        written as an attribute) or ``dirty``; a new record makes ``fresh`` false."""
         if inputs is None:
             inputs = self.read_inputs(self)
         if self.dirty or inputs != self._prepared_inputs:
             self._prepared = self.prepare(inputs)
             self._prepared_inputs = inputs
-            self._feedthrough_ready = False
-            self.dirty = False
+            self.dirty = self.fresh = False
         return self._prepared
 
     def update_feedthrough(self):
@@ -268,12 +272,12 @@ class Model:
         if self.state is None:
             return
         prepared = self.prepared()
-        if not self._feedthrough_ready:
+        if not self.fresh:
             values = self.feedthrough(prepared)
             if not all_finite_screen(values.values()):
                 self._screen_feedthrough(values)
             self.__dict__.update(values)
-            self._feedthrough_ready = True
+            self.fresh = True
 
     def _screen_feedthrough(self, values: dict):
         problem = nonfinite(list(values), list(values.values()))
@@ -301,7 +305,7 @@ class Model:
         previous = self.state
         try:
             self.state = new_state
-            self.dirty = True
+            self.fresh = False
             values = self.outputs()
             if values is None:
                 values = self._read_state_outputs(self)
@@ -322,7 +326,7 @@ class Model:
         while True:
             try:
                 self.state = state
-                self.dirty = True
+                self.fresh = False
                 if state is not None:
                     self.outputs()
                 return
@@ -360,9 +364,11 @@ class Model:
         before = dict(self.__dict__)
         try:
             self.__dict__.update(saved["variables"])
-            self.dirty = True
+            self.dirty, self.fresh = True, False
             if saved["state"] is None:
                 self.state = None
+                self.__dict__.update((v.name, ZERO[v.type]) for v in self.VARIABLES
+                                     if v.causality == OUTPUT and v.depends)
                 return
             if self._initial_parameters != self._read_parameters(self):
                 self._build()

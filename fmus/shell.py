@@ -441,7 +441,6 @@ class ElementShell(FmiCommonCalls, Fmi2Slave):
             raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "
                              "fmi2ExitInitializationMode (or after fmi2Reset)")
         self.__dict__.update(zip(names, values))
-        self.dirty = True
 
     def _not_settable(self, vr, kind: str) -> TypeError:
         """The error of a set of value reference ``vr`` that is no settable ``kind``."""

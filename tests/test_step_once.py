@@ -1,6 +1,6 @@
 """Each step's work done once: a friction element reads its inputs once per doStep, computes
-its capacities once per state and set of inputs (the model's dirty flag) and starts the step
-from the stuck set its feedthrough resolved; the master moves a communication point's values with one get and one
+its capacities once per set of inputs and starts the step from the stuck set its
+feedthrough resolved; the master moves a communication point's values with one get and one
 set per instance and type, with the values and records of a plain get/set per connection."""
 import math
 
@@ -57,26 +57,28 @@ def test_a_step_after_a_feedthrough_get_reads_and_resolves_nothing_again(monkeyp
     assert clutch.do_step(0.0, 1e-3)
     # the step read the inputs once and reused the capacities and the stuck set of the get
     assert (len(capacities), len(resolve), len(reads)) == (2, 2, 4)
+    assert clutch.do_step(1e-3, 1e-3)                 # held inputs: the capacities are kept
+    assert len(capacities) == 2
     assert first["locked_a"] is True
 
 
-def test_each_step_prepares_once_and_new_inputs_take_effect(monkeypatch):
+def test_held_inputs_keep_the_capacities_and_new_ones_replace_them(monkeypatch):
     clutch = _slave(Clutch, f_n=1.0)
     capacities = _count(monkeypatch, clutch, "capacities")
     for k in range(5):
         assert clutch.do_step(k * 1e-4, 1e-4)
-    assert len(capacities) == 5                       # once per state: a step makes a new one
-    clutch.assign({"f_n": 2.0})
+    assert len(capacities) == 1
+    clutch.f_n = 2.0
     assert clutch.do_step(5e-4, 1e-4)
-    assert len(capacities) == 6
+    assert len(capacities) == 2
     assert clutch.prepared()[1] == clutch.chain.capacities([2.0])[0]
 
 
 @pytest.mark.parametrize("f_n", [0.0, 1.0, 1000.0])
 def test_the_steps_and_outputs_equal_those_of_the_element_called_directly(f_n):
-    """doStep (the prepared record shared with the feedthrough get) against the model's
-    prepare/step/outputs called directly on a second instance, each with a fresh record:
-    bit for bit."""
+    """doStep (the prepared record and the stuck set shared with the feedthrough get) against
+    the model's prepare/step/outputs called directly on a second instance that reuses
+    nothing: bit for bit."""
     stepped, direct = _slave(Clutch, f_n=f_n), _slave(Clutch, f_n=f_n)
     for k in range(200):
         torque = 30.0 * math.sin(0.05 * k)
