@@ -1,4 +1,4 @@
-"""Runtime of a system FMU: a whole system of element slaves as one FMI 2.0 co-simulation slave.
+"""Runtime of a system FMU: a whole system of element models as one FMI 2.0 co-simulation slave.
 
 This module runs inside the FMU (``build_fmus.build_system_fmu`` ships it as
 ``resources/drivetrain_composite/slave.py``), so it imports the standard library, pythonfmu
@@ -707,7 +707,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         # (and keeps) a plan asked for the first time
         through, pairs, own = plans.get(key) or plans[key]
         if self._due and self._fmi_phase is not INSTANTIATED:
-            if self._chained:       # an interrupted get is run again (fmus.base): the same exchange
+            if self._chained:       # an interrupted get is run again (fmus.shell): the same exchange
                 saved, due = self._snapshot(True), self._due
                 try:
                     self._exchange(None if due == 2 else self._stages[1:])
