@@ -7,9 +7,10 @@ The shell holds everything FMI and nothing of the physics:
   table ``REFUSED`` of the calls refused in a phase, with the reason (Reference-FMUs'
   fmi2Functions.c: one mask per call); a parameter set after initialization is refused by
   name (it is fixed);
-* the get/set tables, built once per instance: value reference -> variable name, per type;
-  a get of a feedthrough output first brings the model's feedthrough outputs up to date
-  (one dirty flag: :meth:`fmus.model.Model.prepared`);
+* the get/set tables, built once per instance: value reference -> variable name, per type,
+  and a reader made once per list of value references a host gets; a get of a feedthrough
+  output first brings the model's feedthrough outputs up to date (the model's ``fresh``
+  flag: :meth:`fmus.model.Model.update_feedthrough`);
 * the FMU-state funnel: fmi2Get/SetFMUstate and (de)serialization (a record of the model,
   :meth:`fmus.model.Model.record`, with the element's name and the code's fingerprint);
 * the error funnel: a bad parameter makes ``fmi2ExitInitializationMode`` fail (pythonfmu turns
@@ -45,7 +46,7 @@ from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Intege
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Initial, Fmi2Status
 
-from .model import ParameterError, StateError
+from .model import ParameterError, StateError, values_getter
 from .native_exit import order_native_exit
 from .variables import BOOLEAN, INTEGER, OUTPUT, PARAMETER, REAL, Var
 
@@ -293,6 +294,42 @@ class FmiCommonCalls:
         raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
 
 
+class PlanCache(dict):
+    """The readers of the lists of value references a host gets, by tuple: a hit is one
+    dict lookup (fmi2Get runs at every step); a missing one is made by ``make(key)`` and
+    kept, up to 256 lists (a host asks a few fixed lists; beyond, a reader is made per
+    call).  ``make`` must not hold the slave (the slave holds this cache)."""
+
+    def __init__(self, make):
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, key):
+        plan = self._make(key)
+        if len(self) < 256:
+            self[key] = plan
+        return plan
+
+
+def _reader(readable: dict, through: set, kind: str, vrs):
+    """The reader of the values of the value references ``vrs`` of type ``kind`` (model ->
+    list), from the element's get tables (``readable``: value reference -> name of that
+    type; ``through``: those of feedthrough outputs, brought up to date first); TypeError
+    naming one that is not of that type.  It holds no model."""
+    try:
+        names = [readable[vr] for vr in vrs]
+    except KeyError as missing:
+        raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
+    values, convert = values_getter(names), CONVERT[kind]
+    if through.isdisjoint(vrs):
+        return lambda model: list(map(convert, values(model)))
+
+    def read_through(model):
+        model.update_feedthrough()
+        return list(map(convert, values(model)))
+    return read_through
+
+
 def fmi_variable(var: Var):
     """The pythonfmu record of the variable ``var``."""
     discrete = var.type != REAL
@@ -370,18 +407,21 @@ class ElementShell(FmiCommonCalls, Fmi2Slave):
         for var in self.VARIABLES:
             self.register_variable(fmi_variable(var))
         # the get/set tables: value reference -> name per type, the feedthrough outputs'
-        # value references per type, and value reference -> name of the settable variables
+        # value references per type, and value reference -> name of the settable variables;
+        # a reader per list of value references a host gets, made from them once
         table = {v.name: v for v in self.VARIABLES}
-        self._readable = {kind: {} for kind in _FMI_TYPES}
-        self._through = {kind: set() for kind in _FMI_TYPES}
+        readable = {kind: {} for kind in _FMI_TYPES}
+        through = {kind: set() for kind in _FMI_TYPES}
         self._settable = {kind: {} for kind in _FMI_TYPES}
         for vr, registered in self.vars.items():
             var = table[registered.name]
-            self._readable[var.type][vr] = var.name
+            readable[var.type][vr] = var.name
             if var.causality == OUTPUT and var.depends:
-                self._through[var.type].add(vr)
+                through[var.type].add(vr)
             elif var.causality != OUTPUT:
                 self._settable[var.type][vr] = var.name
+        self._readers = {kind: PlanCache(functools.partial(_reader, readable[kind], through[kind], kind))
+                         for kind in _FMI_TYPES}
 
     # ------------------------------------------------------------------ FMI
     @fmi_entry("fmi2ExitInitializationMode")
@@ -413,20 +453,9 @@ class ElementShell(FmiCommonCalls, Fmi2Slave):
         take_pending_signals()
         return False
 
-    @cython.locals(names=list)
     def _get_values(self, vrs, kind: str):
-        """fmi2Get<kind>: the names from the table, the feedthrough outputs brought up to
-        date when one is asked."""
-        readable = self._readable[kind]
-        try:
-            names = [readable[vr] for vr in vrs]
-        except KeyError as missing:
-            raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
-        through = self._through[kind]
-        if through and not through.isdisjoint(vrs):
-            self.update_feedthrough()
-        convert, values = CONVERT[kind], self.__dict__
-        return [convert(values[name]) for name in names]
+        """fmi2Get<kind>: the reader of this list of value references (:func:`_reader`)."""
+        return self._readers[kind][tuple(vrs)](self)
 
     def _set_values(self, vrs, values, kind: str):
         """fmi2Set<kind>: the names from the table, which also refuses outputs; a parameter

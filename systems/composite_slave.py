@@ -56,7 +56,7 @@ from pythonfmu.enums import Fmi2Status
 import fmus
 from fmus.compliance import SLIVER, STEP_ROUNDING
 from fmus.model import ParameterError, StateError
-from fmus.shell import (CONVERT, INITIALIZED, INSTANTIATED, TERMINATED, FmiCallError, FmiCommonCalls,
+from fmus.shell import (CONVERT, INITIALIZED, INSTANTIATED, TERMINATED, FmiCallError, FmiCommonCalls, PlanCache,
                         fmi_entry, fmi_step_entry, fmi_variable, raise_to_host, repeat_until_done, state_from_bytes,
                         state_to_bytes, take_pending_signals)
 from fmus.native_exit import order_native_exit
@@ -195,23 +195,6 @@ def _move(moves, lags: dict):
             target[target_name] = source[name]
         else:
             target[target_name] = source[name] + speeds[speed_name] * lags[inst]
-
-
-class PlanCache(dict):
-    """The readers of the lists of value references a host gets, by tuple: a hit is one
-    dict lookup (fmi2Get runs at every step); a missing one is made by ``make(key)`` and
-    kept, up to 256 lists (a host asks a few fixed lists; beyond, a reader is made per
-    call).  ``make`` must not hold the slave (the slave holds this cache)."""
-
-    def __init__(self, make):
-        super().__init__()
-        self._make = make
-
-    def __missing__(self, key):
-        plan = self._make(key)
-        if len(self) < 256:
-            self[key] = plan
-        return plan
 
 
 def _get_plan(elements: dict, table: dict, kind: str, vrs):
