@@ -269,9 +269,12 @@ class Model:
     def update_feedthrough(self):
         """The feedthrough outputs at the current state and inputs, into their attributes
         (before initialization they stay 0); ArithmeticError naming a non-finite one."""
+        inputs = self.read_inputs(self)
+        if self.fresh and not self.dirty and inputs == self._prepared_inputs:
+            return
         if self.state is None:
             return
-        prepared = self.prepared()
+        prepared = self.prepared(inputs)
         if not self.fresh:
             values = self.feedthrough(prepared)
             if not all_finite_screen(values.values()):
@@ -297,7 +300,8 @@ class Model:
         if problem is not None:
             return f"input {problem}; step from t = {t} refused"
         try:
-            new_state = self.step(t, h, self.prepared(inputs))
+            new_state = self.step(t, h, self._prepared if not self.dirty and inputs == self._prepared_inputs
+                                  else self.prepared(inputs))
         except (SolverError, ArithmeticError, ValueError) as exc:     # a step the model cannot take
             return f"step from t = {t} with h = {h} refused: {exc}"
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal

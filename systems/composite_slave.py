@@ -242,7 +242,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     # what every step reads and writes, as slots: a slot is found by the class's (cached)
     # look-up alone, an attribute in the instance dict also needs that dict's (internal_step
     # is not one: fmi2SetReal writes it into the instance dict, as an element's parameters)
-    __slots__ = ("_n", "_extra", "_due", "_at", "_lags", "_stages", "_get_plans",
+    __slots__ = ("_n", "_extra", "_due", "_at", "_fresh", "_lags", "_stages", "_get_plans",
                  "_order", "_stepped", "iterations", "_slow", "_inbox",
                  "_fmu_inputs", "_fmi_phase", "_whole_steps", "_frame", "_restage", "_chained")
     _raise_to_host = raise_to_host
@@ -277,6 +277,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         self._labels = {id(el): f"{inst} ({type(el).__name__})" for inst, el in self.elements.items()}
         self._stepped = list(self._order)
         self._input_names = {id(el): [v.name for v in el.input_variables] for el in self._order}
+        # the models whose feedthrough outputs are up to date in their variables (_refresh):
+        # emptied by whatever changes a state or an input, as the exchange knows which
+        self._fresh = set()
 
         self.variables = interface(self.system)
         self._vars = {v.name: v for v in self.variables}
@@ -310,17 +313,21 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         """inst.name is an output with direct feedthrough (read through _refresh)."""
         return any(v.name == name and v.causality == OUTPUT and v.depends for v in self.elements[inst].VARIABLES)
 
-    @staticmethod
-    def _refresh(elements):
-        """Bring each model's feedthrough outputs up to date in its variables (computed once
-        per state and set of inputs: the model's dirty flag)."""
+    @cython.locals(fresh=set)
+    def _refresh(self, elements):
+        """Bring each model's feedthrough outputs up to date in its variables, unless they are
+        already: a model in ``_fresh`` has had no new state or input since (_exchange,
+        _set_values, _restore and _set_state keep the set)."""
+        fresh = self._fresh
         for element in elements:     # _feedthrough_sources
-            element.update_feedthrough()
+            if element not in fresh:
+                element.update_feedthrough()
+                fresh.add(element)
 
     # ------------------------------------------------------------------ exchange plan
     def _plan(self, fmu_inputs):
         """The two exchange stages of systems.master.run, as (models whose feedthrough to
-        bring up to date, moves, copies).  ``moves`` (see _move) has one entry per connection:
+        bring up to date, moves, copies, models written).  ``moves`` (see _move) has one entry per connection:
         a connection to an element with its own rate writes into that element's inbox;
         ``copies`` moves a stage's inbox values into the element when its step starts (its
         lag is 0).  A compliance's angle phi_X driven by such an element, with its w_X from
@@ -351,7 +358,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             through = _feedthrough_sources(self.elements[c[0]] for c in chosen if self._is_feedthrough(c[0], c[1]))
             copies = [(inst, vars(self.elements[inst]), self._inbox[inst], [c[3] for c in chosen if c[2] == inst])
                       for inst in self.rates if any(c[2] == inst for c in chosen)]
-            self._stages.append((through, moves, copies))
+            # the models whose inputs this stage sets (directly or from an inbox)
+            written = {self.elements[c[2]] for c in chosen}
+            self._stages.append((through, moves, copies, written))
         # does a stage-2 source's value depend without delay on a stage-2 target?  Then an
         # exchange cut short (an interrupt) and run again moves other values than one run once:
         # a step then saves the inputs before its exchange (do_step)
@@ -381,20 +390,22 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         return found
 
     def _exchange(self, stages=None):
-        lags = self._lags
-        for through, moves, copies in (self._stages if stages is None else stages):
+        lags, fresh = self._lags, self._fresh
+        fresh.clear()
+        for through, moves, copies, written in (self._stages if stages is None else stages):
             self._refresh(through)
             _move(moves, lags)
             for inst, element_values, inbox, names in copies:
                 if not lags[inst]:            # its step starts: these are its inputs
                     for name in names:
                         element_values[name] = inbox[name]
+            fresh.difference_update(written)
         self._due = 0
 
     def _targets(self) -> list:
         """The values the connections have set, per stage (an element with its own rate:
         its inbox)."""
-        return [[move[2][move[3]] for move in moves] for _, moves, _ in self._stages]
+        return [[move[2][move[3]] for move in moves] for _, moves, _, _ in self._stages]
 
     # ------------------------------------------------------------------ FMI
     @fmi_entry("fmi2ExitInitializationMode")
@@ -620,7 +631,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 self._exchange()
                 end = self._targets()
                 self._restore(saved)
-                for (_, moves, _), first, last in zip(self._stages, start, end):
+                for (_, moves, _, _), first, last in zip(self._stages, start, end):
                     for (_, _, target, name, *_), a, b in zip(moves, first, last):
                         target[name] = 0.5 * (a + b)
             for element in self._stepped:
@@ -682,6 +693,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 vars(element).update(zip(self._input_names[id(element)], values))
         for element, state in zip(self._order, states):
             element.put_back(state)
+        self._fresh.clear()
 
     # ------------------------------------------------------------------ get / set
     def _get_values(self, vrs, kind: str):
@@ -719,6 +731,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                                  "fmi2ExitInitializationMode")
         for (target, name, _), value in zip(targets, values):
             vars(target)[name] = value
+        self._fresh.clear()
         if self._fmi_phase is not INSTANTIATED and self._restage and not self._due:
             self._due = 1
 
@@ -757,6 +770,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             if problem is not None:
                 raise StateError(f"{self._labels[id(element)]}: {problem}")
         before = self._get_fmu_state.__wrapped__(self)
+        self._fresh.clear()
         try:
             self._set_state(saved)
         except BaseException:       # an error, or an interrupt (the call is then run again)
@@ -783,3 +797,4 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             self._prepare_stepping()
         for inst, inbox in self._inbox.items():       # a communication point: the inputs set
             inbox.update((name, getattr(self.elements[inst], name)) for name in inbox)
+        self._fresh.clear()
