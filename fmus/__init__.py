@@ -1,31 +1,43 @@
-"""Element FMUs: thin pythonfmu slaves over :mod:`solvers`.
+"""Element FMUs: the FMI shell (:mod:`fmus.shell`) around each element model (:mod:`fmus.model`).
 
-``ELEMENTS`` is the single list that the build, the validation and the tests loop over.
+``MODELS`` lists the element models; ``ELEMENTS`` their FMU classes, named as the models: the
+single list that the build, the validation and the tests loop over.  ``fmus.Clutch`` is the
+Clutch FMU, ``fmus.clutch.Clutch`` its model.
 """
 import hashlib
 from pathlib import Path
 
 import solvers
-from .backlash import Backlash
-from .brake import Brake
-from .clutch import Clutch, ClutchChain, DualClutch
-from .elasto_backlash import ElastoBacklash
-from .gear import Gear
-from .inertia import Engine, Inertia
-from .nonlinear_spring import NonlinearSpring
-from .one_way_clutch import OneWayClutch
-from .planetary_gear import PlanetaryGear
-from .shaft import Shaft
-from .sources import SineTorque, SpeedDependentTorque
-from .table import ForceTable, SpeedTable, Table, TorqueTable
-from .vehicle import Vehicle
-from .vehicle_simple import VehicleSimple
 
-ELEMENTS = (Clutch, DualClutch, ClutchChain, Brake, OneWayClutch, PlanetaryGear, Inertia, Engine, Gear, Shaft,
-            NonlinearSpring, Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table,
-            TorqueTable, ForceTable, SpeedTable, SineTorque, SpeedDependentTorque)
+from . import (
+    backlash,
+    brake,
+    clutch,
+    elasto_backlash,
+    gear,
+    inertia,
+    nonlinear_spring,
+    one_way_clutch,
+    planetary_gear,
+    shaft,
+    sources,
+    table,
+    vehicle,
+    vehicle_simple,
+)
+from .shell import element_fmu
 
-__all__ = ["ELEMENTS"] + [e.__name__ for e in ELEMENTS]
+MODELS = (clutch.Clutch, clutch.DualClutch, clutch.ClutchChain, brake.Brake, one_way_clutch.OneWayClutch,
+          planetary_gear.PlanetaryGear, inertia.Inertia, inertia.Engine, gear.Gear, shaft.Shaft,
+          nonlinear_spring.NonlinearSpring, backlash.Backlash, elasto_backlash.ElastoBacklash, vehicle.Vehicle,
+          vehicle_simple.VehicleSimple, table.Table, table.TorqueTable, table.ForceTable, table.SpeedTable,
+          sources.SineTorque, sources.SpeedDependentTorque)
+ELEMENTS = tuple(element_fmu(model) for model in MODELS)
+(Clutch, DualClutch, ClutchChain, Brake, OneWayClutch, PlanetaryGear, Inertia, Engine, Gear, Shaft, NonlinearSpring,
+ Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table, TorqueTable, ForceTable, SpeedTable, SineTorque,
+ SpeedDependentTorque) = ELEMENTS
+
+__all__ = ["ELEMENTS", "MODELS"] + [e.__name__ for e in ELEMENTS]
 
 
 def source_fingerprint() -> str:

@@ -14,7 +14,7 @@ import math
 
 from solvers.backlash import Body, BacklashPair, PairState
 
-from .base import ElementSlave
+from .model import Model
 from .variables import INTEGER, J_MIN, derived_inertia_problem, inertia, input_, output, parameter
 
 
@@ -28,7 +28,7 @@ def _body_variables(i, j_start):
     )
 
 
-class Backlash(ElementSlave):
+class Backlash(Model):
     """Two inertias with free play, exact impacts and persistent contact."""
 
     description = "Gear clearance between two inertias: exact impacts, restitution, persistent contact (Reiter ch. 4)"
@@ -86,10 +86,10 @@ class Backlash(ElementSlave):
     def decode_state(self, data):
         return PairState.from_json(data)
 
-    def advance(self, t, h):
+    def step(self, t, h, inputs):
         return self._pair.step(self.state, self.tau_1, self.tau_2, h).state
 
-    def refresh_outputs(self):
+    def outputs(self):
         s = self.state
         self.phi_1, self.w_1, self.phi_2, self.w_2 = s.phi_1, s.w_1, s.phi_2, s.w_2
         self.phi_rel = self._pair.phi_rel(s.phi_1, s.phi_2)

@@ -16,7 +16,7 @@ except ImportError:         # uncompiled, where Cython is not installed
 
 from solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
 
-from .base import ElementSlave, items_getter, values_getter
+from .model import Model, items_getter
 from .variables import BOOLEAN, INTEGER, Family, inertia, input_, output, parameter
 
 
@@ -102,7 +102,7 @@ def chain_variables(n: int, tags: list[str], labels: list[str], inertias, law: d
     return tuple(variables)
 
 
-class FrictionElement(ElementSlave):
+class FrictionElement(Model):
     """Body element whose members are joined by dry-friction interfaces (solvers.friction):
     the partial element of Clutch, DualClutch, ClutchChain, Brake, OneWayClutch and
     PlanetaryGear.  A subclass names its members (``MEMBERS``: the suffixes of ``phi``,
@@ -159,105 +159,58 @@ class FrictionElement(ElementSlave):
 
     def initial_state(self) -> ChainState:
         self.chain = self.build_system()
-        state = self.chain.state_from_bodies(*self.start_coordinates())
-        # readers and names used at every step, made once (doStep runs millions of times):
-        # the torques and clamp forces are picked from the inputs doStep (or the feedthrough
-        # get) has read, by their positions among the declared inputs
+        # the positions of the torques and clamp forces in use among the declared inputs, and
+        # the names of the outputs of the members and interfaces in use
         members, tags = self.active_members(), self.active_tags()
-        position = {v.name: i for i, v in enumerate(self._inputs)}
-        used = [f"tau{m}" for m in members] + self.clamp_names()
+        position = {v.name: i for i, v in enumerate(self.input_variables)}
         self._pick_torques = items_getter([position[f"tau{m}"] for m in members])
         self._pick_clamps = items_getter([position[name] for name in self.clamp_names()])
-        self._used_positions = [position[name] for name in used]
-        self._read_used = values_getter(used)
-        # what refresh_outputs and feedthrough_at read at every step, in one attribute each:
-        # (the system, the names of the state outputs, whether the slips are among them) and
-        # (the system, (tau_fric, locked, sign) per interface in use, the values of an open one)
-        output_names = ([f"phi{m}" for m in members] + [f"w{m}" for m in members]
-                        + ([f"w_slip{tag}" for tag in tags] if self.SLIP_OUTPUTS else []) + ["e_loss"])
-        self._output_plan = (self.chain, output_names, self.SLIP_OUTPUTS)
-        feedthrough_names = [(f"tau_fric{tag}", f"locked{tag}", -1.0 if tag in self.HOUSING_TAGS else 1.0)
-                             for tag in tags]
-        idle = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS}, **{f"locked{tag}": False for tag in self.TAGS},
-                "p_loss": 0.0}
-        self._feedthrough_plan = (self.chain, feedthrough_names, idle)
-        # (inputs, (torques, clamps, T_s, T_c, step inputs)) of the inputs last prepared, and
-        # (state, inputs, their record, (modes, tau)): the stuck set the feedthrough resolved
-        self._prepared = (None, None)
-        self._known_resolution = (None, None, None, None)
-        return state
+        self._output_names = ([f"phi{m}" for m in members] + [f"w{m}" for m in members]
+                              + ([f"w_slip{tag}" for tag in tags] if self.SLIP_OUTPUTS else []) + ["e_loss"])
+        self._interface_outputs = [(f"tau_fric{tag}", f"locked{tag}", -1.0 if tag in self.HOUSING_TAGS else 1.0)
+                                   for tag in tags]
+        # the outputs of the interfaces beyond n_bodies: open
+        self._open_outputs = {**{f"tau_fric{tag}": 0.0 for tag in self.TAGS},
+                              **{f"locked{tag}": False for tag in self.TAGS}, "p_loss": 0.0}
+        return self.chain.state_from_bodies(*self.start_coordinates())
 
     def decode_state(self, data):
         return ChainState.from_json(data)
 
-    # --- stepping
-    def _prepare(self, inputs):
-        """(external torques, normal forces, T_s, T_c, their solvers.friction step_inputs) at
-        ``inputs`` (the tuple ``_read_inputs`` gives), computed once per set of inputs: a
-        doStep after a feedthrough get at the same inputs, or steps with held inputs, reuse
-        the record."""
-        prepared_inputs, record = self._prepared
-        if prepared_inputs == inputs:
-            return record
-        clamps, torques = self._pick_clamps(inputs), self._pick_torques(inputs)
-        t_s, t_c = self.capacities(clamps)
-        record = (torques, clamps, t_s, t_c, self.chain.step_inputs(torques))
-        self._prepared = (inputs, record)
-        return record
+    def prepare(self, inputs):
+        """(external torques, T_s, T_c, their solvers.friction step_inputs)."""
+        torques = self._pick_torques(inputs)
+        t_s, t_c = self.capacities(self._pick_clamps(inputs))
+        return torques, t_s, t_c, self.chain.step_inputs(torques)
 
-    def _inputs_in_use(self):
-        """The inputs as ``_read_inputs`` gives them, with only those in use read (the
-        others None: an element called directly reads what its physics needs)."""
-        values = [None] * len(self._inputs)
-        for i, value in zip(self._used_positions, self._read_used(self)):
-            values[i] = value
-        return tuple(values)
-
-    def _inputs_now(self):
-        """(external torques, normal forces, T_s, T_c, step inputs) at the inputs currently set."""
-        return self._prepare(self._inputs_in_use())
-
-    def advance(self, t, h):
-        return self.advance_at(t, h, self._inputs_in_use())
-
-    def advance_at(self, t, h, inputs):
-        # the friction feedthrough, if read at this state and these inputs, has already
-        # prepared them and resolved the stuck set the step starts from
-        state, known_inputs, prepared, start = self._known_resolution
-        if state is not self.state or known_inputs != inputs:
-            state, prepared, start = self.state, self._prepare(inputs), None
-        torques, _, t_s, t_c, step_inputs = prepared
-        return self.chain.advance(state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
+    def step(self, t, h, prepared):
+        torques, t_s, t_c, step_inputs = prepared
+        # the stuck set and frictions the feedthrough resolved at this state and these inputs
+        start = self._resolution if self.fresh else None
+        return self.chain.advance(self.state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
 
     @cython.locals(i=cython.int, values=list, names=list, attributes=dict)
-    def refresh_outputs(self):
+    def outputs(self):
         state = self.state
-        chain, names, with_slips = self._output_plan
-        values = chain.member_motion(state)       # the angles, then the speeds
+        values = self.chain.member_motion(state)       # the angles, then the speeds
         _, _, _, slips, _, e_loss = state
-        if with_slips:
+        if self.SLIP_OUTPUTS:
             values += slips
         values.append(e_loss)
-        attributes = self.__dict__
+        names, attributes = self._output_names, self.__dict__
         for i in range(len(names)):
             attributes[names[i]] = values[i]
         return values           # every state output that changes (the inactive members' stay 0)
 
-    def feedthrough_outputs(self):
-        return self.feedthrough_at(self._inputs_in_use())
-
     @cython.locals(j=cython.int, mode=cython.int, stuck=cython.int, sign=cython.double, torque=cython.double,
-                   slip=cython.double, p_loss=cython.double, values=dict, idle=dict, names=list)
-    def feedthrough_at(self, inputs):
-        prepared = self._prepare(inputs)
-        torques, _, t_s, t_c, (_, g) = prepared
-        state = self.state
-        chain, names, idle = self._feedthrough_plan
-        _, _, _, slips, modes_start, _ = state
-        modes, tau = chain.resolve(slips, modes_start, g, t_s, t_c)   # = friction_torques(...)
-        self._known_resolution = (state, inputs, prepared, (modes, tau))
-        values = idle.copy()           # interfaces beyond n_bodies: open
-        stuck = STUCK                  # (a C int compiled: solvers.friction's modes)
+                   slip=cython.double, p_loss=cython.double, values=dict, names=list)
+    def feedthrough(self, prepared):
+        _, t_s, t_c, (_, g) = prepared
+        _, _, _, slips, modes_start, _ = self.state
+        modes, tau = self._resolution = self.chain.resolve(slips, modes_start, g, t_s, t_c)
+        values = self._open_outputs.copy()
+        names = self._interface_outputs
+        stuck = STUCK
         p_loss = 0.0
         for j in range(len(names)):
             torque_name, locked_name, sign = names[j]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from solvers.compliance import twist
 
-from .base import StatelessElement
+from .model import StatelessModel
 from .variables import input_, output, parameter
 
 STEP_ROUNDING = 1e-9    # relative difference from T_comm accepted as rounding of the time
@@ -36,14 +36,14 @@ def compliance_variables(relative: str):
     )
 
 
-class ComplianceElement(StatelessElement):
+class ComplianceElement(StatelessModel):
     """Stateless two-flange element; subclasses give ``transmitted(phi_rel, w_rel)``."""
 
     def transmitted(self, phi_rel: float, w_rel: float) -> dict:
         """{'tau': torque transmitted, other outputs...} for the current twist."""
         raise NotImplementedError
 
-    def advance(self, t, h):
+    def step(self, t, h, prepared):
         """Stateless; an element averaging over T_comm (Shaft, NonlinearSpring) takes the
         steps its torque outputs were computed for:
 
@@ -60,10 +60,7 @@ class ComplianceElement(StatelessElement):
                              f"{STEP_ROUNDING:g} relative, or a final remainder up to {SLIVER:g} T_comm)")
         return ()
 
-    def feedthrough_outputs(self):
-        return self.feedthrough_at(self._read_inputs(self))
-
-    def feedthrough_at(self, inputs):
+    def feedthrough(self, inputs):
         phi_1, w_1, phi_2, w_2 = inputs     # FLANGE_INPUTS: the only inputs compliance_variables declares
         ratio = self.ratio
         phi_rel, w_rel = twist(phi_1, w_1, phi_2, w_2, ratio, self.phi_rel_start)

@@ -14,6 +14,8 @@ from .variables import INTEGER, output, parameter
 class ElastoBacklash(ComplianceElement):
     """Dead zone of +-b, then a stiff, damped, never-pulling contact."""
 
+    stateless = False        # the contact memory (solvers.elasto_backlash.ContactMemory)
+
     description = ("Clearance with a compliant contact that never pulls: Flores/Virlez law k p^n with "
                    "restitution damping, or MSL's ElastoBacklash spring-damper")
     VARIABLES = (
@@ -62,5 +64,5 @@ class ElastoBacklash(ComplianceElement):
     def nonfinite_cause(self) -> str:
         return self._law.nonfinite_cause(self.state, *self._relative())
 
-    def advance(self, t, h):
+    def step(self, t, h, inputs):
         return self._law.remember(self.state, *self._relative())

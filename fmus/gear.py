@@ -12,13 +12,13 @@ import math
 
 from solvers.gear import Gear as GearModel, GearState, Mode
 
-from .base import ElementSlave
+from .model import Model
 from .variables import BOOLEAN, J_MIN, derived_inertia_problem, inertia, input_, output, parameter
 
 _TORQUES = ("tau_1", "tau_2")
 
 
-class Gear(ElementSlave):
+class Gear(Model):
     """Rigid gear pair with mesh efficiency and stuck mode (MSL IdealGear / LossyGear)."""
 
     description = "Rigid gear pair between two inertias, mesh efficiency with stuck mode (MSL LossyGear)"
@@ -64,15 +64,15 @@ class Gear(ElementSlave):
     def decode_state(self, data):
         return GearState.from_json(data)
 
-    def advance(self, t, h):
+    def step(self, t, h, inputs):
         return self._gear.advance(self.state, self.tau_1, self.tau_2, h)
 
-    def refresh_outputs(self):
+    def outputs(self):
         phi_1, w_1, self.e_loss = self.state
         self.phi_1, self.w_1 = phi_1, w_1
         self.phi_2, self.w_2 = phi_1 / self.ratio, w_1 / self.ratio
 
-    def feedthrough_outputs(self):
+    def feedthrough(self, inputs):
         w_1 = self.state.w_1
         motion = self._gear.motion(w_1, self.tau_1, self.tau_2)
         return {"a_1": motion.a_1, "tau_mesh": motion.tau_mesh, "locked": motion.mode == Mode.STUCK,

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from solvers.rigid import BodyState, engine_torque, step_damped, step_engine
 
-from .base import ElementSlave
+from .model import Model
 from .variables import inertia, input_, output, parameter
 
 
-class Inertia(ElementSlave):
+class Inertia(Model):
     """Rigid inertia with two torque inputs and an optional viscous loss to ground."""
 
     description = "Rigid rotating inertia with viscous loss to ground"
@@ -34,21 +34,18 @@ class Inertia(ElementSlave):
     def decode_state(self, data):
         return BodyState.from_json(data)
 
-    def advance(self, t, h):
-        return self.advance_at(t, h, self._read_inputs(self))
-
-    def advance_at(self, t, h, inputs):
+    def step(self, t, h, inputs):
         tau_1, tau_2 = inputs           # the declared inputs, in order
         return step_damped(self.state, self.J, tau_1 + tau_2, self.d_ground, h)
 
-    def refresh_outputs(self):
+    def outputs(self):
         self.phi, self.w = self.state       # BodyState (phi, w)
 
-    def feedthrough_outputs(self):
+    def feedthrough(self, inputs):
         return {"a": (self.tau_1 + self.tau_2 - self.d_ground * self.state.w) / self.J}
 
 
-class Engine(ElementSlave):
+class Engine(Model):
     """Engine inertia driven by its own torque with optional 2nd/4th order harmonics."""
 
     description = "Engine: inertia driven by T0 (1 + h2 sin(2 w t) + h4 sin(4 w t)) (Fan et al.)"
@@ -77,13 +74,13 @@ class Engine(ElementSlave):
     def decode_state(self, data):
         return BodyState.from_json(data[:2]), data[2]
 
-    def advance(self, t, h):
+    def step(self, t, h, inputs):
         body = step_engine(self.state[0], self.J, t, h, self.throttle * self.T0, self.h2, self.h4, self.tau_load)
         return body, t + h
 
-    def refresh_outputs(self):
+    def outputs(self):
         self.phi, self.w = self.state[0].phi, self.state[0].w
 
-    def feedthrough_outputs(self):
+    def feedthrough(self, inputs):
         body, time = self.state
         return {"tau_engine": engine_torque(time, body.w, self.throttle * self.T0, self.h2, self.h4)}

@@ -16,11 +16,11 @@ import sys
 
 from solvers.signal import gated_sine, quadratic_speed_torque
 
-from .base import ClockedSource, StatelessElement
+from .model import ClockedModel, StatelessModel
 from .variables import BOOLEAN, input_, output, parameter
 
 
-class SineTorque(ClockedSource):
+class SineTorque(ClockedModel):
     """Sinusoidal torque switched on at t_start and off at t_stop."""
 
     description = "Torque source: offset + amplitude sin(2 pi f (t - t_start) + phase) between t_start and t_stop"
@@ -41,12 +41,12 @@ class SineTorque(ClockedSource):
             return [f"t_stop = {self.t_stop!r} must be greater than t_start = {self.t_start!r}"]
         return []
 
-    def refresh_outputs(self):
+    def outputs(self):
         self.y = gated_sine(self.amplitude, self.f, self.phase, self.offset, self.t_start, self.t_stop,
                             self.state)
 
 
-class SpeedDependentTorque(StatelessElement):
+class SpeedDependentTorque(StatelessModel):
     """Load torque growing with the square of the speed (a fan, a pump, air drag)."""
 
     description = "Torque source: tau_nominal (w / w_nominal)^2 of the speed input (MSL QuadraticSpeedDependentTorque)"
@@ -71,5 +71,5 @@ class SpeedDependentTorque(StatelessElement):
                 f"tau_nominal = {self.tau_nominal!r} and w_nominal = {self.w_nominal!r}, |w| must stay below "
                 f"{limit:.6g} rad/s")
 
-    def feedthrough_outputs(self):
+    def feedthrough(self, inputs):
         return {"tau": quadratic_speed_torque(self.tau_nominal, self.w_nominal, self.w, self.opposes_motion)}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from solvers.signal import table_integral, table_points, table_value
 
-from .base import ClockedSource
+from .model import ClockedModel
 from .variables import BOOLEAN, INTEGER, Family, output, parameter
 
 MAX_POINTS = 6
@@ -40,7 +40,7 @@ def table_variables(unit: str, quantity: str, outputs=None) -> tuple:
     )
 
 
-class Table(ClockedSource):
+class Table(ClockedModel):
     """Piecewise-linear function of time with up to six points: a dimensionless signal."""
 
     description = "Signal source: piecewise-linear table of time (up to six points), dimensionless"
@@ -63,13 +63,10 @@ class Table(ClockedSource):
 
     def initial_state(self):
         self._t, self._y = table_points(vars(self))       # parameters checked: n_points is valid
-        # (times, values, hold) in one attribute: refresh_outputs reads it at every step
-        self._table = (self._t, self._y, self.hold)
         return super().initial_state()
 
-    def refresh_outputs(self):
-        times, values, hold = self._table
-        self.y = y = table_value(times, values, hold, self.state)
+    def outputs(self):
+        self.y = y = table_value(self._t, self._y, self.hold, self.state)
         return (y,)                     # its one state output, for doStep's screen
 
 
@@ -109,10 +106,10 @@ class SpeedTable(Table):
         start, t = data
         return (float(start), float(t))
 
-    def advance_at(self, t, h, inputs):
+    def step(self, t, h, inputs):
         return (self.state[0], t + h)
 
-    def refresh_outputs(self):
+    def outputs(self):
         start, t = self.state
         self.w = table_value(self._t, self._y, self.hold, t)
         self.phi = self.phi_start + (table_integral(self._t, self._y, self.hold, t)

@@ -14,7 +14,7 @@ from dataclasses import fields
 from solvers.friction import FREE, STUCK
 from solvers.vehicle import PlanarVehicle, VehicleParams, VehicleState
 
-from .base import ElementSlave
+from .model import Model
 from .variables import BOOLEAN, dataclass_parameters, input_, output, parameter
 
 # the parameter declarations come from solvers.vehicle.VehicleParams' fields (unit,
@@ -26,7 +26,7 @@ _KINDS = {kind: tuple(name for name, meta in _DECLARED.items() if meta["kind"] =
 _INPUTS = ("tau_wheel_f", "tau_wheel_r")
 
 
-class Vehicle(ElementSlave):
+class Vehicle(Model):
     """Longitudinal vehicle with pitch and tire stick/slip (Fan et al. 2017)."""
 
     description = "Planar vehicle with pitch, suspension, tire stick/slip by LCP (Fan, Walker & Wang 2017)"
@@ -76,20 +76,20 @@ class Vehicle(ElementSlave):
     def decode_state(self, data):
         return VehicleState.from_json(data)
 
-    def advance(self, t, h):
+    def step(self, t, h, inputs):
         return self.model.step(self.state, self.tau_wheel_f, self.tau_wheel_r, h).state
 
-    def refresh_outputs(self):
+    def outputs(self):
         s, model = self.state, self.model
         q, qd = s.q, s.qd
         self.x, self.v, self.pitch = q[0], qd[0], q[2]
         self.phi_wheel_f, self.w_wheel_f, self.phi_wheel_r, self.w_wheel_r = q[5], qd[5], q[8], qd[8]
         self.F_n_f, self.F_n_r, self.v_slip_f, self.v_slip_r, self.drift = outputs = model.state_outputs(q, qd)
         self.stick_f, self.stick_r = s.modes[0] == STUCK, s.modes[2] == STUCK
-        # every state output, for doStep's screen of non-finite values (ElementSlave.refresh_outputs)
+        # every state output, for the step's screen of non-finite values (Model.outputs)
         return (q[0], qd[0], q[2], q[5], qd[5], q[8], qd[8], *outputs)
 
-    def feedthrough_outputs(self):
+    def feedthrough(self, inputs):
         model, s = self.model, self.state
         modes = s.modes
         # the forces at the stuck set as it stands; re-decided by the LCP when a contact is

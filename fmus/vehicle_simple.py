@@ -14,7 +14,7 @@ from dataclasses import fields
 
 from solvers.tire import TireVehicle, TireVehicleParams, TireVehicleState
 
-from .base import ElementSlave
+from .model import Model
 from .variables import INTEGER, dataclass_parameters, derived_inertia_problem, input_, output, parameter
 
 _DESCRIPTIONS = {
@@ -41,7 +41,7 @@ V_MIN_LOW = 1e-6
 _INPUTS = ("tau_wheel", "tau_wheel_2", "grade")
 
 
-class VehicleSimple(ElementSlave):
+class VehicleSimple(Model):
     """One-degree-of-freedom vehicle with a stick/slip or magic-formula tire."""
 
     description = "Wheel and equivalent vehicle behind a stick/slip or Pacejka tire, road load (Reiter ch. 5)"
@@ -98,14 +98,14 @@ class VehicleSimple(ElementSlave):
     def decode_state(self, data):
         return TireVehicleState(*data)
 
-    def advance(self, t, h):
+    def step(self, t, h, inputs):
         return self.model.step(self.state, self.tau_wheel + self.tau_wheel_2, self.grade, h)
 
-    def refresh_outputs(self):
+    def outputs(self):
         s = self.state
         self.phi_wheel, self.w_wheel, self.x, self.v = s.phi_wheel, s.w_wheel, s.x, s.v
         self.w_v = s.v / self.R
         self.slip = self.model.slip(s.w_wheel, s.v)
 
-    def feedthrough_outputs(self):
+    def feedthrough(self, inputs):
         return {"F_x": self.model.tire_force(self.state, self.tau_wheel + self.tau_wheel_2, self.grade)}

@@ -68,11 +68,6 @@ def submatrix(a, rows, cols) -> list[list[float]]:
     return [[a[i][j] for j in cols] for i in rows]
 
 
-def norm(x) -> float:
-    """Euclidean norm."""
-    return math.sqrt(sum(v * v for v in x))
-
-
 def lu_factor(a):
     """LU factors of a square matrix with partial pivoting: (LU in one matrix, row order).
 

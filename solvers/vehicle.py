@@ -807,20 +807,12 @@ class PlanarVehicle:
                 event_functions.append(lambda _t, yy, j=j: margin(_t, yy, j))
         return event_functions
 
-    def holds(self, q, qd, tau_f, tau_r, modes, t=0.0):
-        """True when every stuck contact's force is within its capacity: then the stuck
-        set is a solution of the LCP as it stands and need not be re-solved."""
-        return self.forces_hold(self.forces(q, qd, tau_f, tau_r, modes, t), modes)
-
     @staticmethod
     def forces_hold(forces: Forces, modes) -> bool:
-        """:meth:`holds` for the forces already computed at ``modes``."""
+        """True when every stuck contact's force (``forces``, computed at ``modes``) is within
+        its capacity: then the stuck set is a solution of the LCP as it stands and need not
+        be re-solved."""
         return _within_capacity(forces.tangential, forces.capacity, [j for j, m in enumerate(modes) if m == STUCK])
-
-    def _margin(self, yy, j, tau_f, tau_r, modes, t):
-        n = self.N_COORDINATES
-        f = self.forces(yy[:n], yy[n:], tau_f, tau_r, modes, t)
-        return f.capacity[j] - abs(f.tangential[j])
 
     # ----------------------------------------------------------------- outputs
     def state_outputs(self, q, qd):

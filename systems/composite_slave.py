@@ -1,4 +1,4 @@
-"""Runtime of a system FMU: a whole system of element slaves as one FMI 2.0 co-simulation slave.
+"""Runtime of a system FMU: a whole system of element models as one FMI 2.0 co-simulation slave.
 
 This module runs inside the FMU (``build_fmus.build_system_fmu`` ships it as
 ``resources/drivetrain_composite/slave.py``), so it imports the standard library, pythonfmu
@@ -6,9 +6,9 @@ and the element code (``fmus``, ``solvers``) only; the build side is ``systems/c
 
 The system travels in ``resources/composite.json`` (written from the system's .ssd by
 ``systems.composite.describe``; the .ssd itself is beside it for reference): its components
-(element of ``fmus.ELEMENTS`` and bound parameter values), its connections, the FMU's
-interface (inputs, outputs) and the internal step.  The element slaves are instantiated
-here directly, as Python objects; no FMI call passes between them.
+(element of ``fmus.MODELS`` and bound parameter values), its connections, the FMU's
+interface (inputs, outputs) and the internal step.  The elements are their models, driven
+here through the model protocol of :mod:`fmus.model` only; no FMI call passes between them.
 
 Exchange and stepping are those of ``systems.master.run``: at a communication point the
 connections whose source has no direct feedthrough are moved first (every get, then every
@@ -30,10 +30,10 @@ saved states with the connections at the mean of their values at t and t + h, as
 
 Refused steps (fmi2Discard, the message naming the component and the cause) leave every
 element at the state and inputs of the last communication point; so do interrupted ones
-(fmus.base, "Interrupts"), and a host step of more element steps than STEP_BUDGET is refused
-before any is taken.  Values move through the
-elements' own attributes; the few internals of ``fmus.base.ElementSlave`` used here are
-listed in ``docs/composite-fmu.md``.
+(fmus.shell, "Interrupts"), and a host step of more element steps than STEP_BUDGET is refused
+before any is taken.  Values move through the models' variables (their attributes, read and
+written as items of ``vars(model)``).
+The FMI face is :mod:`fmus.shell`'s: its guard table, entry points and state (de)serialization.
 """
 from __future__ import annotations
 
@@ -54,9 +54,11 @@ from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
 import fmus
-from fmus.base import (CONVERT, ElementSlave, FmiCallError, FmiCommonCalls, ParameterError, StateError, fmi_entry,
-                        fmi_step_entry, PlanCache, repeat_until_done, take_pending_signals)
-from fmus.compliance import SLIVER, STEP_ROUNDING, ComplianceElement
+from fmus.compliance import SLIVER, STEP_ROUNDING
+from fmus.model import ParameterError, StateError
+from fmus.shell import (CONVERT, INITIALIZED, INSTANTIATED, TERMINATED, FmiCallError, FmiCommonCalls, PlanCache,
+                        fmi_entry, fmi_step_entry, fmi_variable, raise_to_host, repeat_until_done, state_from_bytes,
+                        state_to_bytes, take_pending_signals)
 from fmus.native_exit import order_native_exit
 from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
 from solvers.budget import Budget
@@ -101,15 +103,8 @@ def code_fingerprint() -> str:
 
 
 def element_classes() -> dict:
-    return {e.__name__: e for e in fmus.ELEMENTS}
-
-
-def _unwrapped(cls, method: str):
-    """The element's own implementation of an FMI entry point, without the guard of
-    ``fmus.base.fmi_entry`` (whose error path is for calls from pythonfmu: here an element's
-    exception goes up to the system's own guarded entry point)."""
-    function = getattr(cls, method)
-    return getattr(function, "__wrapped__", function)
+    """The element models by name (fmus.MODELS)."""
+    return {model.__name__: model for model in fmus.MODELS}
 
 
 # ---------------------------------------------------------------------------- interface
@@ -168,13 +163,11 @@ def interface(description: dict) -> list[Var]:
 
 
 def _attribute_pairs(elements: dict, paths) -> list:
-    """(the element's __dict__, variable name) of each element variable of ``paths``
-    ('inst.var'; ``elements``: instance name -> element).  Every variable is an attribute in
-    its element's __dict__ (a feedthrough output once Composite._refresh has copied it
-    there): read as an item, it costs a fraction of an attribute look-up through the
-    element's class hierarchy.  The names are interned, as the attributes' own: a look-up
-    then compares them by identity."""
-    return [(elements[inst].__dict__, sys.intern(name)) for inst, name in (path.split(".", 1) for path in paths)]
+    """(vars(model), variable name) of each element variable of ``paths`` ('inst.var';
+    ``elements``: instance name -> model).  Every variable is an attribute of its model (a
+    feedthrough output once Model.update_feedthrough has written it); the names are interned,
+    as the attributes' own."""
+    return [(vars(elements[inst]), sys.intern(name)) for inst, name in (path.split(".", 1) for path in paths)]
 
 
 @cython.locals(pairs=list, i=cython.Py_ssize_t, attributes=dict, values=list)
@@ -205,7 +198,7 @@ def _move(moves, lags: dict):
 
 
 def _get_plan(elements: dict, table: dict, kind: str, vrs):
-    """(elements to refresh, _attribute_pairs of the element variables, positions of
+    """(models whose feedthrough to bring up to date, _attribute_pairs of the element variables, positions of
     internal_step) for the value references ``vrs`` of type ``kind`` (``elements``: instance name -> element;
     ``table``: value reference -> (inst.var or None for internal_step, element whose
     feedthrough output it is or None)); TypeError naming one that is not of that type."""
@@ -219,10 +212,9 @@ def _get_plan(elements: dict, table: dict, kind: str, vrs):
 
 
 def _feedthrough_sources(elements) -> list:
-    """(element, its attributes, its _feedthrough_values) of each of ``elements`` once, in
-    order of first appearance: what Composite._refresh reads at every step, looked up once."""
-    unique = {id(element): element for element in elements}.values()
-    return [(element, element.__dict__, element._feedthrough_values) for element in unique]
+    """Each of ``elements`` once, in order of first appearance (whose feedthrough outputs
+    Composite._refresh brings up to date)."""
+    return list({id(element): element for element in elements}.values())
 
 
 def read_description(resources: str) -> dict:
@@ -250,12 +242,12 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     # what every step reads and writes, as slots: a slot is found by the class's (cached)
     # look-up alone, an attribute in the instance dict also needs that dict's (internal_step
     # is not one: fmi2SetReal writes it into the instance dict, as an element's parameters)
-    __slots__ = ("_n", "_extra", "_due", "_at", "_fresh", "_lags", "_stages", "_get_plans", "_attributes",
-                 "_order", "_do_steps", "iterations", "_slow", "_inbox", "_log_queues",
-                 "_fmu_inputs", "_initialized", "_terminated", "_whole_steps", "_frame", "_restage", "_chained")
-    _raise_to_host = ElementSlave._raise_to_host
-    _fmu_state_from_bytes = staticmethod(ElementSlave._fmu_state_from_bytes)
-    _fmu_state_to_bytes = staticmethod(ElementSlave._fmu_state_to_bytes)
+    __slots__ = ("_n", "_extra", "_due", "_at", "_fresh", "_lags", "_stages", "_get_plans",
+                 "_order", "_stepped", "iterations", "_slow", "_inbox",
+                 "_fmu_inputs", "_fmi_phase", "_whole_steps", "_frame", "_restage", "_chained")
+    _raise_to_host = raise_to_host
+    _fmu_state_from_bytes = staticmethod(state_from_bytes)
+    _fmu_state_to_bytes = staticmethod(state_to_bytes)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -268,8 +260,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         self.default_experiment = DefaultExperiment(0.0, self.system.get("stop"), self.system["internal_step"])
         self.start_time = 0.0
         self.internal_step = float(self.system["internal_step"])
-        self._initialized = False
-        self._terminated = False
+        self._fmi_phase = INSTANTIATED
         self._n, self._extra = 0, 0.0
         self._due = 2                       # 2: full exchange due, 1: stage 2 only, 0: none
         self.rates = {inst: float(h) for inst, h in self.system.get("rates", {}).items()}
@@ -279,18 +270,15 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         classes = element_classes()
         self.elements = {}
         for inst, component in self.system["components"].items():
-            element = classes[component["element"]](instance_name=f"{self.instance_name}.{inst}", resources=None)
-            for name, value in component["parameters"].items():
-                setattr(element, name, value)
+            element = classes[component["element"]]()
+            element.assign(component["parameters"])
             self.elements[inst] = element
         self._order = list(self.elements.values())
-        self._attributes = [el.__dict__ for el in self._order]      # read as items: see _attribute_pairs
         self._labels = {id(el): f"{inst} ({type(el).__name__})" for inst, el in self.elements.items()}
-        self._do_steps = [(el, _unwrapped(type(el), "do_step")) for el in self._order]
-        self._input_names = {id(el): [v.name for v in el._inputs] for el in self._order}
-        self._log_queues = [el.log_queue for el in self._order]     # pythonfmu keeps each list
-        # the elements whose attributes hold their feedthrough outputs at their current state
-        # and inputs (see _refresh): emptied by whatever changes a state or an input
+        self._stepped = list(self._order)
+        self._input_names = {id(el): [v.name for v in el.input_variables] for el in self._order}
+        # the models whose feedthrough outputs are up to date in their variables (_refresh):
+        # emptied by whatever changes a state or an input, as the exchange knows which
         self._fresh = set()
 
         self.variables = interface(self.system)
@@ -303,7 +291,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                            for kind in _ZERO}
         fmu_inputs = set(self.system["inputs"])
         for var in self.variables:
-            fmi = ElementSlave._fmi_variable(var)
+            fmi = fmi_variable(var)
             self.register_variable(fmi, nested=False)
             vr = fmi.value_reference
             if var.name == INTERNAL_STEP:
@@ -325,23 +313,22 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         """inst.name is an output with direct feedthrough (read through _refresh)."""
         return any(v.name == name and v.causality == OUTPUT and v.depends for v in self.elements[inst].VARIABLES)
 
-    @cython.locals(fresh=set, attributes=dict)
+    @cython.locals(fresh=set)
     def _refresh(self, elements):
-        """Copy each element's feedthrough outputs at its current state and inputs into its
-        attributes (computed once per state and set of inputs: fmus.base's cache), unless
-        they are there already: an element in ``_fresh`` has had no new state or input since
-        its last copy (_exchange, _set_values, _restore and _set_fmu_state keep the set)."""
+        """Bring each model's feedthrough outputs up to date in its variables, unless they are
+        already: a model in ``_fresh`` has had no new state or input since (_exchange,
+        _set_values, _restore and _set_state keep the set)."""
         fresh = self._fresh
-        for element, attributes, feedthrough_values in elements:     # _feedthrough_sources
+        for element in elements:     # _feedthrough_sources
             if element not in fresh:
-                attributes.update(feedthrough_values())
+                element.update_feedthrough()
                 fresh.add(element)
 
     # ------------------------------------------------------------------ exchange plan
     def _plan(self, fmu_inputs):
-        """The two exchange stages of systems.master.run, as (elements to refresh, moves,
-        copies, elements written).  ``moves`` (see _move) has one entry per connection: a
-        connection to an element with its own rate writes into that element's inbox;
+        """The two exchange stages of systems.master.run, as (models whose feedthrough to
+        bring up to date, moves, copies, models written).  ``moves`` (see _move) has one entry per connection:
+        a connection to an element with its own rate writes into that element's inbox;
         ``copies`` moves a stage's inbox values into the element when its step starts (its
         lag is 0).  A compliance's angle phi_X driven by such an element, with its w_X from
         the same element, is read advanced by the held speed over the lag."""
@@ -362,16 +349,16 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 ahead = (c[0] in slow and c[3].startswith("phi_") and target[c[3]].unit == "rad"
                          and speed in target and target[speed].unit == "rad/s"
                          and speed_source.get((c[2], speed), ("",))[0] == c[0])
-                speeds, speed_name = (self.elements[c[0]].__dict__, sys.intern(speed_source[(c[2], speed)][1])) \
+                speeds, speed_name = (vars(self.elements[c[0]]), sys.intern(speed_source[(c[2], speed)][1])) \
                     if ahead else (None, None)
                 # names interned as in _attribute_pairs
-                moves.append((self.elements[c[0]].__dict__, sys.intern(c[1]),
-                              self._inbox[c[2]] if c[2] in slow else self.elements[c[2]].__dict__, sys.intern(c[3]),
+                moves.append((vars(self.elements[c[0]]), sys.intern(c[1]),
+                              self._inbox[c[2]] if c[2] in slow else vars(self.elements[c[2]]), sys.intern(c[3]),
                               speeds, speed_name, c[0]))
             through = _feedthrough_sources(self.elements[c[0]] for c in chosen if self._is_feedthrough(c[0], c[1]))
-            copies = [(inst, self.elements[inst].__dict__, self._inbox[inst], [c[3] for c in chosen if c[2] == inst])
+            copies = [(inst, vars(self.elements[inst]), self._inbox[inst], [c[3] for c in chosen if c[2] == inst])
                       for inst in self.rates if any(c[2] == inst for c in chosen)]
-            # the elements whose inputs this stage sets (directly or from an inbox)
+            # the models whose inputs this stage sets (directly or from an inbox)
             written = {self.elements[c[2]] for c in chosen}
             self._stages.append((through, moves, copies, written))
         # does a stage-2 source's value depend without delay on a stage-2 target?  Then an
@@ -447,7 +434,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         for inst, element in self.elements.items():
             element.start_time = self.start_time
             try:
-                _unwrapped(type(element), "exit_initialization_mode")(element)
+                element.initialize()
             except ParameterError as exc:
                 raise ParameterError(f"{self._labels[id(element)]}: {exc}") from None
             except Exception as exc:
@@ -456,7 +443,6 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         self._prepare_stepping()
         self._n, self._extra = 0, 0.0
         self._exchange()
-        self._forward_logs()
 
     def _prepare_stepping(self):
         """What doStep uses, from the initialized elements and the internal step (at
@@ -464,53 +450,32 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         one that is not)."""
         # an FMU input is range-checked where its element checks it (a Table's unused points,
         # a ClutchChain's clamps beyond n_bodies are not), and always refused when not finite
-        self._input_checks = [(var, element, name, any(v.name == name for v in element._checked_inputs))
+        self._input_checks = [(var, element, name, any(v.name == name for v in element.checked_inputs))
                               for var, element, name in self._fmu_inputs]
-        # a stateless compliance (fmus.compliance: no state, outputs follow the inputs) has
-        # nothing to advance when its T_comm agrees with the internal step: it is not stepped
-        self._do_steps = [(el, _unwrapped(type(el), "do_step")) for el in self._order
-                          if not self._stateless(el)]
-        # multi-rate: [inst, element, do_step, multiple, Real inputs the connections drive, their sums]
+        # a stateless model (fmus.model: no state, outputs follow the inputs) that takes the
+        # internal step has nothing to advance: it is not stepped
+        self._stepped = [el for el in self._order if not (el.stateless and el.accepts_step(self.internal_step))]
+        # multi-rate: [inst, element, multiple, Real inputs the connections drive, their sums]
         slow = {id(self.elements[inst]) for inst in self.rates}
-        self._fast_steps = [(el, step) for el, step in self._do_steps if id(el) not in slow]
+        self._fast_steps = [el for el in self._stepped if id(el) not in slow]
         self._slow = []
         for inst, rate in self.rates.items():
             element = self.elements[inst]
             kinds = {v.name: v.type for v in element.VARIABLES}
-            self._slow.append([inst, element, _unwrapped(type(element), "do_step"),
-                               round(rate / self.internal_step),
+            self._slow.append([inst, element, round(rate / self.internal_step),
                                [name for name in self._inbox[inst] if kinds[name] == REAL], []])
-        self._frame = math.lcm(1, *(s[3] for s in self._slow))
+        self._frame = math.lcm(1, *(s[2] for s in self._slow))
         self._whole_steps = {}          # host step size -> (count, h) of _sub_steps
-        self._initialized = True
-
-    def _stateless(self, element) -> bool:
-        t_comm = getattr(element, T_COMM, 0.0)
-        return (type(element).advance is ComplianceElement.advance
-                and (t_comm == 0.0 or abs(t_comm - self.internal_step) <= STEP_ROUNDING * t_comm))
-
-    @fmi_entry("fmi2Terminate")
-    def terminate(self):
-        self._terminated = True
-        for element in self._order:
-            element._terminated = True
+        if self._fmi_phase is not TERMINATED:
+            self._fmi_phase = INITIALIZED
 
     def _time(self) -> float:
         return self.start_time + self._n * self.internal_step + self._extra
 
     def _refuse(self, message: str) -> bool:
-        self._forward_logs()
         self.log(message, Fmi2Status.error)
         take_pending_signals()
         return False
-
-    def _forward_logs(self):
-        """The elements' log messages, as this FMU's, prefixed with the component."""
-        for element in self._order:
-            if element.log_queue:
-                for entry in element.log_queue:
-                    self.log(f"{self._labels[id(element)]}: {entry.msg}", entry.status, entry.category)
-                element.log_queue.clear()
 
     @cython.locals(current_time=cython.double, step_size=cython.double, expected=cython.double,
                    h=cython.double)
@@ -547,7 +512,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     def _frame_problem(self, step_size: float, h: float) -> str:
         """Why a host step of ``step_size`` (a whole number of internal steps ``h``) does not
         fit the steps of the elements with their own rate."""
-        longest = ", ".join(f"{s[0]} {s[3] * h!r} s" for s in self._slow)
+        longest = ", ".join(f"{s[0]} {s[2] * h!r} s" for s in self._slow)
         return (f"communication step h = {step_size!r} is not a whole multiple of {self._frame * h!r} s, "
                 f"the steps of the elements with their own rate ({longest}): give the host a step of "
                 f"n x {self._frame * h:g} s")
@@ -566,8 +531,8 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     def do_step(self, current_time: float, step_size: float) -> bool:
         t, h = current_time, step_size
         # x - x == 0 exactly when x is finite: 0 < h < inf and t finite
-        if not self._initialized or self._terminated or not (0.0 < h and h - h == 0.0 and t - t == 0.0):
-            return self._refuse(self._step_call_problem(self._initialized, current_time, step_size))
+        if self._fmi_phase is not INITIALIZED or not (0.0 < h and h - h == 0.0 and t - t == 0.0):
+            return self._refuse(self._step_call_problem(current_time, step_size))
         plan = self._sub_steps(current_time, step_size)
         if isinstance(plan, str):
             return self._refuse(plan)
@@ -593,13 +558,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 self._multirate(count, h)
             else:
                 self._uniform(count, h)
-            if any(self._log_queues):
-                self._forward_logs()
-                take_pending_signals()
         except BaseException as exc:             # refused, failed or interrupted: undone
             repeat_until_done(self._put_back, saved, inboxes, n, extra, due)
-            if not isinstance(exc, Exception):    # an interrupt: the entry passes it on, after
-                self._forward_logs()              # what the elements said in the undone step
+            if not isinstance(exc, Exception):    # an interrupt: the entry passes it on
                 raise
             if isinstance(exc, _Unconnected):
                 return self._refuse(f"the connections cannot be evaluated at t = {self._time()!r}: "
@@ -607,7 +568,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             t, h = self._at
             where = f"the internal step from t = {t!r} with h = {h!r}"
             if isinstance(exc, _Refused):
-                return self._refuse(f"{self._labels[id(exc.args[0])]} refused {where}; the system keeps the state "
+                element, problem = exc.args
+                self.log(f"{self._labels[id(element)]}: {problem}", Fmi2Status.error)
+                return self._refuse(f"{self._labels[id(element)]} refused {where}; the system keeps the state "
                                     f"of t = {self._time()!r}")
             return self._refuse(f"{where} failed ({type(exc).__name__}: {exc}); the system keeps the state of "
                                 f"t = {self._time()!r}")
@@ -638,7 +601,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     def _uniform(self, count: int, h: float):
         """``count`` internal steps of every element with h (systems.master.run's step)."""
         start, internal_step = self.start_time, self.internal_step
-        iterated, do_steps, internal = self.iterations, self._do_steps, h == internal_step
+        iterated, stepped, internal = self.iterations, self._stepped, h == internal_step
         for j in range(count):
             t = start + self._n * internal_step + self._extra        # _time()
             self._at = (t, h)
@@ -647,9 +610,10 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             if iterated:
                 self._iterated(t, h)
             else:
-                for element, step in do_steps:
-                    if not step(element, t, h):
-                        raise _Refused(element)
+                for element in stepped:
+                    problem = element.take_step(t, h)
+                    if problem is not None:
+                        raise _Refused(element, problem)
             if internal:
                 self._n += 1
             else:
@@ -670,9 +634,10 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 for (_, moves, _, _), first, last in zip(self._stages, start, end):
                     for (_, _, target, name, *_), a, b in zip(moves, first, last):
                         target[name] = 0.5 * (a + b)
-            for element, step in self._do_steps:
-                if not step(element, t, h):
-                    raise _Refused(element)
+            for element in self._stepped:
+                problem = element.take_step(t, h)
+                if problem is not None:
+                    raise _Refused(element, problem)
 
     def _multirate(self, count: int, h: float):
         """``count`` internal steps (a whole number of frames): the elements without a rate
@@ -686,28 +651,30 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 n = self._n
                 t = start + n * h + extra
                 self._at = (t, h)
-                for inst, _, _, m, _, _ in slow:
+                for inst, _, m, _, _ in slow:
                     lags[inst] = (n % m) * h
                 if j:
                     self._exchange()
                 for entry in slow:
-                    inbox, keys = self._inbox[entry[0]], entry[4]
-                    if n % entry[3]:
-                        entry[5] = [a + inbox[k] for a, k in zip(entry[5], keys)]
+                    inbox, keys = self._inbox[entry[0]], entry[3]
+                    if n % entry[2]:
+                        entry[4] = [a + inbox[k] for a, k in zip(entry[4], keys)]
                     else:
-                        entry[5] = [inbox[k] for k in keys]
-                for element, step in fast:
-                    if not step(element, t, h):
-                        raise _Refused(element)
+                        entry[4] = [inbox[k] for k in keys]
+                for element in fast:
+                    problem = element.take_step(t, h)
+                    if problem is not None:
+                        raise _Refused(element, problem)
                 self._n = n + 1
-                for inst, element, step, m, keys, sums in slow:
+                for inst, element, m, keys, sums in slow:
                     if (n + 1) % m == 0:
-                        values = element.__dict__
+                        values = vars(element)
                         for k, a in zip(keys, sums):
                             values[k] = a / m
                         self._at = (start + (n + 1 - m) * h + extra, m * h)
-                        if not step(element, self._at[0], m * h):
-                            raise _Refused(element)
+                        problem = element.take_step(self._at[0], m * h)
+                        if problem is not None:
+                            raise _Refused(element, problem)
                 self._due = 2
         finally:
             for inst in lags:
@@ -715,19 +682,17 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
     def _snapshot(self, with_inputs: bool):
         """(the elements' states, their inputs if ``with_inputs`` else None), for _restore."""
-        states = [attributes["state"] for attributes in self._attributes]
-        return states, [el._read_inputs(el) for el in self._order] if with_inputs else None
+        states = [el.state for el in self._order]
+        return states, [el.read_inputs(el) for el in self._order] if with_inputs else None
 
     def _restore(self, snapshot):
         """Put the elements back at the states (and inputs, when saved) of ``snapshot``."""
         states, inputs = snapshot
         if inputs is not None:
             for element, values in zip(self._order, inputs):
-                element.__dict__.update(zip(self._input_names[id(element)], values))
+                vars(element).update(zip(self._input_names[id(element)], values))
         for element, state in zip(self._order, states):
-            element.state = state
-            element._state_token += 1
-            element.refresh_outputs()
+            element.put_back(state)
         self._fresh.clear()
 
     # ------------------------------------------------------------------ get / set
@@ -736,8 +701,8 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         # a dict subclass's [] goes through a Python-level slot: get is the fast path, [] makes
         # (and keeps) a plan asked for the first time
         through, pairs, own = plans.get(key) or plans[key]
-        if self._due and self._initialized:
-            if self._chained:       # an interrupted get is run again (fmus.base): the same exchange
+        if self._due and self._fmi_phase is not INSTANTIATED:
+            if self._chained:       # an interrupted get is run again (fmus.shell): the same exchange
                 saved, due = self._snapshot(True), self._due
                 try:
                     self._exchange(None if due == 2 else self._stages[1:])
@@ -759,15 +724,15 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         except KeyError as missing:
             raise TypeError(f"variable with valueReference={missing.args[0]} is not a settable {kind} "
                             "(a parameter or input of this type)") from None
-        if self._initialized:
+        if self._fmi_phase is not INSTANTIATED:
             fixed = [self.variables[vr].name for vr, (_, _, causality) in zip(vrs, targets) if causality == PARAMETER]
             if fixed:
                 raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "
                                  "fmi2ExitInitializationMode")
         for (target, name, _), value in zip(targets, values):
-            target.__dict__[name] = value
+            vars(target)[name] = value
         self._fresh.clear()
-        if self._initialized and self._restage and not self._due:
+        if self._fmi_phase is not INSTANTIATED and self._restage and not self._due:
             self._due = 1
 
 
@@ -778,11 +743,11 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             "system": self.system["name"],
             "code": code_fingerprint()[:12],
             "internal_step": self.internal_step,
-            "initialized": self._initialized,
+            "initialized": self._fmi_phase is not INSTANTIATED,
             "start_time": self.start_time,
             "time": [self._n, self._extra],
             "due": self._due,
-            "elements": {inst: _unwrapped(type(el), "_get_fmu_state")(el) for inst, el in self.elements.items()},
+            "elements": {inst: el.record() for inst, el in self.elements.items()},
         }
 
     @fmi_entry("fmi2SetFMUstate")
@@ -798,6 +763,12 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         if saved.get("code") != code_fingerprint()[:12]:
             raise StateError(f"the state was written by system code {saved.get('code')!r}, this FMU runs "
                              f"{code_fingerprint()[:12]}: set states of the same build only")
+        for inst, element in self.elements.items():
+            record = saved["elements"][inst]
+            problem = (f"not an FMU state: {record!r}" if not isinstance(record, dict)
+                       else element.record_problem(record, type(element).__name__))
+            if problem is not None:
+                raise StateError(f"{self._labels[id(element)]}: {problem}")
         before = self._get_fmu_state.__wrapped__(self)
         self._fresh.clear()
         try:
@@ -809,18 +780,19 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     def _set_state(self, saved):
         """Set a state checked by _set_fmu_state.  The state of an initialized instance set
         into one that is not (instantiated, parameters maybe set) initializes it as that
-        instance was, as an element's state does (ElementSlave._set_fmu_state): the elements'
-        parameters and states, the internal step, the start time and the time count."""
+        instance was, as an element's state does (fmus.shell): the elements' parameters and
+        states, the internal step, the start time and the time count."""
         for inst, element in self.elements.items():
             try:
-                _unwrapped(type(element), "_set_fmu_state")(element, saved["elements"][inst])
+                element.restore(saved["elements"][inst], lambda: "it was altered after fmi2GetFMUstate")
             except StateError as exc:
                 raise StateError(f"{self._labels[id(element)]}: {exc}") from None
         self.internal_step = float(saved["internal_step"])
         self.start_time = float(saved["start_time"])
         self._n, self._extra = int(saved["time"][0]), float(saved["time"][1])
         self._due = int(saved["due"])
-        self._initialized = False
+        if self._fmi_phase is not TERMINATED:
+            self._fmi_phase = INSTANTIATED
         if saved["initialized"]:        # what doStep uses, for these elements and internal step
             self._prepare_stepping()
         for inst, inbox in self._inbox.items():       # a communication point: the inputs set

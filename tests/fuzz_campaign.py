@@ -39,7 +39,7 @@ cost is bounded) with the SUMMARY of the cases run (``"interrupted": true``) and
 between cases: a KeyboardInterrupt raised wherever Python happened to be was lost where
 Python drops exceptions, in a garbage-collector callback of hypothesis (the campaign then
 ran on for minutes) or inside fmi2Instantiate (a false finding, "Failed to instantiate
-model"); before the FMUs passed interrupts on (fmus/base.py), one inside an FMU call made
+model"); before the FMUs passed interrupts on (fmus/shell.py), one inside an FMU call made
 it fmi2Fatal, taken for a finding and shrunk for up to ``--shrink-seconds`` (300 s).
 """
 from __future__ import annotations

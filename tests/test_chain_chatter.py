@@ -33,7 +33,7 @@ import random
 
 import pytest
 
-from fmus.clutch import ClutchChain
+from fmus import ClutchChain
 from solvers.contract import StepError
 from solvers.friction import ChainState, FrictionChain, InterfaceLaw, Mode
 

@@ -216,16 +216,16 @@ def test_setting_an_output_is_refused_naming_it(fmu_dir):
 def test_input_screen_passes_finite_inputs_whose_sum_overflows():
     """doStep screens the inputs with their sum (finite only if each one is); a sum that
     overflows from finite inputs falls back to the exact check, which finds nothing."""
-    from fmus.clutch import Clutch
+    from fmus import Clutch
 
     clutch = Clutch(instance_name="screen", resources=None)
     clutch.exit_initialization_mode()
     clutch.tau_1 = clutch.tau_2 = 1e308
-    assert clutch._input_problem(clutch._read_inputs(clutch)) is None
+    assert clutch.input_problem(clutch.read_inputs(clutch)) is None
     clutch.f_n = -1.0
-    assert clutch._input_problem(clutch._read_inputs(clutch)).startswith("f_n = -1.0 is outside")
+    assert clutch.input_problem(clutch.read_inputs(clutch)).startswith("f_n = -1.0 is outside")
     clutch.f_n, clutch.tau_2 = 0.0, math.nan
-    assert clutch._input_problem(clutch._read_inputs(clutch)).startswith("tau_2 = nan is not finite")
+    assert clutch.input_problem(clutch.read_inputs(clutch)).startswith("tau_2 = nan is not finite")
 
 
 def test_reading_the_friction_feedthrough_does_not_change_the_step():
@@ -233,7 +233,7 @@ def test_reading_the_friction_feedthrough_does_not_change_the_step():
     that was read at the same state and inputs: the states must equal, bit for bit, those
     of an instance whose feedthrough is never read (clutch a locked and clutch b open, then
     b engaging and locking within a step, as in Z3's shift)."""
-    from fmus.clutch import DualClutch
+    from fmus import DualClutch
     from solvers.friction import FORWARD, FREE, STUCK
 
     def make(name):
@@ -248,8 +248,8 @@ def test_reading_the_friction_feedthrough_does_not_change_the_step():
     for k in range(400):
         if k == 200:
             for clutch in (read, unread):
-                clutch.f_n_a, clutch.f_n_b = 0.0, 6000.0
-        read._feedthrough_values()               # what fmi2GetReal of tau_fric_a/b computes
+                clutch.assign({"f_n_a": 0.0, "f_n_b": 6000.0})
+        read.update_feedthrough()                # what fmi2GetReal of tau_fric_a/b computes
         assert read.do_step(k * 2e-3, 2e-3) and unread.do_step(k * 2e-3, 2e-3)
         assert read.state == unread.state
         states.add(read.state.modes)

@@ -69,7 +69,7 @@ def test_every_element_fmu_carries_and_runs_the_compiled_modules(fmu_dir, tmp_pa
         assert not missing, f"{fmu.name} lacks the compiled {missing}"
     # the Clutch as a host loads it: its modules are the extension modules
     _, loaded = _run_alone(fmu_dir / "Clutch.fmu", 0.05, 1e-3, ["w_1"], tmp_path)
-    for name in ("solvers.friction", "solvers.ode", "fmus.base", "fmus.clutch"):
+    for name in ("solvers.friction", "solvers.ode", "fmus.shell", "fmus.model", "fmus.clutch"):
         assert loaded[name].endswith(SUFFIX), (name, loaded[name])
 
 

@@ -455,7 +455,7 @@ def physics_reads(element, counts: dict) -> set[str]:
 
     slave = Traced(instance_name="traced", resources=None)
     for name, value in counts.items():
-        setattr(slave, name, value)
+        slave.assign({name: value})
     assert not slave.parameter_problems(), (element.__name__, counts, slave.parameter_problems())
     recording = _Recording(vars(slave))
     recording.read = read
@@ -463,13 +463,34 @@ def physics_reads(element, counts: dict) -> set[str]:
     slave.tracing = True
     slave.cross_check()
     slave.state = slave.initial_state()
-    slave.refresh_outputs()
-    slave.feedthrough_outputs()
-    slave.state = slave.advance(0.0, element.DEFAULT_STEP)
-    slave.refresh_outputs()
-    slave.feedthrough_outputs()
+    slave.outputs()
+    input_names = [v.name for v in element.VARIABLES if v.causality == "input"]
+    inputs = _TracedInputs(input_names, [dict.__getitem__(recording, n) for n in input_names], read)
+    prepared = slave.prepare(inputs)
+    slave.feedthrough(prepared)
+    slave.state = slave.step(0.0, element.DEFAULT_STEP, prepared)
+    slave.outputs()
+    slave.feedthrough(slave.prepare(inputs))
     slave.tracing = False
     return read & names
+
+
+class _TracedInputs(tuple):
+    """The inputs as the model protocol hands them over (in declaration order), recording
+    the name of each one the model takes."""
+
+    def __new__(cls, names, values, read):
+        inputs = super().__new__(cls, values)
+        inputs.names, inputs.read = names, read
+        return inputs
+
+    def __getitem__(self, i):
+        self.read.add(self.names[i])
+        return super().__getitem__(i)
+
+    def __iter__(self):
+        self.read.update(self.names)
+        return super().__iter__()
 
 
 def declared_in_use(element, counts: dict) -> set[str]:
@@ -559,3 +580,35 @@ def test_f_a_name_is_the_same_member_wherever_it_is_declared():
             if v.family is not None:
                 member = (v.family.stem, v.family.index)
                 assert seen.setdefault(v.name, member) == member, (element.__name__, v.name, seen[v.name], member)
+
+
+# ---------------------------------------------------------------------------- the model protocol
+def test_no_declared_variable_takes_a_name_the_model_protocol_or_the_shell_uses():
+    """A declared variable is an attribute of its model (fmus.model, contract item 1), and the
+    FMU is the shell around the model in one object: a variable named as one of the protocol's
+    or the shell's own attributes would overwrite it when set (SineTorque's parameter
+    ``phase`` did, while the shell kept its phase under that name: its initialization failed)."""
+    from fmus.model import Model
+    from fmus.shell import element_fmu
+
+    class Empty(Model):
+        VARIABLES = ()
+
+    bare = element_fmu(Empty)(instance_name="bare", resources=None)
+    reserved = set(vars(bare)) | set(dir(type(bare)))
+    clashes = {element.__name__: sorted({v.name for v in element.VARIABLES} & reserved)
+               for element in fmus.ELEMENTS}
+    assert not any(clashes.values()), clashes
+
+
+@pytest.mark.parametrize("model", [m for m in fmus.MODELS if m.stateless], ids=lambda m: m.__name__)
+def test_a_stateless_model_has_no_state_and_every_output_follows_its_inputs(model):
+    """``stateless`` (contract item 9) lets a system FMU skip its step: it must have no state
+    to advance (the state stays ``()``) and no output that a step would change (every output
+    declares the inputs it follows without delay)."""
+    assert all(v.depends for v in model.VARIABLES if v.causality == OUTPUT), model.__name__
+    instance = model()
+    instance.initialize()
+    assert instance.state == ()
+    assert instance.accepts_step(model.DEFAULT_STEP)
+    assert instance.step(0.0, model.DEFAULT_STEP, instance.prepared()) == ()

@@ -12,18 +12,18 @@ import time
 
 import pytest
 
-from fmus.backlash import Backlash
-from fmus.clutch import Clutch, ClutchChain, DualClutch
-from fmus.elasto_backlash import ElastoBacklash
-from fmus.inertia import Inertia
-from fmus.vehicle import Vehicle
-from fmus.vehicle_simple import VehicleSimple
+from fmus import Backlash
+from fmus import Clutch, ClutchChain, DualClutch
+from fmus import ElastoBacklash
+from fmus import Inertia
+from fmus import Vehicle
+from fmus import VehicleSimple
 
 
 def make(cls, initialize=True, **params):
     slave = cls(instance_name="messages", resources=None)
     for name, value in params.items():
-        setattr(slave, name, value)
+        slave.assign({name: value})
     if initialize:
         slave.exit_initialization_mode()
     return slave

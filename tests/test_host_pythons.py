@@ -109,7 +109,7 @@ def test_each_cpython_host_runs_every_fmu_compiled_for_its_version(host_runs, ve
     assert said["ext_suffix"] == target.ext_suffix
     modules = {name: path for name, path in said["modules"].items() if path and "." in name}
     # every module it ran: the element FMUs' and the system FMU's
-    for expected in ("solvers.friction", "solvers.ode", "fmus.base", "fmus.clutch", "fmus.vehicle",
+    for expected in ("solvers.friction", "solvers.ode", "fmus.shell", "fmus.model", "fmus.clutch", "fmus.vehicle",
                      f"{build_fmus.COMPOSITE_PACKAGE}.slave"):
         assert expected in modules, sorted(modules)
     source = {name: path for name, path in modules.items() if not path.endswith(target.ext_suffix)}

@@ -1,5 +1,5 @@
 """No call of ours crashes a host: every failing FMI call ends in an error status with a
-message naming the cause, and the instance can still be freed (fmus.base.fmi_entry).
+message naming the cause, and the instance can still be freed (fmus.shell.fmi_entry).
 
 pythonfmu 0.7.0 released its references to a slave on any Python exception and again in
 fmi2FreeInstance: an exception outside the one guarded path crashed the host (segfault)
@@ -260,7 +260,7 @@ def test_a_refused_step_restores_every_output_of_a_chain_with_fewer_bodies():
     once mixed the two lists up."""
     import math
 
-    from fmus.clutch import ClutchChain
+    from fmus import ClutchChain
 
     chain = ClutchChain(instance_name="restore", resources=None)
     chain.n_bodies, chain.tau_1 = 3, 1.0
@@ -269,6 +269,6 @@ def test_a_refused_step_restores_every_output_of_a_chain_with_fewer_bodies():
     names = [v.name for v in ClutchChain.VARIABLES if v.causality == "output" and not v.depends]
     before = {name: getattr(chain, name) for name in names}
     state = chain.state
-    chain.advance_at = lambda t, h, inputs: state._replace(theta_mean=math.inf)   # doStep's hook
+    chain.step = lambda t, h, prepared: state._replace(theta_mean=math.inf)   # the model's step
     assert not chain.do_step(1e-3, 1e-3)
     assert chain.state is state and {name: getattr(chain, name) for name in names} == before

@@ -3,14 +3,14 @@ host's interpreter, so the host's SIGINT raises KeyboardInterrupt inside the FMU
 
 Each case runs tests/interrupt_host.py (fmpy's FMU2Slave) in its own process; a hook in the
 FMU's copy of an element method blocks inside the chosen doStep and the test sends SIGINT
-then.  Required (fmus/base.py, "Interrupts"): the host gets KeyboardInterrupt, raised in its
+then.  Required (fmus/shell.py, "Interrupts"): the host gets KeyboardInterrupt, raised in its
 own code (fmpy's frame), not fmi2Fatal; the FMU's Real outputs and serialized FMU state
 after the interrupted call equal those before it; the step taken again from the same time
 and every step after it give the outputs of a run without the interrupt, bit for bit.  Before
 this, the call returned fmi2Fatal, the interrupt was lost and the state had moved (the
 element committed its new state, a system FMU its time: the retaken step was refused).
 
-Cases: an element (Engine) interrupted after its new state is set (in refresh_outputs),
+Cases: an element (Engine) interrupted after its new state is set (in its model's outputs),
 compiled as the build ships it and uncompiled (``--pure-python``: there a signal raised again
 from the FMU's code would fire at once inside it); a system FMU (Fan F2, 10 internal steps per
 host step) interrupted in its 3rd internal step and in its 7th, each after the internal steps
@@ -60,10 +60,10 @@ def host_run(fmu: Path, steps: int, h: float, interrupted="-1", hook=()) -> dict
 
 
 CASES = {
-    "element compiled": ("Engine.fmu", 6, 1e-3, 3, ("Engine", "refresh_outputs", 1)),
-    "element uncompiled": ("pure/Engine.fmu", 6, 1e-3, 3, ("Engine", "refresh_outputs", 1)),
-    "system, 3rd internal step": ("fan_F2.fmu", 4, 1e-3, 2, ("Vehicle", "advance", 3)),
-    "system, 7th internal step": ("fan_F2.fmu", 4, 1e-3, 2, ("Engine", "refresh_outputs", 7)),
+    "element compiled": ("Engine.fmu", 6, 1e-3, 3, ("Engine", "outputs", 1)),
+    "element uncompiled": ("pure/Engine.fmu", 6, 1e-3, 3, ("Engine", "outputs", 1)),
+    "system, 3rd internal step": ("fan_F2.fmu", 4, 1e-3, 2, ("Vehicle", "step", 3)),
+    "system, 7th internal step": ("fan_F2.fmu", 4, 1e-3, 2, ("Engine", "outputs", 7)),
 }
 
 
@@ -74,7 +74,7 @@ def test_ctrl_c_inside_a_get_reaches_the_host_and_the_get_completes(interrupt_fm
     KeyboardInterrupt in its own code, not fmi2Fatal; the get was run to its end (a message
     at status OK says so) and the run goes on as one without the interrupt, bit for bit."""
     fmu = interrupt_fmus / "fan_F2.fmu"
-    got = host_run(fmu, 4, 1e-3, "get1", ("Shaft", "feedthrough_at", 1))
+    got = host_run(fmu, 4, 1e-3, "get1", ("Shaft", "feedthrough", 1))
     assert got["got"] == "KeyboardInterrupt", got
     assert Path(got["raised_in"]).parent.name == "fmpy", got
     assert [status for status, _ in got["messages"]] == [0], got

@@ -44,7 +44,7 @@ def test_simple_gear_shift_runs_at_the_planetary_ratios():
     gear = PlanetaryGear(instance_name="g", resources=None)
     gear.setup_experiment(0.0)
     for key, value in load_system("msl_simple_gear_shift").components["gear"].parameters.items():
-        setattr(gear, key, value)
+        gear.assign({key: value})
     gear.exit_initialization_mode()
     t = 0.0
     for _ in range(100):

@@ -13,16 +13,16 @@ import pytest
 
 import solvers.friction
 import solvers.rigid
-from fmus.backlash import Backlash
-from fmus.clutch import Clutch, ClutchChain
-from fmus.inertia import Engine
-from fmus.vehicle import Vehicle
+from fmus import Backlash
+from fmus import Clutch, ClutchChain
+from fmus import Engine
+from fmus import Vehicle
 
 
 def make(cls, **params):
     slave = cls(instance_name="budget", resources=None)
     for name, value in params.items():
-        setattr(slave, name, value)
+        slave.assign({name: value})
     slave.exit_initialization_mode()
     return slave
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from fmus.clutch import Clutch, DualClutch
+from fmus import Clutch, DualClutch
 from systems.catalog import z3
 from systems.master import Instance, run
 
@@ -15,9 +15,19 @@ from systems.master import Instance, run
 def _slave(cls, **values):
     slave = cls(instance_name="once", resources=None)
     for name, value in values.items():
-        setattr(slave, name, value)
+        slave.assign({name: value})
     slave.exit_initialization_mode()
     return slave
+
+
+def _state_outputs(slave):
+    return [getattr(slave, v.name) for v in slave.VARIABLES if v.causality == "output" and not v.depends]
+
+
+def _feedthrough(slave):
+    """What fmi2GetReal of the feedthrough outputs computes: their values at the inputs set now."""
+    slave.update_feedthrough()
+    return {name: getattr(slave, name) for name in slave.feedthrough_names}
 
 
 def _count(monkeypatch, obj, name):
@@ -36,15 +46,17 @@ def test_a_step_after_a_feedthrough_get_reads_and_resolves_nothing_again(monkeyp
     clutch = _slave(DualClutch, f_n_a=6000.0, tau_2=400.0, tau_1=-50.0)
     capacities = _count(monkeypatch, clutch, "capacities")
     resolve = _count(monkeypatch, clutch.chain, "resolve")
-    reads = _count(monkeypatch, clutch, "_read_inputs")
-    first = clutch._feedthrough_values()              # fmi2GetReal of tau_fric_a, ...
+    reads = _count(monkeypatch, clutch, "read_inputs")
+    first = _feedthrough(clutch)                      # fmi2GetReal of tau_fric_a, ...
     assert (len(capacities), len(resolve), len(reads)) == (1, 1, 1)
+    _feedthrough(clutch)                              # the same inputs: read, nothing computed again
+    assert (len(capacities), len(resolve), len(reads)) == (1, 1, 2)
     clutch.tau_1 = -60.0                              # new inputs: one more record, one more resolution
-    clutch._feedthrough_values()
-    assert (len(capacities), len(resolve), len(reads)) == (2, 2, 2)
+    _feedthrough(clutch)
+    assert (len(capacities), len(resolve), len(reads)) == (2, 2, 3)
     assert clutch.do_step(0.0, 1e-3)
     # the step read the inputs once and reused the capacities and the stuck set of the get
-    assert (len(capacities), len(resolve), len(reads)) == (2, 2, 3)
+    assert (len(capacities), len(resolve), len(reads)) == (2, 2, 4)
     assert clutch.do_step(1e-3, 1e-3)                 # held inputs: the capacities are kept
     assert len(capacities) == 2
     assert first["locked_a"] is True
@@ -59,38 +71,38 @@ def test_held_inputs_keep_the_capacities_and_new_ones_replace_them(monkeypatch):
     clutch.f_n = 2.0
     assert clutch.do_step(5e-4, 1e-4)
     assert len(capacities) == 2
-    assert clutch._prepared[1][2] == clutch.chain.capacities([2.0])[0]
+    assert clutch.prepared()[1] == clutch.chain.capacities([2.0])[0]
 
 
 @pytest.mark.parametrize("f_n", [0.0, 1.0, 1000.0])
 def test_the_steps_and_outputs_equal_those_of_the_element_called_directly(f_n):
-    """doStep (inputs handed over, records reused) against advance()/refresh_outputs() of a
-    second instance that reads everything itself: bit for bit."""
+    """doStep (the prepared record and the stuck set shared with the feedthrough get) against
+    the model's prepare/step/outputs called directly on a second instance that reuses
+    nothing: bit for bit."""
     stepped, direct = _slave(Clutch, f_n=f_n), _slave(Clutch, f_n=f_n)
     for k in range(200):
         torque = 30.0 * math.sin(0.05 * k)
-        for slave in (stepped, direct):
-            slave.tau_2 = torque
-        got = stepped._feedthrough_values()
-        assert got == direct.feedthrough_outputs()
+        stepped.assign({"tau_2": torque})
+        direct.tau_2 = torque
+        got = _feedthrough(stepped)
+        assert got == direct.feedthrough(direct.prepare(direct.read_inputs(direct)))
         assert stepped.do_step(k * 1e-3, 1e-3)
-        direct.state = direct.advance(k * 1e-3, 1e-3)
-        direct.refresh_outputs()
+        direct.state = direct.step(k * 1e-3, 1e-3, direct.prepare(direct.read_inputs(direct)))
+        direct.outputs()
         assert stepped.state == direct.state
-        assert [getattr(stepped, n) for n in stepped._declared_state_outputs] == \
-            [getattr(direct, n) for n in direct._declared_state_outputs]
+        assert _state_outputs(stepped) == _state_outputs(direct)
 
 
 def test_a_nonfinite_output_still_refuses_the_step_naming_it_and_keeps_state_and_outputs():
     clutch = _slave(Clutch, w_1_start=0.0, J_2=0.2)    # locked, equal inertias: no friction needed
-    clutch.tau_1 = clutch.tau_2 = 1.5e308              # the pair's acceleration overflows
+    clutch.assign({"tau_1": 1.5e308, "tau_2": 1.5e308})     # the pair's acceleration overflows
     state = clutch.state
-    outputs = [getattr(clutch, n) for n in clutch._declared_state_outputs]
+    outputs = _state_outputs(clutch)
     logged = []
     clutch.log = lambda message, status=None, *args: logged.append(message)
     assert clutch.do_step(0.0, 1.0) is False
     assert clutch.state is state
-    assert [getattr(clutch, n) for n in clutch._declared_state_outputs] == outputs
+    assert _state_outputs(clutch) == outputs
     assert "refused: output phi_1 = " in logged[-1] and "is not finite" in logged[-1]
 
 

@@ -155,7 +155,7 @@ def test_both_wheels_stuck_report_the_minimum_norm_force_split():
     model = PlanarVehicle(VehicleParams())
     state = model.initial_state(0.0, 0.0)
     forces = model.forces(state.q, state.qd, 20.0, 0.0, state.modes)
-    assert model.holds(state.q, state.qd, 20.0, 0.0, state.modes)
+    assert model.forces_hold(forces, state.modes)
     _, jac, gamma = model._joint_terms(state.q, state.qd)
     c = np.array(jac + model.Wt)
     c_minv = c * np.array(model.inv_mass)

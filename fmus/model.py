@@ -1,0 +1,432 @@
+"""The model protocol: an element as plain physics, with nothing of FMI in it.
+
+A model is what an element FMU (:mod:`fmus.shell` around it) and a system FMU
+(``systems/composite_slave.py``, many of them in one process) both drive.  Its physics lives
+in :mod:`solvers`; the element adds its law in a few lines.
+
+To implement a new element, subclass :class:`Model` and:
+
+1. Declare ``VARIABLES``: records of :mod:`fmus.variables` (parameters, inputs, outputs with
+   their units, ranges and the inputs each output depends on without delay).  Every declared
+   variable is an attribute of the model of that name: parameters and inputs hold what the
+   driver set (a parameter is fixed once the model is initialized), outputs what the model
+   computed.  Give ``description`` (one line), ``DEFAULT_STOP`` and ``DEFAULT_STEP``.
+2. Optionally implement ``cross_check()``: one message per broken relation between parameters
+   that single ranges cannot express (``mu_k <= mu_s``); each message names the values and
+   what is allowed.  An element with counted families (:class:`fmus.variables.Family`) whose
+   count may lie outside its range says in ``family_counts()`` which count stands in for it.
+3. Implement ``initial_state()``: the state at the start, from the parameters (checked by
+   then); build the solver objects here.  A state is immutable: a step returns a new one.
+4. Optionally implement ``prepare(inputs)``: what both the step and the feedthrough outputs
+   need of ``inputs`` (the declared inputs' values, in declaration order) and the parameters
+   alone, not of the state; by default the inputs themselves.  It is made once per set of
+   inputs (:meth:`Model.prepared`: the inputs compared by value, so that held inputs keep it).
+5. Implement ``step(t, h, prepared)``: the state at t + h, the inputs held.  It must not
+   change the model: to refuse a step (an input the physics cannot take, a step size it
+   cannot use), raise :class:`solvers.contract.SolverError`, ``ValueError`` or
+   ``ArithmeticError`` with a message naming the cause; the model keeps its state.  While
+   ``self.fresh`` is true the feedthrough has run at this state and these inputs: what it
+   kept on the model (a stick/slip decision) may be reused.
+6. Implement ``outputs()``: set the outputs that are functions of ``self.state`` alone.  It
+   may return every value it set that can change (a sequence): those are screened for a
+   non-finite value instead of reading every declared one back.
+7. If some outputs depend on the inputs without delay (declared ``depends``), implement
+   ``feedthrough(prepared)``: a dict of them at the current state and inputs (computed once
+   until the state or an input changes: ``fresh``, the one dirty flag); optionally
+   ``nonfinite_cause()``: words on why one is not finite.
+8. ``encode_state(state)`` / ``decode_state(data)``: the state as JSON-friendly data and
+   back (the default encodes with the state's ``to_json``).
+9. Set ``stateless = True`` when the model has no state (its outputs are functions of its
+   parameters and inputs): its step returns ``()`` or refuses a step size; a system need
+   not step it at a step size it has accepted (``accepts_step``).
+
+Nothing else: no FMI, no caches, no plans.  Driving a model (what :mod:`fmus.shell` and the
+system FMU do, never the element) is the methods below: write parameters and inputs as
+attributes (or :meth:`Model.assign`), :meth:`Model.initialize`,
+:meth:`Model.take_step`, :meth:`Model.update_feedthrough` (the feedthrough outputs into
+their attributes), :meth:`Model.record` / :meth:`Model.restore` (a state and its values).
+"""
+from __future__ import annotations
+
+import math
+from operator import attrgetter, itemgetter
+
+try:
+    import cython
+except ImportError:         # uncompiled, where Cython is not installed
+    from solvers import cython_fallback as cython
+
+from solvers.contract import SolverError
+
+from .variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var, count_parameters, in_use
+
+ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
+
+
+class ParameterError(ValueError):
+    """Parameters that cannot describe a physical element."""
+
+
+class StateError(ValueError):
+    """A saved state that cannot be set into this model."""
+
+
+@cython.locals(total=cython.double, value=cython.double)
+def all_finite_screen(values) -> bool:
+    """True when the sum of ``values`` (in order, from 0.0) is finite, hence every value is
+    (x - x == 0 exactly for a finite x); False when one is not, or when the sum of finite
+    values overflows: the caller's exact check then decides."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total - total == 0.0
+
+
+def nonfinite(names, values) -> str | None:
+    """'name = value is not finite' for the first non-finite value, else None (screened by
+    the sum, :func:`all_finite_screen`; an overflowing sum falls back to the check)."""
+    if all_finite_screen(values):
+        return None
+    return next((f"{name} = {value!r} is not finite" for name, value in zip(names, values)
+                 if not math.isfinite(value)), None)
+
+
+def values_getter(names):
+    """obj -> tuple of the attributes ``names`` (operator.attrgetter, always a tuple)."""
+    if len(names) == 1:
+        single = attrgetter(names[0])
+        return lambda obj: (single(obj),)
+    return attrgetter(*names) if names else lambda obj: ()
+
+
+def items_getter(positions):
+    """sequence -> tuple of its items at ``positions`` (operator.itemgetter, always a tuple)."""
+    if len(positions) == 1:
+        single = itemgetter(positions[0])
+        return lambda seq: (single(seq),)
+    return itemgetter(*positions) if positions else lambda seq: ()
+
+
+class Model:
+    """Base of every element model (the numbered contract: module docstring)."""
+
+    VARIABLES: tuple[Var, ...] = ()
+    description = ""
+    DEFAULT_STOP = 1.0
+    DEFAULT_STEP = 1e-3
+    stateless = False
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        variables = self.VARIABLES
+        for var in variables:
+            setattr(self, var.name, var.start if var.causality != OUTPUT else ZERO[var.type])
+        #: the state of the last communication point; None before initialization
+        self.state = None
+        #: the start time of the experiment (a model with a law of time needs it)
+        self.start_time = 0.0
+        #: True when the prepared record must be made again whatever the inputs (parameters
+        #: or values set by assign or restore)
+        self.dirty = True
+        self._prepared = None
+        self._prepared_inputs = None
+        #: True while the feedthrough outputs (and what the feedthrough kept on the model) are
+        #: those of the current state and inputs (Reference-FMUs' isDirtyValues, negated)
+        self.fresh = False
+        self.input_variables = [v for v in variables if v.causality == INPUT]
+        self.read_inputs = values_getter([v.name for v in self.input_variables])
+        self.set_checked_inputs(self.input_variables)
+        self.parameter_names = frozenset(v.name for v in variables if v.causality == PARAMETER)
+        self._read_parameters = values_getter([v.name for v in variables if v.causality == PARAMETER])
+        self._initial_parameters = None
+        self.feedthrough_names = [v.name for v in variables if v.causality == OUTPUT and v.depends]
+        #: the variables a saved state holds: all but the feedthrough outputs (computed again)
+        self.stored_variables = [v for v in variables if v.causality != OUTPUT or not v.depends]
+        self._state_output_names = [v.name for v in variables if v.causality == OUTPUT and not v.depends]
+        self._read_state_outputs = values_getter(self._state_output_names)
+
+    # ------------------------------------------------------------------ the element's part
+    def family_counts(self) -> dict:
+        """The value of each count parameter of the declared families (fmus.variables.Family)
+        that decides which of their members are checked: the value set."""
+        return {name: getattr(self, name) for name in count_parameters(self.VARIABLES)}
+
+    def cross_check(self) -> list[str]:
+        """Messages for parameter relations that single ranges cannot express."""
+        return []
+
+    def initial_state(self):
+        raise NotImplementedError
+
+    def prepare(self, inputs):
+        return inputs
+
+    def step(self, t: float, h: float, prepared):
+        raise NotImplementedError
+
+    def outputs(self):
+        raise NotImplementedError
+
+    def feedthrough(self, prepared) -> dict:
+        return {}
+
+    def nonfinite_cause(self) -> str:
+        """Words on why a feedthrough output is not finite at the inputs set now (appended
+        to the failing get's message; empty: the output and the inputs say it)."""
+        return ""
+
+    def encode_state(self, state):
+        return state.to_json()
+
+    def decode_state(self, data):
+        raise NotImplementedError
+
+    def accepts_step(self, h: float) -> bool:
+        """A stateless model: whether it takes steps of ``h`` (its step refuses no other way)."""
+        try:
+            self.step(0.0, h, None)
+        except (SolverError, ArithmeticError, ValueError):
+            return False
+        return True
+
+    # ------------------------------------------------------------------ driving a model
+    def assign(self, values: dict):
+        """Write parameters and inputs (name -> value)."""
+        for name, value in values.items():
+            setattr(self, name, value)
+        self.dirty = True
+
+    def checked_variables(self):
+        """Parameters and inputs whose range is checked: those in use at the counts of
+        ``family_counts()`` (fmus.variables.in_use; all of an element without families)."""
+        counts = self.family_counts()
+        return [v for v in self.VARIABLES if v.causality != OUTPUT and in_use(counts, v)]
+
+    def parameter_problems(self) -> list[str]:
+        """Why the parameters set now cannot describe this element, one message each: a
+        value outside its declared range, then a broken relation (``cross_check``)."""
+        problems = [v.violation(getattr(self, v.name)) for v in self.checked_variables()
+                    if v.causality == PARAMETER]
+        return [p for p in problems if p] + self.cross_check()
+
+    def initialize(self):
+        """Check the parameters, build the initial state and its outputs; the parameters
+        are fixed from here on."""
+        self.state = self._build()
+        self.dirty, self.fresh = True, False
+        self.outputs()
+
+    def _build(self):
+        """Check the parameters (ParameterError naming every problem) and build the model
+        from them (``initial_state`` does); its initial state."""
+        problems = self.parameter_problems()
+        if problems:
+            raise ParameterError("invalid parameters: " + "; ".join(problems))
+        self.set_checked_inputs([v for v in self.checked_variables() if v.causality == INPUT])
+        state = self.initial_state()
+        self._initial_parameters = self._read_parameters(self)
+        return state
+
+    def set_checked_inputs(self, checked):
+        """Inputs whose range a step checks; ``_bounded_inputs`` holds (position in
+        ``read_inputs``, lo, hi) of those with a finite bound."""
+        self.checked_inputs = checked
+        position = {v.name: i for i, v in enumerate(self.input_variables)}
+        self._bounded_inputs = [(position[v.name], *v.bounds()) for v in checked
+                                if v.low is not None or v.high is not None]
+
+    def input_problem(self, values) -> str | None:
+        """None when every checked input is finite and within its range (``values``: the
+        inputs as ``read_inputs`` gives them).  The screen is cheap: the sum of the inputs is
+        finite only if each one is (an overflowing sum of finite values only sends it to the
+        exact check), then the bounded ones."""
+        if all_finite_screen(values):
+            for i, lo, hi in self._bounded_inputs:
+                if not lo <= values[i] <= hi:
+                    return self._checked_input_problem()
+            return None
+        return self._checked_input_problem()
+
+    def _checked_input_problem(self) -> str | None:
+        for var in self.checked_inputs:
+            problem = var.violation(getattr(self, var.name))
+            if problem is not None:
+                return problem
+        return None
+
+    def prepared(self, inputs=None):
+        """``prepare`` at the current inputs (``inputs``: those ``read_inputs`` gives, if read
+        already), made again when an input changes (compared by value: an input may be
+        written as an attribute) or ``dirty``; a new record makes ``fresh`` false."""
+        if inputs is None:
+            inputs = self.read_inputs(self)
+        if self.dirty or inputs != self._prepared_inputs:
+            self._prepared = self.prepare(inputs)
+            self._prepared_inputs = inputs
+            self.dirty = self.fresh = False
+        return self._prepared
+
+    def update_feedthrough(self):
+        """The feedthrough outputs at the current state and inputs, into their attributes
+        (before initialization they stay 0); ArithmeticError naming a non-finite one."""
+        inputs = self.read_inputs(self)
+        if self.fresh and not self.dirty and inputs == self._prepared_inputs:
+            return
+        if self.state is None:
+            return
+        prepared = self.prepared(inputs)
+        if not self.fresh:
+            values = self.feedthrough(prepared)
+            if not all_finite_screen(values.values()):
+                self._screen_feedthrough(values)
+            self.__dict__.update(values)
+            self.fresh = True
+
+    def _screen_feedthrough(self, values: dict):
+        problem = nonfinite(list(values), list(values.values()))
+        if problem is not None:
+            cause = self.nonfinite_cause()
+            inputs = dict(zip((v.name for v in self.input_variables), self.read_inputs(self)))
+            raise ArithmeticError(f"output {problem} at the inputs set now (inputs {inputs})"
+                                  + (f": {cause}" if cause else ""))
+
+    @cython.locals(t=cython.double, h=cython.double)
+    def take_step(self, t: float, h: float) -> str | None:
+        """Step from t to t + h with the inputs held: None when taken, else why it is refused
+        (the model then keeps the state of t).  The caller has checked that t and h are
+        finite, h > 0.  Undone when interrupted (an exception that is no ``Exception``)."""
+        inputs = self.read_inputs(self)
+        problem = self.input_problem(inputs) if inputs else None      # a source has no inputs
+        if problem is not None:
+            return f"input {problem}; step from t = {t} refused"
+        try:
+            new_state = self.step(t, h, self._prepared if not self.dirty and inputs == self._prepared_inputs
+                                  else self.prepared(inputs))
+        except (SolverError, ArithmeticError, ValueError) as exc:     # a step the model cannot take
+            return f"step from t = {t} with h = {h} refused: {exc}"
+        except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
+            return f"step from t = {t} with h = {h} refused by an internal error {type(exc).__name__}: {exc}"
+        previous = self.state
+        try:
+            self.state = new_state
+            self.fresh = False
+            values = self.outputs()
+            if values is None:
+                values = self._read_state_outputs(self)
+            if not all_finite_screen(values):
+                problem = nonfinite(self._state_output_names, self._read_state_outputs(self))
+                if problem is not None:      # refused: state and outputs (functions of it) as before
+                    self.put_back(previous)
+                    return (f"step from t = {t} with h = {h} refused: output {problem} "
+                            "(the step leaves the range this element can represent)")
+        except BaseException:                # an interrupt (or a defect): the step is undone
+            self.put_back(previous)
+            raise
+        return None
+
+    def put_back(self, state):
+        """The state ``state`` of an earlier communication point again, with its outputs (a
+        refused or interrupted step); repeated until done when interrupted."""
+        while True:
+            try:
+                self.state = state
+                self.fresh = False
+                if state is not None:
+                    self.outputs()
+                return
+            except Exception:
+                raise
+            except BaseException:
+                continue
+
+    def record(self) -> dict:
+        """The variables and the encoded state: what :meth:`restore` sets again."""
+        return {"variables": {v.name: getattr(self, v.name) for v in self.stored_variables},
+                "state": None if self.state is None else self.encode_state(self.state)}
+
+    def record_problem(self, saved: dict, name: str) -> str | None:
+        """Why ``saved`` (a record of a ``name``) cannot be set into this model, or None."""
+        missing = [key for key in ("variables", "state") if key not in saved]
+        if missing or not isinstance(saved["variables"], dict):
+            return (f"the {name} state lacks its {' and '.join(missing) or 'variables'} record "
+                    f"(keys {sorted(saved)}): it was not written by this FMU's fmi2GetFMUstate")
+        table = {v.name: v for v in self.stored_variables}
+        unknown = saved["variables"].keys() - table.keys()
+        if unknown:
+            return f"the state holds variables {sorted(unknown)} that {name} does not have"
+        for key, value in saved["variables"].items():
+            kind = table[key].type
+            if not isinstance(value, int if kind in (INTEGER, BOOLEAN) else (int, float)):
+                return f"the state's variable {key} = {value!r} is not of type {kind}"
+        return None
+
+    def restore(self, saved: dict, why_not_restorable):
+        """Set a record (checked by :meth:`record_problem`): the variables, the solver objects
+        built again when the parameters differ from those they were built from, the state.
+        ``why_not_restorable()`` words the reason a state that fails was not this code's.
+        A record that cannot be set leaves the model as it was (also when interrupted)."""
+        before = dict(self.__dict__)
+        try:
+            self.__dict__.update(saved["variables"])
+            self.dirty, self.fresh = True, False
+            if saved["state"] is None:
+                self.state = None
+                self.__dict__.update((v.name, ZERO[v.type]) for v in self.VARIABLES
+                                     if v.causality == OUTPUT and v.depends)
+                return
+            if self._initial_parameters != self._read_parameters(self):
+                self._build()
+            try:
+                self.state = self.decode_state(saved["state"])
+                self.outputs()
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError) as exc:
+                raise StateError(f"the solver state {saved['state']!r} of this {type(self).__name__} state "
+                                 f"cannot be restored ({type(exc).__name__}: {exc}): "
+                                 f"{why_not_restorable()}") from None
+            problem = nonfinite(self._state_output_names, self._read_state_outputs(self))
+            if problem is not None:
+                raise StateError(f"the solver state {saved['state']!r} gives output {problem}: "
+                                 f"{why_not_restorable()}")
+        except BaseException:       # an error, or an interrupt (the call is then run again)
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+
+class StatelessModel(Model):
+    """A model without state: its outputs are functions of its parameters and inputs
+    (feedthrough), so a step only moves time (compliances, speed-dependent sources)."""
+
+    stateless = True
+
+    def initial_state(self):
+        return ()
+
+    def encode_state(self, state):
+        return []
+
+    def decode_state(self, data):
+        return ()
+
+    def step(self, t, h, prepared):
+        return ()
+
+    def outputs(self):
+        pass
+
+
+class ClockedModel(Model):
+    """A source whose outputs are functions of time: its state is the time of the last
+    communication point (from the experiment's start time on)."""
+
+    def initial_state(self):
+        return self.start_time
+
+    def encode_state(self, state):
+        return state
+
+    def decode_state(self, data):
+        return float(data)
+
+    def step(self, t, h, prepared):
+        return t + h
