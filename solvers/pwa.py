@@ -37,7 +37,7 @@ force u - F(x) (the damper force is zero at zero speed); a stuck mass stays exac
 rest until that force exceeds F_c, re-tested at every step (u is constant within one).
 
 The baselines of the thesis's comparison (section 3.2.1-3.2.2) and the scipy reference
-are in :mod:`systems.pwa_methods`: they use numpy and scipy, which the FMUs do not ship.
+are in :mod:`systems.catalog.pwa_methods`: they use numpy and scipy, which the FMUs do not ship.
 """
 from __future__ import annotations
 

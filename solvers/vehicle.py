@@ -222,7 +222,7 @@ class PlanarVehicle:
         self.Wt = Wt
         self._cache_key, self._cache_value = None, None
         # the closed-form path (_fast_accel) is this class's own dynamics; a subclass that
-        # changes the coordinates, forces or contacts (systems.powered_vehicle) takes the
+        # changes the coordinates, forces or contacts (systems.catalog.powered_vehicle) takes the
         # generic matrix path of forces()
         cls = type(self)
         self._fast = all(getattr(cls, name) is getattr(PlanarVehicle, name)
@@ -307,7 +307,7 @@ class PlanarVehicle:
 
     def applied(self, q, qd, tau_f, tau_r, t=0.0):
         """Smooth generalized forces Q (gravity, suspension, tires, drive) and F_N at time
-        ``t`` (the body's forces do not depend on it; systems.powered_vehicle's engine torque does)."""
+        ``t`` (the body's forces do not depend on it; systems.catalog.powered_vehicle's engine torque does)."""
         p = self.p
         Q = [0.0] * self.N_COORDINATES
         Q[1] = -p.m_body * GRAVITY
@@ -340,7 +340,7 @@ class PlanarVehicle:
 
     def capacities(self, normal, static=True, qd=None):
         """Static (or, with ``static`` false, sliding) force bounds of the contacts;
-        ``qd`` gives speed-dependent sliding levels (systems.powered_vehicle's Stribeck clutch)."""
+        ``qd`` gives speed-dependent sliding levels (systems.catalog.powered_vehicle's Stribeck clutch)."""
         mu = self.p.mu_s_road if static else self.p.mu_k_road
         return (mu * normal[0], self.p.delta_roll * normal[0], mu * normal[1], self.p.delta_roll * normal[1])
 
