@@ -252,12 +252,22 @@ def windows_python(request, tmp_path_factory):
     return version, folder / "python.exe"
 
 
-def test_every_fmu_in_fmpy_on_windows_cpython_under_wine(windows_fmus, wine_env, windows_python, tmp_path):
+@pytest.fixture(scope="module")
+def linux_fmpy_results(windows_fmus):
+    """name -> fmpy.simulate_fmu's result of each FMU's Linux binary (once for every
+    Windows Python compared with it)."""
+    from fmpy import simulate_fmu
+
+    return {name: simulate_fmu(str(fmu), stop_time=N_STEPS * _step(name), step_size=_step(name),
+                               output_interval=_step(name), start_values=_inputs(name))
+            for name, fmu in windows_fmus.items()}
+
+
+def test_every_fmu_in_fmpy_on_windows_cpython_under_wine(windows_fmus, linux_fmpy_results, wine_env, windows_python,
+                                                         tmp_path):
     """fmpy.simulate_fmu of every FMU in one Windows CPython 3.11 or 3.12 process: the FMUs'
     win64 binaries bind to that interpreter, which runs the element code the FMU carries
     from its sources; the outputs equal Linux fmpy's."""
-    from fmpy import simulate_fmu
-
     version, python = windows_python
     jobs = {name: (windows_path(fmu), _inputs(name), _step(name), N_STEPS * _step(name))
             for name, fmu in windows_fmus.items()}
@@ -269,9 +279,7 @@ def test_every_fmu_in_fmpy_on_windows_cpython_under_wine(windows_fmus, wine_env,
     assert lines["PYTHON"].startswith(version + "."), lines["PYTHON"]   # the host's own interpreter ran it
     assert "\\resources\\fmus\\" in lines["FMUS"], lines["FMUS"]     # the element code the FMU carries
     results = json.loads(lines["RESULTS"])
-    for name, fmu in windows_fmus.items():
-        reference = simulate_fmu(str(fmu), stop_time=N_STEPS * _step(name), step_size=_step(name),
-                                 output_interval=_step(name), start_values=_inputs(name))
+    for name, reference in linux_fmpy_results.items():
         labels = list(reference.dtype.names)
         assert list(results[name]) == labels
         _assert_equal(name, np.array([reference[label].astype(float) for label in labels]).T,
