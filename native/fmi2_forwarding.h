@@ -256,6 +256,49 @@ static const char *const pythonfmu_names[N_PYTHONFMU] = {
 };
 static void *const *pythonfmu;      /* pythonfmu's functions, in that order */
 
+/* pythonfmu's fmi2Instantiate behind our logger relay, for the slave module `module` in the
+ * decoded resources folder `resources` (malloc'ed; freed here).  NULL, with one fatal message
+ * naming the module, when pythonfmu cannot load or instantiate it.  `separator`: the
+ * platform's path separator, for that message. */
+static struct instance *instantiate_slave(char *resources, const char *module, char separator,
+                                          fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
+                                          const fmi2CallbackFunctions *functions, fmi2Boolean visible,
+                                          fmi2Boolean loggingOn)
+{
+    char error[8192];
+    struct instance *self = calloc(1, sizeof *self);
+    if (self == NULL) {
+        free(resources);
+        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", "drivetrain-fmu: out of memory");
+        return NULL;
+    }
+    self->host = *functions;
+    self->relay = *functions;
+    self->relay.logger = relay_log;
+    self->relay.componentEnvironment = self;
+    self->logging_on = loggingOn != 0;
+    /* pythonfmu logs everything it is given (loggingOn true); relay_log filters */
+    self->inner = ((fmi2Component (*)(fmi2String, fmi2Type, fmi2String, fmi2String, const fmi2CallbackFunctions *,
+                                      fmi2Boolean, fmi2Boolean))pythonfmu[AT_fmi2Instantiate])(
+        instanceName, fmuType, fmuGUID, resources, &self->relay, visible, 1);
+    if (self->inner == NULL) {
+        /* pythonfmu 0.7.0 looks the class up by an empty name when the module defines none */
+        if (strstr(self->fatal, "has no attribute ''") != NULL) {
+            snprintf(error, sizeof error, "drivetrain-fmu: the slave module %s%c%s.py defines no class derived "
+                     "from pythonfmu's Fmi2Slave", resources, separator, module);
+        } else {
+            snprintf(error, sizeof error, "drivetrain-fmu: pythonfmu could not load or instantiate the slave "
+                     "module %s%c%s.py (the message before says why)", resources, separator, module);
+        }
+        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", error);
+        free(resources);
+        free(self);
+        return NULL;
+    }
+    free(resources);
+    return self;
+}
+
 EXPORT const char *fmi2GetTypesPlatform(void) { return "default"; }
 EXPORT const char *fmi2GetVersion(void) { return "2.0"; }
 

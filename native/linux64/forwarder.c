@@ -289,37 +289,11 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
         host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", error);
         return NULL;
     }
-    struct instance *self = calloc(1, sizeof *self);
-    if (self == NULL) {
-        free(resources);
-        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", "drivetrain-fmu: out of memory");
-        return NULL;
+    struct instance *self = instantiate_slave(resources, module, '/', instanceName, fmuType, fmuGUID, functions,
+                                              visible, loggingOn);
+    if (self != NULL) {
+        __atomic_add_fetch(&live_instances, 1, __ATOMIC_ACQ_REL);
     }
-    self->host = *functions;
-    self->relay = *functions;
-    self->relay.logger = relay_log;
-    self->relay.componentEnvironment = self;
-    self->logging_on = loggingOn != 0;
-    /* pythonfmu logs everything it is given (loggingOn true); relay_log filters */
-    self->inner = ((fmi2Component (*)(fmi2String, fmi2Type, fmi2String, fmi2String, const fmi2CallbackFunctions *,
-                                      fmi2Boolean, fmi2Boolean))pythonfmu[AT_fmi2Instantiate])(
-        instanceName, fmuType, fmuGUID, resources, &self->relay, visible, 1);
-    if (self->inner == NULL) {
-        /* pythonfmu 0.7.0 looks the class up by an empty name when the module defines none */
-        if (strstr(self->fatal, "has no attribute ''") != NULL) {
-            snprintf(error, sizeof error, "drivetrain-fmu: the slave module %s/%s.py defines no class derived "
-                     "from pythonfmu's Fmi2Slave", resources, module);
-        } else {
-            snprintf(error, sizeof error, "drivetrain-fmu: pythonfmu could not load or instantiate the slave "
-                     "module %s/%s.py (the message before says why)", resources, module);
-        }
-        host_log(functions, instanceName, fmi2Fatal, "logStatusFatal", error);
-        free(resources);
-        free(self);
-        return NULL;
-    }
-    free(resources);
-    __atomic_add_fetch(&live_instances, 1, __ATOMIC_ACQ_REL);
     return self;
 }
 
