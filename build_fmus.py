@@ -440,6 +440,14 @@ globals()["{name}"] = {name}
 COMPOSITE_PACKAGE = "drivetrain_composite"
 
 
+def composite_modules() -> dict:
+    """The composite runtime's modules as shipped in COMPOSITE_PACKAGE: {module name: source}
+    (systems/composite_slave.py as ``slave``, beside the co-simulation algorithm it imports)."""
+    from systems import algorithm, composite_slave
+
+    return {"slave": Path(composite_slave.__file__), "algorithm": Path(algorithm.__file__)}
+
+
 def composite_script(name: str, label: str) -> str:
     """The FMU entry point pythonfmu executes for the system FMU ``name``."""
     from systems import composite_slave
@@ -466,7 +474,9 @@ def _system_runtime(package: Path, script_source: str, targets: list, platforms=
     import shutil
 
     # what the runtime is made from: the element code, this Python, the composite runtime
-    key = (source_fingerprint(), sys.version, hashlib.sha256(Path(package / "slave.py").read_bytes()).hexdigest(),
+    from systems import composite_slave
+
+    key = (source_fingerprint(), sys.version, composite_slave.source_fingerprint(),
            tuple(targets), chosen_platforms(platforms))
     if key in _SYSTEM_RUNTIMES:
         return _SYSTEM_RUNTIMES[key]
@@ -528,7 +538,8 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
         package = tmp / COMPOSITE_PACKAGE
         package.mkdir()
         (package / "__init__.py").write_text('"""The runtime of a system FMU (systems/composite_slave.py)."""\n')
-        shutil.copyfile(composite_slave.__file__, package / "slave.py")
+        for shipped, source in composite_modules().items():
+            shutil.copyfile(source, package / f"{shipped}.py")
         (tmp / composite_slave.DESCRIPTION_FILE).write_text(document)
         ssd = tmp / f"{label}.ssd"             # what runs inside, for reference (the JSON is what is read)
         ssd.write_bytes(system_structure(
@@ -544,13 +555,13 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
                 canGetAndSetFMUstate=True, canSerializeFMUstate=True,
             )
         finally:
-            for module in (script.stem, COMPOSITE_PACKAGE, f"{COMPOSITE_PACKAGE}.slave"):
+            for module in (script.stem, COMPOSITE_PACKAGE, *(f"{COMPOSITE_PACKAGE}.{m}" for m in composite_modules())):
                 sys.modules.pop(module, None)
         runtime = None
         if not python_hosts_only and sys.platform.startswith("linux"):
             runtime = _system_runtime(package, script.read_text(), targets, platforms)
-        extensions = compiled_extensions({**element_modules(), f"{COMPOSITE_PACKAGE}.slave": package / "slave.py"},
-                                         targets)
+        extensions = compiled_extensions({**element_modules(), **{f"{COMPOSITE_PACKAGE}.{m}": package / f"{m}.py"
+                                                                  for m in composite_modules()}}, targets)
         _finish_fmu(raw, target, partial, name, _Described(composite_slave.interface(description)), runtime,
                     digest.hexdigest(), extensions)
     return target

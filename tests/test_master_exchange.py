@@ -1,12 +1,10 @@
-"""The master's exchange and record layouts (systems/master.py ``_Exchange``): each way of
-moving and recording the values gives the same results bit for bit, and a failing FMI call
-of the run loop still raises CoSimulationError with the FMU's log."""
+"""The master's recording (systems/master.py ``_Recorder``): what is recorded does not change
+the run, and a failing FMI call of the run loop raises CoSimulationError with the FMU's log."""
 import math
 
 import numpy as np
 import pytest
 
-import systems.master as master
 from systems.catalog import fan
 from systems.master import CoSimulationError, Instance, run
 from systems.ssp import run_system
@@ -18,38 +16,12 @@ def _f2(fmu_dir, record=fan.RECORD):
     return run_system(fmu_dir, fan.components("F2", STEP), fan.connections("F2"), STOP, STEP, record)
 
 
-def _plans(monkeypatch, may_share=None):
-    """The plans the runs make (``may_share`` given: forced to it)."""
-    plans = []
-
-    class Spy(master._Exchange):
-        def __init__(self, instances, stages, record, moved_at, shared, rows):
-            super().__init__(instances, stages, record, moved_at, shared if may_share is None else may_share, rows)
-            plans.append(self)
-
-    monkeypatch.setattr(master, "_Exchange", Spy)
-    return plans
-
-
-def test_f2_sets_what_it_reads_without_copying_and_as_with_copies(fmu_dir, monkeypatch):
-    """fan_F2 reads each connection's source once, in the order of the inputs it drives: its
-    inputs are set from the buffer the gets fill (no copy), with the results of the copies."""
-    plans = _plans(monkeypatch)
-    shared = _f2(fmu_dir)
-    copied_plans = _plans(monkeypatch, may_share=False)
-    copied = _f2(fmu_dir)
-    assert plans[0].shared and not copied_plans[0].shared
-    assert all(shared[key].tobytes() == copied[key].tobytes() for key in ["time", *fan.RECORD])
-
-
-def test_a_few_recorded_values_far_apart_are_recorded_as_among_many(fmu_dir, monkeypatch):
-    """engine.w (read for the exchange) and vehicle.ax (read for the record only) lie far apart
-    in the read buffer: recorded alone they are gathered by a take instead of recorded with
-    the values between them; they are the same values either way (reading changes nothing)."""
-    plans = _plans(monkeypatch)
+def test_a_few_recorded_values_are_those_recorded_among_many(fmu_dir):
+    """engine.w (read for the exchange), vehicle.ax (read for the record only) and
+    clutch.locked (a Boolean) recorded alone are the values recorded with every signal of
+    the system (reading changes nothing), a Boolean as 0.0 or 1.0."""
     few = _f2(fmu_dir, ["vehicle.ax", "clutch.locked", "engine.w"])
     every = _f2(fmu_dir)
-    assert plans[0].record_take is not None and plans[1].record_take is None
     assert all(few[key].tobytes() == every[key].tobytes() for key in ["vehicle.ax", "clutch.locked", "engine.w"])
     assert few["clutch.locked"].dtype == np.float64 and set(every["clutch.locked"]) <= {0.0, 1.0}
 

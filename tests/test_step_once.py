@@ -148,23 +148,23 @@ def test_the_exchange_plan_sets_an_instance_once_when_no_stage_2_get_reads_it(fm
     import systems.master as master
 
     plans = []
-    original = master._Exchange
 
-    class Spy(original):
+    class Spy(master.Algorithm):
         def __init__(self, *args):
             super().__init__(*args)
             plans.append(self)
 
-    monkeypatch.setattr(master, "_Exchange", Spy)
+    monkeypatch.setattr(master, "Algorithm", Spy)
     z3.simulate(fmu_dir, step=z3.SYSTEM.step, stop=4 * z3.SYSTEM.step)
     plan, = plans
-    gets = [[g.instance.name for g in stage] for stage in plan.stage_gets]
-    sets = [[s.instance.name for s in stage] for stage in plan.stage_sets]
+    (program, held), = plan.phases
+    gets = [[get.instance.name for get in refreshes] for refreshes, _, _, _ in program]
+    sets = [[put.instance.name for put in flushes] for _, _, _, flushes in program]
     # the clutch's engine torque and clamp forces (stage 1) go with its shaft torques (stage 2)
     assert sorted(gets[0]) == ["clamp_a", "clamp_b", "clutch", "engine_torque", "vehicle"]
     assert sorted(gets[1]) == ["shaft_even", "shaft_odd"]
     assert sorted(sets[0]) == ["shaft_even", "shaft_odd"]
     assert sorted(sets[1]) == ["clutch", "vehicle"]
     # the vehicle's angle and speed, read for both shafts, are read once
-    vehicle, = [g for g in plan.stage_gets[0] if g.instance.name == "vehicle"]
-    assert len(vehicle._vrs) == 2
+    vehicle, = [get for get in program[0][0] if get.instance.name == "vehicle"]
+    assert len(vehicle.values) == 2
