@@ -10,13 +10,14 @@ The system travels in ``resources/composite.json`` (written from the system's .s
 interface (inputs, outputs) and the internal step.  The elements are their models, driven
 here through the model protocol of :mod:`fmus.model` only; no FMI call passes between them.
 
-Exchange and stepping are those of ``systems.master.run``: at a communication point the
-connections whose source has no direct feedthrough are moved first (every get, then every
-set), then those whose source has (same), then every element steps from t to t + h with
-its inputs held.  Time is counted (t = t0 + n h), not accumulated.  A host step H = k h
-runs k internal steps, each with that exchange, the FMU inputs held over H.  With k = 1 the
-results are those of ``systems.master`` running the element FMUs (the same code, the same
-operations in the same order).
+Exchange and stepping are the one co-simulation algorithm (:mod:`systems.algorithm`,
+shipped beside this module), each element model a port of it (:class:`ModelPort`), as
+``systems.master.run`` drives it over the element FMUs: at a communication point the
+connections whose source has no direct feedthrough are moved first, then those whose
+source has, then every element steps from t to t + h with its inputs held.  Time is
+counted (t = t0 + n h), not accumulated.  A host step H = k h runs k internal steps, each
+with that exchange, the FMU inputs held over H.  With k = 1 the results are those of
+``systems.master`` running the element FMUs (the same code).
 
 Multi-rate (``rates``: {inst: H}, H = m h): such an element steps once per m internal
 steps, at the end of its step, with each connection-driven Real input at the mean of the
@@ -204,7 +205,7 @@ def _get_plan(elements: dict, table: dict, kind: str, vrs):
 
 def _feedthrough_sources(elements) -> list:
     """Each of ``elements`` once, in order of first appearance (whose feedthrough outputs
-    Composite._refresh brings up to date)."""
+    a get brings up to date)."""
     return list({id(element): element for element in elements}.values())
 
 
@@ -340,7 +341,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         self._plan(fmu_inputs)
 
     def _is_feedthrough(self, inst: str, name: str) -> bool:
-        """inst.name is an output with direct feedthrough (read through _refresh)."""
+        """inst.name is an output with direct feedthrough (a get brings it up to date first)."""
         return any(v.name == name and v.causality == OUTPUT and v.depends for v in self.elements[inst].VARIABLES)
 
     # ------------------------------------------------------------------ exchange plan
