@@ -407,7 +407,7 @@ class _CachedExtensionFinder:
     the source Python's path finder would load, when the cache holds it (else leaves it to
     that finder)."""
 
-    PACKAGES = frozenset({"fmus", "solvers"})
+    PACKAGES = frozenset({"drivetrain_fmu.fmus", "drivetrain_fmu.solvers"})
 
     def find_spec(self, name, path, target=None):
         if name.rpartition(".")[0] not in self.PACKAGES or not path:

@@ -206,7 +206,16 @@ def stdlib_closure(python: PythonInstallation, packages: list[Path], entry_sourc
         shipped_root = Path(tmp) / "resources"
         shipped_root.mkdir()
         for package in packages:
-            (shipped_root / package.name).symlink_to(package.resolve(), target_is_directory=True)
+            if (package / "__init__.py").exists():
+                (shipped_root / package.name).symlink_to(package.resolve(), target_is_directory=True)
+                continue
+            # a namespace package (drivetrain_fmu): modulefinder follows only regular ones, so
+            # it looks at its subpackages through a stand-in folder with an empty __init__.py
+            stand_in = shipped_root / package.name
+            stand_in.mkdir()
+            (stand_in / "__init__.py").touch()
+            for child in package.iterdir():
+                (stand_in / child.name).symlink_to(child.resolve(), target_is_directory=child.is_dir())
         entry = Path(tmp) / "fmu_entry.py"
         entry.write_text(entry_source)
         finder = modulefinder.ModuleFinder(path=[str(shipped_root), python.stdlib, python.dynload],
@@ -221,7 +230,8 @@ def stdlib_closure(python: PythonInstallation, packages: list[Path], entry_sourc
             continue                                   # built in or frozen
         if name.split(".")[0] in shipped_names:
             top, _, rest = Path(path).relative_to(Path(tmp) / "resources").as_posix().partition("/")
-            checked[name] = str(shipped_folders[top] / rest)      # shipped as resources
+            if (shipped_folders[top] / rest).exists():             # not a namespace's stand-in
+                checked[name] = str(shipped_folders[top] / rest)  # shipped as resources
             continue
         if path.startswith(python.dynload + os.sep):
             if name not in OPTIONAL_EXTENSIONS:
@@ -528,7 +538,7 @@ CPP_RUNTIME_FILES = {
 
 def downloads_folder() -> Path:
     """Where the PyPI downloads are cached: beside the compiled extensions' cache."""
-    import compiled_modules
+    from drivetrain_fmu import compiled_modules
 
     folder = compiled_modules.cache_folder().parent / "downloads"
     folder.mkdir(parents=True, exist_ok=True)

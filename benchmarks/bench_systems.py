@@ -22,9 +22,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import build_fmus  # noqa: E402
-from systems.catalog import fan, z3  # noqa: E402
-from systems.catalog.reference import fan_reference, z3_reference  # noqa: E402
+from drivetrain_fmu import build_fmus  # noqa: E402
+from drivetrain_fmu.systems.catalog import fan, z3  # noqa: E402
+from drivetrain_fmu.systems.catalog.reference import fan_reference, z3_reference  # noqa: E402
 
 
 def wall(fn):

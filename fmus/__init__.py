@@ -7,7 +7,7 @@ Clutch FMU, ``fmus.clutch.Clutch`` its model.
 import hashlib
 from pathlib import Path
 
-import solvers
+from drivetrain_fmu import solvers
 
 from . import (
     backlash,

@@ -48,20 +48,20 @@ from functools import partial
 try:
     import cython
 except ImportError:         # uncompiled, where Cython is not installed
-    from solvers import cython_fallback as cython
+    from drivetrain_fmu.solvers import cython_fallback as cython
 from pythonfmu import Fmi2Slave
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
-import fmus
-from fmus.compliance import SLIVER, STEP_ROUNDING
-from fmus.model import ParameterError, StateError
-from fmus.shell import (CONVERT, INITIALIZED, INSTANTIATED, TERMINATED, FmiCallError, FmiCommonCalls, PlanCache,
+from drivetrain_fmu import fmus
+from drivetrain_fmu.fmus.compliance import SLIVER, STEP_ROUNDING
+from drivetrain_fmu.fmus.model import ParameterError, StateError
+from drivetrain_fmu.fmus.shell import (CONVERT, INITIALIZED, INSTANTIATED, TERMINATED, FmiCallError, FmiCommonCalls, PlanCache,
                         fmi_entry, fmi_step_entry, fmi_variable, raise_to_host, repeat_until_done, state_from_bytes,
                         state_to_bytes, take_pending_signals)
-from fmus.native_exit import order_native_exit
-from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
-from solvers.budget import Budget
+from drivetrain_fmu.fmus.native_exit import order_native_exit
+from drivetrain_fmu.fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
+from drivetrain_fmu.solvers.budget import Budget
 
 DESCRIPTION_FILE = "composite.json"
 FORMAT = 1

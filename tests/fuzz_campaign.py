@@ -87,12 +87,12 @@ def element_spec(element) -> dict:
 
 
 def spec_from_sources(name: str) -> dict:
-    """The spec of element ``name`` from this checkout's ``fmus``, read in another process
-    (importing ``fmus`` here would make the FMU share that copy of the code)."""
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import fmus; "
-            "sys.path.insert(0, sys.argv[2]); from fuzz_campaign import element_spec; "
-            "print(json.dumps(element_spec({e.__name__: e for e in fmus.ELEMENTS}[sys.argv[3]])))")
-    out = subprocess.run([sys.executable, "-c", code, str(ROOT), str(Path(__file__).parent), name],
+    """The spec of element ``name`` from ``drivetrain_fmu.fmus``, read in another process
+    (importing the element code here would make the FMU share that copy of it)."""
+    code = ("import json, sys; from drivetrain_fmu import fmus; "
+            "sys.path.insert(0, sys.argv[1]); from fuzz_campaign import element_spec; "
+            "print(json.dumps(element_spec({e.__name__: e for e in fmus.ELEMENTS}[sys.argv[2]])))")
+    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), name],
                          capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(out.stdout)
 

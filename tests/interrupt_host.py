@@ -56,7 +56,7 @@ def main(fmu: str, steps: int, h: float, interrupted: str, element=None, method=
     hooked = None
     if element is not None:
         # the element's model: an element FMU's class inherits it, a system FMU runs it
-        cls = {e.__name__: e for e in sys.modules["fmus"].MODELS}[element]
+        cls = {e.__name__: e for e in sys.modules["drivetrain_fmu.fmus"].MODELS}[element]
         original = getattr(cls, method)
         count = [0]
 

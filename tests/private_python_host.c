@@ -93,6 +93,6 @@ int main(int argc, char **argv)
         release(clutch);
     }
     ((void (*)(void *))symbol(python, "PyEval_RestoreThread"))(thread);
-    run("import sys; print('host sees the FMU\\'s modules:', 'solvers.friction' in sys.modules, flush=True)");
+    run("import sys; print('host sees the FMU\\'s modules:', 'drivetrain_fmu.solvers.friction' in sys.modules, flush=True)");
     return 0;
 }

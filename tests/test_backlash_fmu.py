@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from systems.master import Instance, run
+from drivetrain_fmu.systems.master import Instance, run
 
 B = 10.0
 # case: c1, c2, d1, d2, m1, m2, c_r, x(0) = [x1, v1, x2, v2], T_d

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from solvers.backlash import BacklashPair, Body, PairState
-from solvers.contract import StepError
-from solvers.motion import AffineMotion
+from drivetrain_fmu.solvers.backlash import BacklashPair, Body, PairState
+from drivetrain_fmu.solvers.contract import StepError
+from drivetrain_fmu.solvers.motion import AffineMotion
 
 
 def test_free_bodies_impact_at_the_exact_instant_with_newtons_law():
@@ -110,7 +110,7 @@ def test_thesis_separation_force_variant_against_the_exact_constraint():
     Both describe the same motion: positions agree to 2 cm (measured 1.9 cm)."""
     import numpy as np
 
-    from systems.catalog.thesis_clearance import ThesisClearanceStepper
+    from drivetrain_fmu.systems.catalog.thesis_clearance import ThesisClearanceStepper
 
     B, h = 10.0, 0.2
     pair = BacklashPair(Body(40.0, 10.0, 0.0, B), Body(10.0, 40.0), B, 0.0)
@@ -138,7 +138,7 @@ def test_thesis_variant_with_a_gear_ratio_matches_the_exact_constraint():
     thesis stepper follows the exact solution (it did not while it used -lambda)."""
     import numpy as np
 
-    from systems.catalog.thesis_clearance import ThesisClearanceStepper
+    from drivetrain_fmu.systems.catalog.thesis_clearance import ThesisClearanceStepper
 
     pair = BacklashPair(Body(1.0), Body(0.5, 30.0), 0.04, 0.3, ratio=2.0)
     thesis, x = ThesisClearanceStepper(pair, 1e-4), np.array([0.08, 0.0, 0.0, 0.0])

@@ -9,13 +9,13 @@ import zipfile
 
 import pytest
 
-from fmus import source_fingerprint
+from drivetrain_fmu.fmus import source_fingerprint
 from tests.conftest import ROOT
 
 MIXED_BUILDS = """
 import sys
 sys.path.insert(0, {root!r})
-from systems.master import Instance
+from drivetrain_fmu.systems.master import Instance
 Instance({good!r}, "first").free()          # loads the element code of the current build
 probe = Instance.__new__(Instance)
 try:
@@ -115,7 +115,7 @@ def test_a_build_killed_midway_leaves_the_previous_fmus_valid(fmu_dir, tmp_path)
 def test_up_to_date_fmus_are_reused_and_others_rebuilt(fmu_dir, tmp_path):
     """build_all(force=False) (what run/export/report use) keeps FMUs stamped with the
     current build fingerprint, rebuilds a damaged one; a forced build rewrites."""
-    import build_fmus
+    from drivetrain_fmu import build_fmus
 
     out = tmp_path / "fmus"
     shutil.copytree(fmu_dir, out)
@@ -135,7 +135,7 @@ def test_up_to_date_fmus_are_reused_and_others_rebuilt(fmu_dir, tmp_path):
 def test_the_bundled_runtime_refuses_element_code_that_imports_outside_the_standard_library(tmp_path):
     """The FMUs carry the standard library only: a shipped package importing numpy stops
     the build with the module and its importer named."""
-    import host_support
+    from drivetrain_fmu import host_support
 
     package = tmp_path / "element"
     package.mkdir()
@@ -148,7 +148,7 @@ def test_the_bundled_runtime_refuses_element_code_that_imports_outside_the_stand
 def test_an_excluded_module_needed_at_import_time_stops_the_build(tmp_path):
     """A module left out of the runtime (host_support.EXCLUDED_STDLIB) but imported when the
     element code loads would fail in every host: the build refuses it by name."""
-    import host_support
+    from drivetrain_fmu import host_support
 
     package = tmp_path / "element"
     package.mkdir()
@@ -160,7 +160,7 @@ def test_an_excluded_module_needed_at_import_time_stops_the_build(tmp_path):
 OTHER_RUNTIME = """
 import sys
 sys.path.insert(0, {root!r})
-from systems.master import Instance
+from drivetrain_fmu.systems.master import Instance
 Instance({other!r}, "first").free()          # another build's runtime is the process's now
 probe = Instance.__new__(Instance)
 try:
@@ -179,7 +179,7 @@ def test_an_fmu_whose_runtime_differs_from_the_loaded_one_is_refused_by_name(fmu
     to load ('undefined symbol: drivetrain_fmu_hold' when the first FMU came from the
     build before the forwarder).  The other build here is the Inertia FMU with its runtime
     id replaced in its starter and its forwarder (a consistent build of other sources)."""
-    import host_support
+    from drivetrain_fmu import host_support
 
     ours, theirs = host_support.runtime_id().encode(), b"0123456789abcdef"
     other = tmp_path / "Inertia.fmu"
@@ -202,7 +202,7 @@ def test_without_mingw_the_default_build_leaves_out_windows_with_a_warning(monke
     """The default platforms are all that this machine can build: without mingw-w64 the FMUs
     get no binaries/win64 and one warning line says why; an explicit choice is kept (and
     then fails with the missing tool named, host_support)."""
-    import build_fmus
+    from drivetrain_fmu import build_fmus
 
     monkeypatch.setattr(build_fmus.shutil, "which", lambda name, *args, **kwargs: None)
     build_fmus._warn_once.cache_clear()

@@ -33,9 +33,9 @@ import random
 
 import pytest
 
-from fmus import ClutchChain
-from solvers.contract import StepError
-from solvers.friction import ChainState, FrictionChain, InterfaceLaw, Mode
+from drivetrain_fmu.fmus import ClutchChain
+from drivetrain_fmu.solvers.contract import StepError
+from drivetrain_fmu.solvers.friction import ChainState, FrictionChain, InterfaceLaw, Mode
 
 H = 1e-3
 _DEFAULTS = {v.name: v.start for v in ClutchChain.VARIABLES}

@@ -11,14 +11,14 @@ import time
 import numpy as np
 import pytest
 
-import drivetrain_cli
-from drivetrain_cli import checks, convergence, export, measure, plots, simulation
-from drivetrain_cli import study as cli_study
-from drivetrain_docs import accuracy_tables
-from systems.catalog import msl, r3
-from systems.catalog.reference import error_report
-from systems.signals import PLOTS
-from systems.ssp import catalog, load_system
+from drivetrain_fmu import cli
+from drivetrain_fmu.cli import checks, convergence, export, measure, plots, simulation
+from drivetrain_fmu.cli import study as cli_study
+from drivetrain_fmu.docgen import accuracy_tables
+from drivetrain_fmu.systems.catalog import msl, r3
+from drivetrain_fmu.systems.catalog.reference import error_report
+from drivetrain_fmu.systems.signals import PLOTS
+from drivetrain_fmu.systems.ssp import catalog, load_system
 from tests.conftest import ROOT
 
 
@@ -32,7 +32,7 @@ def _csv(path):
 
 
 def test_list_prints_every_documented_system_with_its_description(capsys):
-    assert drivetrain_cli.main(["list"]) == 0
+    assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
     for name in catalog():
         assert re.search(rf"^  {name} +{re.escape(load_system(name).description)}$", out, re.M), name
@@ -42,7 +42,7 @@ def test_run_writes_csv_with_units_and_plot_into_its_own_folder(fmu_dir, tmp_pat
     """`run r3_spring_1`: results/run/r3_spring_1/ holds the CSV, whose headers carry the
     FMUs' declared units, and the plot; its speeds conserve the drive's impulse,
     J_z w_z + J_wv w_wv = T t (to 1e-9: the spring's internal torques cancel exactly)."""
-    assert drivetrain_cli.main(["run", "r3_spring_1", "--fmus", str(fmu_dir), "--out", str(tmp_path)]) == 0
+    assert cli.main(["run", "r3_spring_1", "--fmus", str(fmu_dir), "--out", str(tmp_path)]) == 0
     folder = tmp_path / "run" / "r3_spring_1"
     assert f"wrote {folder / 'r3_spring_1.csv'} and {folder / 'r3_spring_1.png'}" in capsys.readouterr().out
     assert (folder / "r3_spring_1.png").stat().st_size > 10_000
@@ -59,10 +59,10 @@ def test_commands_do_not_overwrite_each_others_outputs(fmu_dir, tmp_path):
     now each command has its folder: results/run/z3, results/export/z3, results/ssp/z3
     (and `ssp` records what `run` records)."""
     out = ["--out", str(tmp_path)]
-    assert drivetrain_cli.main(["run", "z3", "--stop", "0.1", "--fmus", str(fmu_dir), *out]) == 0
-    assert drivetrain_cli.main(["export", "z3", "--stop", "0.1", "--fmus", str(fmu_dir), *out]) == 0
+    assert cli.main(["run", "z3", "--stop", "0.1", "--fmus", str(fmu_dir), *out]) == 0
+    assert cli.main(["export", "z3", "--stop", "0.1", "--fmus", str(fmu_dir), *out]) == 0
     archive = tmp_path / "export" / "z3" / "z3.ssp"
-    assert drivetrain_cli.main(["ssp", str(archive), *out]) == 0
+    assert cli.main(["ssp", str(archive), *out]) == 0
     run, run_header = _csv(tmp_path / "run" / "z3" / "z3.csv")
     ssp, ssp_header = _csv(tmp_path / "ssp" / "z3" / "z3.csv")
     assert (tmp_path / "run" / "z3" / "z3.png").is_file() and archive.is_file()
@@ -77,7 +77,7 @@ def test_run_with_a_rate_steps_that_component_at_its_own_step(fmu_dir, tmp_path)
     between, while the engine moves at every base step; the CSV is the master's multi-rate
     run (systems.catalog.fan.simulate(rates=...)) to its 10 written digits, and not the uniform run."""
     stop = 0.05
-    assert drivetrain_cli.main(["run", "fan_F2", "--stop", str(stop), "--rate", "vehicle=1e-3", "--fmus",
+    assert cli.main(["run", "fan_F2", "--stop", str(stop), "--rate", "vehicle=1e-3", "--fmus",
                                 str(fmu_dir), "--out", str(tmp_path)]) == 0
     data, _ = _csv(tmp_path / "run" / "fan_F2" / "fan_F2.csv")
     inside = np.abs(data["time"] * 1e3 - np.round(data["time"] * 1e3)) > 1e-6      # not a whole ms
@@ -86,7 +86,7 @@ def test_run_with_a_rate_steps_that_component_at_its_own_step(fmu_dir, tmp_path)
     changed = np.flatnonzero(np.diff(v) != 0.0) + 1
     assert len(changed) > 10 and not inside[changed].any()
     assert np.all(np.diff(data["engine.w"])[inside[1:]] != 0.0)
-    from systems.catalog import fan
+    from drivetrain_fmu.systems.catalog import fan
 
     multirate = fan.simulate(fmu_dir, "F2", step=1e-4, stop=stop, rates={"vehicle": 1e-3})
     uniform = fan.simulate(fmu_dir, "F2", step=1e-4, stop=stop)
@@ -103,20 +103,20 @@ def test_new_writes_an_editable_copy_that_runs_and_reports_by_path(fmu_dir, tmp_
     has none and gets the step-convergence check."""
     monkeypatch.chdir(tmp_path)
     fmus = ["--fmus", str(fmu_dir)]
-    assert drivetrain_cli.main(["new", "my_spring", "--from", "r3_spring_1"]) == 0
+    assert cli.main(["new", "my_spring", "--from", "r3_spring_1"]) == 0
     assert "drivetrain-fmu run my_spring.ssd" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="my_spring.ssd exists: choose another NAME or remove it") as info:
-        drivetrain_cli.main(["new", "my_spring", "--from", "z3"])
+        cli.main(["new", "my_spring", "--from", "z3"])
     assert info.value.code == 2
     copy = tmp_path / "my_spring.ssd"
-    assert drivetrain_cli.main(["report", str(copy), "--steps", "1e-3", *fmus]) == 0
+    assert cli.main(["report", str(copy), "--steps", "1e-3", *fmus]) == 0
     assert "r3_spring_1 co-simulation vs monolithic reference" in capsys.readouterr().out
     copy.write_text(copy.read_text().replace('<ssv:Real value="20.0" />', '<ssv:Real value="40.0" />'))
-    assert drivetrain_cli.main(["run", "my_spring.ssd", *fmus]) == 0
+    assert cli.main(["run", "my_spring.ssd", *fmus]) == 0
     data, _ = _csv(tmp_path / "results" / "run" / "my_spring" / "my_spring.csv")
     assert np.allclose(r3.J_Z * data["z.w"] + r3.J_WV * data["wv.w"], 40.0 * data["time"], rtol=1e-9, atol=1e-9)
     assert (tmp_path / "results" / "run" / "my_spring" / "my_spring.png").is_file()
-    assert drivetrain_cli.main(["report", "my_spring.ssd", *fmus]) == 0      # no reference: its convergence
+    assert cli.main(["report", "my_spring.ssd", *fmus]) == 0      # no reference: its convergence
     assert "my_spring.ssd: step convergence over 1 s (an edited system: no monolithic reference" in \
         capsys.readouterr().out
     assert (tmp_path / "results" / "report" / "my_spring" / "my_spring_convergence.csv").is_file()
@@ -127,7 +127,7 @@ def test_new_writes_an_editable_copy_that_runs_and_reports_by_path(fmu_dir, tmp_
 def test_a_step_or_stop_that_is_not_a_positive_finite_time_is_a_usage_error(argv, capsys):
     """Checked before anything is built or read (`--step inf` ran and exited 0 with time nan)."""
     with pytest.raises(SystemExit) as exit_info:
-        drivetrain_cli.main(argv)
+        cli.main(argv)
     assert exit_info.value.code == 2
     option, value = argv[2].split("=") if "=" in argv[2] else argv[2:4]
     assert f"argument {option}: must be a finite number of seconds > 0, got {value}" in capsys.readouterr().err
@@ -137,13 +137,13 @@ def test_list_survives_a_malformed_system_file(tmp_path, monkeypatch, capsys):
     """One unreadable .ssd in the catalog folder is listed as such; the others still are."""
     import shutil
 
-    from systems import ssp
+    from drivetrain_fmu.systems import ssp
 
     for name in ("z3", "fan_F1"):
         shutil.copy(ssp.CATALOG / f"{name}.ssd", tmp_path / f"{name}.ssd")
     (tmp_path / "broken.ssd").write_text("<ssd:SystemStructureDescription")
     monkeypatch.setattr(ssp, "CATALOG", tmp_path)
-    assert drivetrain_cli.main(["list"]) == 0
+    assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
     assert "broken" in out and "cannot be read" in out
     assert load_system("z3").description in out and load_system("fan_F1").description in out
@@ -152,7 +152,7 @@ def test_list_survives_a_malformed_system_file(tmp_path, monkeypatch, capsys):
 def test_report_says_when_a_coupling_diverged(fmu_dir, tmp_path, capsys):
     """Z3 with sampled shaft torques at 10 ms diverges (the speeds reach 1e126): `report`
     says DIVERGED, where and how far, instead of printing 'max 2.20e+124' as an error."""
-    assert drivetrain_cli.main(["report", "z3", "--steps", "1e-2", "--fmus", str(fmu_dir), "--out",
+    assert cli.main(["report", "z3", "--steps", "1e-2", "--fmus", str(fmu_dir), "--out",
                                 str(tmp_path)]) == 0
     out = capsys.readouterr().out
     table, sampled = out.split("    separate FMUs, sampled torques: ")
@@ -201,19 +201,19 @@ def test_step_convergence_finds_the_order_of_the_exchange_and_estimates_the_erro
     ``within``."""
     monkeypatch.chdir(tmp_path)
     fmus = ["--fmus", str(fmu_dir), "--steps", f"{step:g}"]
-    assert drivetrain_cli.main(["new", "spring", "--from", "r3_spring_1"]) == 0
+    assert cli.main(["new", "spring", "--from", "r3_spring_1"]) == 0
     copy = tmp_path / "spring.ssd"
     if torques == "sampled":          # the spring's T_comm bound 0: sampled torques (an edited system)
         text = copy.read_text()
         at = text.index('<ssv:Parameter name="T_comm">')
         copy.write_text(text[:at] + re.sub(r'value="[^"]*"', 'value="0.0"', text[at:], count=1))
-        assert drivetrain_cli.main(["report", "spring.ssd", *fmus]) == 0
+        assert cli.main(["report", "spring.ssd", *fmus]) == 0
         estimated = _convergence_rows(tmp_path / "results" / "report" / "spring" / "spring_convergence.csv")
     else:                             # the unchanged copy has a reference: --convergence asks for the check
-        assert drivetrain_cli.main(["report", "spring.ssd", "--convergence", *fmus]) == 0
+        assert cli.main(["report", "spring.ssd", "--convergence", *fmus]) == 0
         estimated = _convergence_rows(tmp_path / "results" / "report" / "spring" / "spring_convergence.csv")
     assert f"{torques} compliance torques" in capsys.readouterr().out
-    assert drivetrain_cli.main(["report", "r3_spring_1", *fmus]) == 0
+    assert cli.main(["report", "r3_spring_1", *fmus]) == 0
     true = _report_rows(tmp_path / "results" / "report" / "r3_spring_1" / "r3_spring_1_errors.csv")
     true = true[("separate FMUs", torques)]
     assert set(estimated) == set(true) == {"spring.phi_rel", "z.w", "wv.w"}
@@ -229,7 +229,7 @@ def test_report_prints_the_system_as_one_fmu_beside_the_separate_fmus(fmu_dir, t
     step-mean torques, so its errors are theirs and the two runs differ by at most 1e-9
     of a signal's range (docs/composite-fmu.md: equal to 1e-12 of each signal's largest
     value; measured 0).  About 15 s (the system FMU's build 5-8 s of it)."""
-    assert drivetrain_cli.main(["report", "z3", "--steps", "1e-3", "--fmus", str(fmu_dir), "--out",
+    assert cli.main(["report", "z3", "--steps", "1e-3", "--fmus", str(fmu_dir), "--out",
                                 str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"\n +separate FMUs +separate FMUs +one FMU\n +step-mean torques +sampled torques +"
@@ -255,7 +255,7 @@ def test_report_says_when_the_system_fmu_refused_a_step(fmu_dir, tmp_path, capsy
     refuses the step, in its own FMU and inside the system FMU alike: `report` says FAILED
     for both runs, at the same time, with the FMU's reason, in one line each (no traceback),
     and goes on.  About 25 s (the F2 reference 15 s of it)."""
-    assert drivetrain_cli.main(["report", "fan_F2", "--steps", "1e-2", "--fmus", str(fmu_dir), "--out",
+    assert cli.main(["report", "fan_F2", "--steps", "1e-2", "--fmus", str(fmu_dir), "--out",
                                 str(tmp_path)]) == 0
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
@@ -276,11 +276,11 @@ def test_export_prints_an_ecos_step_at_which_it_was_measured_stable(fmu_dir, tmp
     diverges; an export at that step prints the ecos command with it."""
     step, _ = export.JACOBI_STEPS["z3"]
     assert step < load_system("z3").step
-    assert drivetrain_cli.main(["export", "z3", "--fmus", str(fmu_dir), "--out", str(tmp_path)]) == 0
+    assert cli.main(["export", "z3", "--fmus", str(fmu_dir), "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "--stepSize 0.002" not in out.split("OMSimulator")[1].split("\n", 1)[1]
     assert f"drivetrain-fmu export z3 --step {step:g}" in out
-    assert drivetrain_cli.main(["export", "z3", "--step", f"{step:g}", "--fmus", str(fmu_dir), "--out",
+    assert cli.main(["export", "z3", "--step", f"{step:g}", "--fmus", str(fmu_dir), "--out",
                                 str(tmp_path)]) == 0
     assert f"--stepSize {step:g} --stopTime 10 --parameterSet initialValues" in capsys.readouterr().out
 
@@ -437,7 +437,7 @@ def test_report_all_rewrites_only_its_tables_and_refuses_a_file_without_the_comm
     for argv in (["report", "--all", "--write", str(tmp_path / "plain.md")], ["report", "--all", "--steps", "1e-3"],
                  ["report", "z3", "--all"], ["report"], ["report", "z3", "--write"]):
         with pytest.raises(SystemExit) as refused:
-            drivetrain_cli.main([*argv, "--out", str(tmp_path / "results")])
+            cli.main([*argv, "--out", str(tmp_path / "results")])
         assert refused.value.code == 2, argv
     assert not (tmp_path / "results").exists()
     capsys.readouterr()
@@ -448,7 +448,7 @@ def test_the_fan_plot_zooms_on_the_stick_slip_cycle_with_the_largest_slip(tmp_pa
     of zoomed panels shows one period, between two lock events, the one whose slip peaks
     highest (with a 15 % margin); no lock cycle, no zoom.  Checked on a synthetic run, and
     the plot of it is written."""
-    from systems.master import Result
+    from drivetrain_fmu.systems.master import Result
 
     time = np.arange(0, 1.0 + 1e-9, 1e-3)
     phase = (time * 10) % 1.0                      # ten cycles: locked in the first fifth of each

@@ -1,4 +1,4 @@
-"""Every user mistake of issue 19 through the real command (`python -m drivetrain_cli` in
+"""Every user mistake of issue 19 through the real command (`python -m drivetrain_fmu.cli` in
 a subprocess): one or two lines on stderr naming the bad value and what is allowed, exit
 status 2 for a usage error, 1 for a failed simulation, 130 when interrupted, and no
 Python traceback unless --debug.  Before, each ended in a 12-44 line traceback (and step
@@ -16,16 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from systems.ssp import CATALOG
+from drivetrain_fmu.systems.ssp import CATALOG
 
 ROOT = Path(__file__).resolve().parents[1]
 Z3 = (CATALOG / "z3.ssd").read_text()
 
 
 def cli(*argv, cwd, timeout=120):
-    """(exit status, stdout, stderr) of `python -m drivetrain_cli argv` run in ``cwd``."""
+    """(exit status, stdout, stderr) of `python -m drivetrain_fmu.cli argv` run in ``cwd``."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "drivetrain_cli", *map(str, argv)], cwd=cwd, env=env,
+    done = subprocess.run([sys.executable, "-m", "drivetrain_fmu.cli", *map(str, argv)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
     return done.returncode, done.stdout, done.stderr
 
@@ -141,7 +141,7 @@ def test_a_bad_step_is_a_usage_error_found_before_any_build(tmp_path, argv, mess
 
 
 def test_an_ssp_run_at_another_step_than_its_t_comm_names_both(tmp_path, fmu_dir):
-    from systems import ssp
+    from drivetrain_fmu.systems import ssp
 
     archive = ssp.export("z3", tmp_path / "z3.ssp", fmu_dir, step=2e-3, stop=0.1)
     assert_refused(cli("ssp", archive.name, "--step", "1e-3", cwd=tmp_path), 2,
@@ -189,7 +189,7 @@ def test_ctrl_c_stops_the_run_says_interrupted_and_exits_130(tmp_path, fmu_dir):
     the KeyboardInterrupt into fmi2Fatal and a traceback followed), says "interrupted"
     with the time reached, no traceback, exit status 130."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([sys.executable, "-m", "drivetrain_cli", "run", "fan_F2", "--fmus", str(fmu_dir)],
+    process = subprocess.Popen([sys.executable, "-m", "drivetrain_fmu.cli", "run", "fan_F2", "--fmus", str(fmu_dir)],
                                cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         err = ""
@@ -210,7 +210,7 @@ def test_ctrl_c_stops_the_run_says_interrupted_and_exits_130(tmp_path, fmu_dir):
 
 def test_ctrl_c_writes_the_rows_computed_so_far(tmp_path, fmu_dir):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([sys.executable, "-m", "drivetrain_cli", "run", "fan_F2", "--fmus", str(fmu_dir)],
+    process = subprocess.Popen([sys.executable, "-m", "drivetrain_fmu.cli", "run", "fan_F2", "--fmus", str(fmu_dir)],
                                cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         err = ""
@@ -234,7 +234,7 @@ def cli_without(hidden, *argv, cwd, timeout=120):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     code = (f"import runpy, sys\nfor name in {list(hidden)!r}:\n    sys.modules[name] = None\n"
             f"sys.argv = ['drivetrain-fmu'] + {list(map(str, argv))!r}\n"
-            f"runpy.run_module('drivetrain_cli', run_name='__main__')\n")
+            f"runpy.run_module('drivetrain_fmu.cli', run_name='__main__')\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=timeout)
     return done.returncode, done.stdout, done.stderr
@@ -268,7 +268,7 @@ def test_output_to_a_closed_pipe_ends_quietly(tmp_path, argv):
     141.  Here the reader's end is closed before the command writes a byte."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     read_end, write_end = os.pipe()
-    process = subprocess.Popen([sys.executable, "-m", "drivetrain_cli", *argv], cwd=tmp_path, env=env,
+    process = subprocess.Popen([sys.executable, "-m", "drivetrain_fmu.cli", *argv], cwd=tmp_path, env=env,
                                stdout=write_end, stderr=subprocess.PIPE, text=True)
     os.close(write_end)
     os.close(read_end)

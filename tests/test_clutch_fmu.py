@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from systems.master import CoSimulationError, Instance
+from drivetrain_fmu.systems.master import CoSimulationError, Instance
 
 J1, J2 = 0.2, 0.28
 T_LOCK = 100.0 / (80.0 * (1 / J1 + 1 / J2))    # 0.14583 s
@@ -149,7 +149,7 @@ import sys
 sys.path.insert(0, {root!r})
 from fmpy import extract, read_model_description
 from fmpy.fmi2 import FMU2Slave
-from systems.master import Instance
+from drivetrain_fmu.systems.master import Instance
 model, unzip_dir = read_model_description({fmu!r}), extract({fmu!r})
 refs = {{v.name: v.valueReference for v in model.modelVariables}}
 for attempt in range(6):
@@ -216,7 +216,7 @@ def test_setting_an_output_is_refused_naming_it(fmu_dir):
 def test_input_screen_passes_finite_inputs_whose_sum_overflows():
     """doStep screens the inputs with their sum (finite only if each one is); a sum that
     overflows from finite inputs falls back to the exact check, which finds nothing."""
-    from fmus import Clutch
+    from drivetrain_fmu.fmus import Clutch
 
     clutch = Clutch(instance_name="screen", resources=None)
     clutch.exit_initialization_mode()
@@ -233,8 +233,8 @@ def test_reading_the_friction_feedthrough_does_not_change_the_step():
     that was read at the same state and inputs: the states must equal, bit for bit, those
     of an instance whose feedthrough is never read (clutch a locked and clutch b open, then
     b engaging and locking within a step, as in Z3's shift)."""
-    from fmus import DualClutch
-    from solvers.friction import FORWARD, FREE, STUCK
+    from drivetrain_fmu.fmus import DualClutch
+    from drivetrain_fmu.solvers.friction import FORWARD, FREE, STUCK
 
     def make(name):
         clutch = DualClutch(instance_name=name, resources=None)

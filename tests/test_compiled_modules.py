@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import build_fmus
-import compiled_modules
-from systems.catalog import fan, z3
+from drivetrain_fmu import build_fmus
+from drivetrain_fmu import compiled_modules
+from drivetrain_fmu.systems.catalog import fan, z3
 
 ROOT = Path(__file__).resolve().parents[1]
 SUFFIX = compiled_modules.extension_suffix()
@@ -46,7 +46,7 @@ fmu, stop, step, outputs, saved = sys.argv[1], float(sys.argv[2]), float(sys.arg
 result = simulate_fmu(fmu, stop_time=stop, step_size=step, output_interval=step, output=outputs)
 np.save(saved, np.column_stack([result[name].astype(float) for name in ("time", *outputs)]))
 print(json.dumps({name: getattr(module, "__file__", None) for name, module in sys.modules.items()
-                  if name.split(".")[0] in ("solvers", "fmus", "drivetrain_composite")}))
+                  if name.split(".")[0] in ("drivetrain_fmu", "drivetrain_composite")}))
 """
 
 
@@ -70,7 +70,7 @@ def test_every_element_fmu_carries_and_runs_the_compiled_modules(fmu_dir, tmp_pa
     # the Clutch as a host loads it: its modules are the extension modules
     _, loaded = _run_alone(fmu_dir / "Clutch.fmu", 0.05, 1e-3, ["w_1"], tmp_path)
     for name in ("solvers.friction", "solvers.ode", "fmus.shell", "fmus.model", "fmus.clutch"):
-        assert loaded[name].endswith(SUFFIX), (name, loaded[name])
+        assert loaded[f"drivetrain_fmu.{name}"].endswith(SUFFIX), (name, loaded[f"drivetrain_fmu.{name}"])
 
 
 @pytest.mark.parametrize("system, stop, step, options, outputs", [
@@ -86,7 +86,7 @@ def test_compiled_and_pure_python_system_fmus_give_identical_results(tmp_path, s
         runs[pure] = _run_alone(fmu, stop, step, outputs, folder)
     (compiled, loaded_compiled), (pure, loaded_pure) = runs[False], runs[True]
     assert loaded_compiled["drivetrain_composite.slave"].endswith(SUFFIX)
-    assert loaded_compiled["solvers.friction"].endswith(SUFFIX)
+    assert loaded_compiled["drivetrain_fmu.solvers.friction"].endswith(SUFFIX)
     assert all(path.endswith(".py") for path in loaded_pure.values() if path), loaded_pure
     assert compiled.shape == pure.shape == (int(round(stop / step)) + 1, len(outputs) + 1)
     for column, name in enumerate(("time", *outputs)):
@@ -121,41 +121,41 @@ def test_a_second_build_takes_every_module_from_the_cache(tmp_path, monkeypatch)
 WHERE = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-import compiled_modules
+from drivetrain_fmu import compiled_modules
 compiled_modules.prefer_compiled()
-import fmus, solvers.friction, solvers.vehicle
-print(json.dumps({name: sys.modules[name].__file__ for name in ("fmus", "fmus.clutch", "solvers.friction",
-                                                                 "solvers.vehicle")}))
+import drivetrain_fmu.fmus, drivetrain_fmu.solvers.friction, drivetrain_fmu.solvers.vehicle
+print(json.dumps({name: sys.modules["drivetrain_fmu." + name].__file__
+                  for name in ("fmus", "fmus.clutch", "solvers.friction", "solvers.vehicle")}))
 """
 
 
 def test_the_command_line_process_imports_the_element_code_compiled_from_its_own_sources(fmu_dir, tmp_path):
-    """drivetrain_cli calls prefer_compiled before importing the element code: with the cache
+    """drivetrain_fmu.cli calls prefer_compiled before importing the element code: with the cache
     warm (the session's build), a process imports the compiled modules; a copy of the tree
     whose friction solver has been edited imports that module from its source (the cached
     one was compiled from another text) and the others compiled."""
     tree = tmp_path / "tree"
-    for package in ("fmus", "solvers"):
-        shutil.copytree(ROOT / package, tree / package, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copyfile(ROOT / "compiled_modules.py", tree / "compiled_modules.py")
+    build_fmus.shipped_package(tree)
+    shutil.copyfile(ROOT / "compiled_modules.py", tree / "drivetrain_fmu" / "compiled_modules.py")
     for edited in (False, True):
         if edited:
-            with open(tree / "solvers" / "friction.py", "a") as source:
+            with open(tree / "drivetrain_fmu" / "solvers" / "friction.py", "a") as source:
                 source.write("\n# edited after the build\n")
         done = subprocess.run([sys.executable, "-c", WHERE, str(tree)], capture_output=True, text=True,
                               cwd=tmp_path, timeout=120)
         assert done.returncode == 0, done.stderr[-3000:]
         where = json.loads(done.stdout)
-        assert where["fmus"] == str(tree / "fmus" / "__init__.py")
+        assert where["fmus"] == str(tree / "drivetrain_fmu" / "fmus" / "__init__.py")
         cache = str(compiled_modules.cache_folder())
         for name in ("fmus.clutch", "solvers.vehicle"):
             assert where[name].startswith(cache) and where[name].endswith(SUFFIX), where
         if edited:
-            assert where["solvers.friction"] == str(tree / "solvers" / "friction.py")
+            assert where["solvers.friction"] == str(tree / "drivetrain_fmu" / "solvers" / "friction.py")
         else:
             assert where["solvers.friction"].startswith(cache), where
-    # the command itself: importing drivetrain_cli imports the element code compiled
-    done = subprocess.run([sys.executable, "-c", "import sys, drivetrain_cli; print(sys.modules['fmus.clutch'].__file__)"],
+    # the command itself: importing drivetrain_fmu.cli imports the element code compiled
+    done = subprocess.run([sys.executable, "-c",
+                           "import sys, drivetrain_fmu.cli; print(sys.modules['drivetrain_fmu.fmus.clutch'].__file__)"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().startswith(cache) and done.stdout.strip().endswith(SUFFIX), done.stdout
@@ -209,7 +209,7 @@ def test_a_machine_without_the_compiler_builds_uncompiled_fmus_with_one_warning(
 def test_pure_python_builds_carry_no_extension_modules(tmp_path):
     """drivetrain-fmu build --pure-python and build_fmus.py --pure-python: the FMU carries the
     sources only; without the option it carries the compiled modules too."""
-    import drivetrain_cli
+    from drivetrain_fmu import cli
 
     def compiled_in(fmu):
         with zipfile.ZipFile(fmu) as archive:
@@ -219,7 +219,7 @@ def test_pure_python_builds_carry_no_extension_modules(tmp_path):
     assert compiled_in(tmp_path / "default" / "Shaft.fmu")
     assert build_fmus.main(["--only", "Shaft", "--out", str(tmp_path / "pure"), "--pure-python"]) == 0
     assert not compiled_in(tmp_path / "pure" / "Shaft.fmu")
-    assert drivetrain_cli.main(["build", "--pure-python", "--out", str(tmp_path / "cli")]) == 0
+    assert cli.main(["build", "--pure-python", "--out", str(tmp_path / "cli")]) == 0
     assert not any(compiled_in(fmu) for fmu in (tmp_path / "cli").glob("*.fmu"))
 
 

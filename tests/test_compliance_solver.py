@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from solvers.compliance import spring_damper_torque, spring_energy, twist
+from drivetrain_fmu.solvers.compliance import spring_damper_torque, spring_energy, twist
 
 
 def test_the_step_mean_spring_torque_does_exactly_the_work_the_spring_stores():

@@ -28,11 +28,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import build_fmus
-import drivetrain_cli
-from systems import composite, ssp
-from systems.catalog import z3
-from systems.master import CoSimulationError, Instance
+from drivetrain_fmu import build_fmus
+from drivetrain_fmu import cli
+from drivetrain_fmu.systems import composite, ssp
+from drivetrain_fmu.systems.catalog import z3
+from drivetrain_fmu.systems.master import CoSimulationError, Instance
 from tests.conftest import HOSTS, ROOT
 from tests.test_self_contained import hiding, without_python  # noqa: F401  (fixtures)
 
@@ -165,7 +165,7 @@ def test_inputs_from_the_host_give_the_results_of_the_tables_they_replace(system
     """z3 with --input clutch.tau_2 --input clutch.f_n_a: the host sets the engine torque
     and clamp a's force to the values their Tables take (a Table's time is the previous
     point plus h, as fmus.table steps it) and gets the default FMU's results exactly."""
-    from solvers.signal import table_points, table_value
+    from drivetrain_fmu.solvers.signal import table_points, table_value
 
     step, stop = z3.SYSTEM.step, 4.6           # clamp a's ramp runs from 4 to 4.5 s
     tables = {key: (*table_points(z3.SYSTEM.components[inst].with_defaults()),
@@ -188,7 +188,7 @@ def test_internal_step_half_equals_master_at_half_and_approaches_the_reference(s
     """Internal step 1 ms under a 2 ms host step: equal to the master at 1 ms sampled every
     2nd point, and closer to the monolithic reference than at 2 ms (measured: clutch.w_2
     RMS 0.171 % -> 0.075 % of its range, tau_fric_a 0.52 % -> 0.25 %)."""
-    from systems.catalog.reference import error_report, z3_reference
+    from drivetrain_fmu.systems.catalog.reference import error_report, z3_reference
 
     step, stop = z3.SYSTEM.step, 10.0
     half = _run_fmpy(system_dir[1] / "half" / "z3.fmu", stop, step, REPORT_KEYS)
@@ -350,7 +350,7 @@ def element_steps(monkeypatch):
     """The element steps the system FMUs of this process take (the FMUs run this process's
     ``fmus``); more than 100 000 in one test fails the step that takes them (a guard: the
     step would otherwise run for hours)."""
-    from fmus.model import Model
+    from drivetrain_fmu.fmus.model import Model
 
     taken, inner = [0], Model.take_step
 
@@ -460,7 +460,7 @@ def test_command_line_checks_arguments_before_building(tmp_path, capsys):
                        (["z3", "--internal-step", "1e-9"], "internal step 1e-09 is outside the allowed range"),
                        (["no_such_system"], "unknown system 'no_such_system'")):
         with pytest.raises(SystemExit) as stop:
-            drivetrain_cli.main(["export-fmu", *argv, "--out", str(tmp_path)])
+            cli.main(["export-fmu", *argv, "--out", str(tmp_path)])
         assert stop.value.code == 2, argv
         assert text in capsys.readouterr().err, argv
     assert not list(tmp_path.iterdir())
@@ -471,7 +471,7 @@ def test_drivetrain_fmu_export_fmu_reports_a_bad_argument_in_one_line(tmp_path, 
     a bad --input is a usage error (exit 2) named in one line, before anything is built."""
 
     with pytest.raises(SystemExit) as stop:
-        drivetrain_cli.main(["export-fmu", "z3", "--input", "clutch.nope", "--out", str(tmp_path)])
+        cli.main(["export-fmu", "z3", "--input", "clutch.nope", "--out", str(tmp_path)])
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err == "drivetrain-fmu export-fmu: error: " + str(stop.value) and "DualClutch clutch has no input 'nope'" in err
@@ -548,7 +548,7 @@ def test_multirate_fan_f2_stays_within_the_measured_error_of_the_reference(multi
     """F2, first 0.5 s at a 1 ms host step, the vehicle at 1 ms and the engine, shafts and
     clutch at 0.05 ms: RMS error / range of engine.w and clutch.w_1 against the monolithic
     reference below 1 % (MULTIRATE_RMS) and within 10 % of the uniform 0.05 ms run's."""
-    from systems.catalog.reference import error_report, fan_reference
+    from drivetrain_fmu.systems.catalog.reference import error_report, fan_reference
 
     stop, host = 0.5, 1e-3
     mine = _run_fmpy(multirate_dir / "vehicle_1ms" / "fan_F2.fmu", stop, host, FAN_KEYS)
@@ -588,7 +588,7 @@ def test_bad_rate_is_refused_in_one_line_naming_it_and_the_allowed_instances(tmp
                        (["--rate", "vehicle=1e-3", "--rate", "vehicle=2e-3"], "given a rate twice"),
                        (["--rate", "vehicle=1e-3", "--iterations", "1"], "--iterations with --rate is not supported")):
         with pytest.raises(SystemExit) as stop:
-            drivetrain_cli.main(["export-fmu", str(FAN_F2), *argv, "--out", str(tmp_path)])
+            cli.main(["export-fmu", str(FAN_F2), *argv, "--out", str(tmp_path)])
         assert stop.value.code == 2, argv
         err = capsys.readouterr().err
         assert text in err and err.count("\n") == 1, (argv, err)
@@ -617,7 +617,7 @@ def test_multirate_fmu_state_round_trip(multirate_dir):
 def test_default_outputs_are_the_signals_drivetrain_fmu_run_plots_for_the_system():
     """Exported with no --output, a system FMU shows what `drivetrain-fmu run` plots for its
     family (engine speed, lock flags, friction torques), then every connection's source."""
-    from systems.signals import PLOTS, family_of
+    from drivetrain_fmu.systems.signals import PLOTS, family_of
 
     for name in ssp.catalog():
         system = ssp.load_system(name)

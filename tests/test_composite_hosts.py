@@ -44,11 +44,11 @@ import numpy as np
 import pytest
 from fmpy import read_model_description
 
-import build_fmus
-from systems import ssp
-from systems.catalog import z3
-from systems.ssp import Component, write_ssp
-from systems.master import Instance
+from drivetrain_fmu import build_fmus
+from drivetrain_fmu.systems import ssp
+from drivetrain_fmu.systems.catalog import z3
+from drivetrain_fmu.systems.ssp import Component, write_ssp
+from drivetrain_fmu.systems.master import Instance
 from tests.test_composite_fmu import FAN_F2, _assert_close, _outputs, _run_fmpy
 from tests.test_hosts import OMS_API_SCRIPT, OMSIMULATOR, _omsimulator_result, _omsimulator_signals, _run_c_host
 from tests.test_self_contained import RELATIVE, hiding, without_python  # noqa: F401  (fixtures)

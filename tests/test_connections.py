@@ -8,9 +8,9 @@ import zipfile
 
 import pytest
 
-import drivetrain_cli
-from systems.master import Connection, Instance, run
-from systems.ssp import CATALOG, parse_ssd, write_ssp
+from drivetrain_fmu import cli
+from drivetrain_fmu.systems.master import Connection, Instance, run
+from drivetrain_fmu.systems.ssp import CATALOG, parse_ssd, write_ssp
 
 Z3 = (CATALOG / "z3.ssd").read_bytes()
 
@@ -65,7 +65,7 @@ def test_the_command_line_names_a_bad_connection_in_one_line(tmp_path, capsys):
         archive.writestr("SystemStructure.ssd", _z3_with(b'startElement="engine_torque" startConnector="y"',
                                                          b'startElement="vehicle" startConnector="w"'))
     with pytest.raises(SystemExit) as info:
-        drivetrain_cli.main(["ssp", str(path), "--step", "1e-3"])
+        cli.main(["ssp", str(path), "--step", "1e-3"])
     assert info.value.code == 2
     assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
     assert "connection vehicle.w -> clutch.tau_2: the units differ (rad/s and N.m)" in str(info.value)

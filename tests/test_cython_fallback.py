@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from solvers import cython_fallback
+from drivetrain_fmu.solvers import cython_fallback
 
 ROOT = Path(__file__).resolve().parents[1]
 

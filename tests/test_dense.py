@@ -6,7 +6,7 @@ at each test and the ratio measured when it was written."""
 import numpy as np
 import pytest
 
-from solvers import dense
+from drivetrain_fmu.solvers import dense
 
 EPS = np.finfo(float).eps
 
@@ -119,7 +119,7 @@ def test_min_norm_solve_of_a_regular_system_is_its_solution():
 def vehicle_constraint_matrix(**params):
     """C M^-1 C^T of the Fan vehicle at rest on its settled start with all four contacts
     stuck (joints and contact rows, as solvers.vehicle forms it), symmetrised."""
-    from solvers.vehicle import PlanarVehicle, VehicleParams
+    from drivetrain_fmu.solvers.vehicle import PlanarVehicle, VehicleParams
 
     model = PlanarVehicle(VehicleParams(**params))
     state = model.initial_state(0.0, 0.0)

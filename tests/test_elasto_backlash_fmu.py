@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from systems.master import Connection, Instance, run
+from drivetrain_fmu.systems.master import Connection, Instance, run
 
 J1, J2, W1 = 1.0, 2.0, 1.0
 

@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from solvers.elasto_backlash import INITIAL, FloresContact, LimitedSpringDamper
+from drivetrain_fmu.solvers.elasto_backlash import INITIAL, FloresContact, LimitedSpringDamper
 
 J1, J2 = 1.0, 2.0
 M_EFF = J1 * J2 / (J1 + J2)        # inertia of the relative motion phi_rel = phi_1 - phi_2

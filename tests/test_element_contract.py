@@ -50,8 +50,8 @@ from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import (FMU2Slave, calloc, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
                        fmi2CallbackFunctions, fmi2CallbackLoggerTYPE, free)
 
-import fmus
-from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, count_parameters, full_counts, in_use
+from drivetrain_fmu import fmus
+from drivetrain_fmu.fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, count_parameters, full_counts, in_use
 
 pytestmark = pytest.mark.fmu
 
@@ -588,8 +588,8 @@ def test_no_declared_variable_takes_a_name_the_model_protocol_or_the_shell_uses(
     FMU is the shell around the model in one object: a variable named as one of the protocol's
     or the shell's own attributes would overwrite it when set (SineTorque's parameter
     ``phase`` did, while the shell kept its phase under that name: its initialization failed)."""
-    from fmus.model import Model
-    from fmus.shell import element_fmu
+    from drivetrain_fmu.fmus.model import Model
+    from drivetrain_fmu.fmus.shell import element_fmu
 
     class Empty(Model):
         VARIABLES = ()

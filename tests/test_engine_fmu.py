@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from systems.master import Instance, run
+from drivetrain_fmu.systems.master import Instance, run
 
 
 def _run(fmu_dir, params, load, duration=0.5, h=1e-3):

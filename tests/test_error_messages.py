@@ -12,12 +12,12 @@ import time
 
 import pytest
 
-from fmus import Backlash
-from fmus import Clutch, ClutchChain, DualClutch
-from fmus import ElastoBacklash
-from fmus import Inertia
-from fmus import Vehicle
-from fmus import VehicleSimple
+from drivetrain_fmu.fmus import Backlash
+from drivetrain_fmu.fmus import Clutch, ClutchChain, DualClutch
+from drivetrain_fmu.fmus import ElastoBacklash
+from drivetrain_fmu.fmus import Inertia
+from drivetrain_fmu.fmus import Vehicle
+from drivetrain_fmu.fmus import VehicleSimple
 
 
 def make(cls, initialize=True, **params):
@@ -52,7 +52,7 @@ def test_the_stribeck_law_beyond_the_float_range_is_computed_exactly():
     w_stribeck and alpha_stribeck for a value that is computable)."""
     import mpmath
 
-    from solvers.friction import stribeck_decay
+    from drivetrain_fmu.solvers.friction import stribeck_decay
 
     assert stribeck_decay(100.0, 1000.0) == float(mpmath.exp(-mpmath.mpf(100) ** 1000)) == 0.0
     assert stribeck_decay(2.1, 1000.0) == 0.0          # 2.1^1000 = 1.7e322: beyond the float range
@@ -263,7 +263,7 @@ def test_a_slip_beyond_the_float_range_gives_the_magic_formula_limit(curvature):
     NaN from inf - inf, and a step refused as "output phi_wheel = nan").  The element accepts
     v_min >= 1e-6 m/s; at that floor the slip dynamics (rate ~1.4e10 1/s) exceed the step's
     integration budget, and the refusal names v_min among what to change."""
-    from solvers.tire import TireVehicle, TireVehicleParams
+    from drivetrain_fmu.solvers.tire import TireVehicle, TireVehicleParams
 
     model = TireVehicle(TireVehicleParams(tire_model=1, v_min=5e-324, E=curvature))
     p = model.p
@@ -330,7 +330,7 @@ def test_speed_dependent_torque_is_computed_where_the_ratio_squared_leaves_the_f
     float (tau_nominal = 1e-300 N.m: 1e300 N.m at w = 1 rad/s, four times that at 2 rad/s; the
     square of a tiny ratio, 1e-400, no longer rounds to 0: 1e300 (1e-200)^2 = 1e-100); the
     tolerance, 4 ulps, covers the three roundings of the scaled product."""
-    from fmus import SpeedDependentTorque
+    from drivetrain_fmu.fmus import SpeedDependentTorque
 
     source = make(SpeedDependentTorque, tau_nominal=1e-300, w_nominal=1e-300, w=1.0)
     [tau] = source.get_real([vr(source, "tau")])
@@ -346,7 +346,7 @@ def test_speed_dependent_torque_beyond_the_float_range_fails_the_get_naming_why(
     """tau_nominal = 1 N.m, w_nominal = 1e-300 rad/s at w = 1 rad/s: the torque 1e600 N.m is no
     float.  The get fails naming the output, the input and the largest |w| computable
     (w_nominal sqrt(1.8e308 / |tau_nominal|) = 1.34e-146 rad/s), not an OverflowError."""
-    from fmus import SpeedDependentTorque
+    from drivetrain_fmu.fmus import SpeedDependentTorque
 
     source = make(SpeedDependentTorque, tau_nominal=1.0, w_nominal=1e-300, w=1.0)
     got = failure(source.get_real, [vr(source, "tau")])

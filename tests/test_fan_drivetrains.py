@@ -3,7 +3,7 @@ Clutch, half shaft and Vehicle FMUs at a 1 ms step (step-mean shafts)."""
 import numpy as np
 import pytest
 
-from systems.catalog import fan
+from drivetrain_fmu.systems.catalog import fan
 
 H = 1e-3
 
@@ -86,7 +86,7 @@ def test_f3_stick_slip_lasts_longer_the_closer_the_torque_to_the_critical_one(fm
     -165.6 N.m; median cycle 0.044-0.046 s).  At -164 N.m the monolithic reference
     (PoweredVehicle: the seed's 12 coordinates and one LCP) counts the same cycles as the
     co-simulation, to one cycle."""
-    from systems.catalog.reference import fan_reference
+    from drivetrain_fmu.systems.catalog.reference import fan_reference
 
     stop = 3.5
     instants = {}
@@ -115,7 +115,7 @@ def test_f3_engine_harmonics_excite_the_driveline(fmu_dir):
     (measured peak to peak 0.75 rad/s), with the harmonics the twist rate keeps
     oscillating (measured 4.9 rad/s, asserted > 3x) and the torque peaks (up to 3.5 T0)
     make the tire stick and slip (measured stuck 58 % of the time); joint drift < 1e-4 m."""
-    from systems.catalog import fan
+    from drivetrain_fmu.systems.catalog import fan
 
     harmonic = fan.simulate(fmu_dir, "F3_harmonics")
     constant = fan.simulate(fmu_dir, "F3", T0=fan.case_values("F3_harmonics")["T0"])

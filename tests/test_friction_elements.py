@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from fmus import Brake, OneWayClutch, PlanetaryGear
+from drivetrain_fmu.fmus import Brake, OneWayClutch, PlanetaryGear
 
 ROUNDING = 1e-12
 
@@ -204,7 +204,7 @@ def test_brake_is_a_clutch_against_a_housing_of_infinite_inertia():
     housing as a second body of 1e9 kg.m2: the body's speeds agree to about J / J_housing =
     1e-9 (the housing's recoil), here checked at 1e-8 of the start speed over a stop and a
     breakaway."""
-    from solvers.friction import FrictionChain, FrictionSystem, InterfaceLaw
+    from drivetrain_fmu.solvers.friction import FrictionChain, FrictionSystem, InterfaceLaw
 
     law = InterfaceLaw(0.4, 0.3, 0.1, 2)
     brake = FrictionSystem([1.0], [law], rows=[[1.0]])

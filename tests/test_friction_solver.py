@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from solvers.friction import FrictionChain, InterfaceLaw, Mode
+from drivetrain_fmu.solvers.friction import FrictionChain, InterfaceLaw, Mode
 
 COULOMB = InterfaceLaw(mu_s=1.0, mu_k=0.8, r_eff=1.0, n_surfaces=1.0)  # T_s = f_n, T_c = 0.8 f_n
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-import fmus
+from drivetrain_fmu import fmus
 from tests.fuzz_campaign import HANG_GUARD_S, element_spec
 
 CAMPAIGN = Path(__file__).with_name("fuzz_campaign.py")
@@ -104,7 +104,7 @@ def test_sigint_ends_a_campaign_at_once_with_its_summary(tmp_path):
     and shrank for up to --shrink-seconds (measured with seed 31: 13 s after the signal);
     then, 4 of 16 runs two at a time failed: the KeyboardInterrupt was dropped in a gc
     callback (the campaign ran on) or made fmi2Instantiate fail (a false finding)."""
-    import build_fmus
+    from drivetrain_fmu import build_fmus
 
     build_fmus.build_all(tmp_path, only=["Engine"])
     spec = tmp_path / "Engine.spec.json"

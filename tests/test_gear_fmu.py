@@ -10,14 +10,14 @@ import random
 
 import pytest
 
-from systems.master import CoSimulationError, Instance
+from drivetrain_fmu.systems.master import CoSimulationError, Instance
 
 J_1, J_2 = 0.1, 1.0
 
 
 @pytest.fixture(scope="module")
 def gear_fmu(tmp_path_factory):
-    import build_fmus
+    from drivetrain_fmu import build_fmus
 
     return build_fmus.build_all(tmp_path_factory.mktemp("gear"), only=["Gear"])[0]
 

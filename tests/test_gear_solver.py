@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from solvers.contract import StepError
-from solvers.gear import Gear, GearState, Mode
+from drivetrain_fmu.solvers.contract import StepError
+from drivetrain_fmu.solvers.gear import Gear, GearState, Mode
 
 J_1, J_2 = 0.1, 1.0
 

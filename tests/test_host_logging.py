@@ -105,7 +105,7 @@ def test_fmusim_shows_the_bad_parameter(fmu_dir, tmp_path):
 
 
 def _bad_ssp(fmu_dir, folder):
-    from systems.ssp import Component, write_ssp
+    from drivetrain_fmu.systems.ssp import Component, write_ssp
 
     return write_ssp(folder / "bad.ssp", "bad", {"load": Component("Inertia", {"J": -1.0})}, [], fmu_dir, 0.01,
                      step=1e-3)

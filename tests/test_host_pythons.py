@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import build_fmus
-import compiled_modules
+from drivetrain_fmu import build_fmus
+from drivetrain_fmu import compiled_modules
 from benchmarks import fmpy_host
-from systems.catalog import z3
+from drivetrain_fmu.systems.catalog import z3
 from tests.test_self_contained import INPUTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ Z3_STOP, Z3_STEP = 10.0, 2e-3
 #: the element FMUs' run (tests/test_self_contained.py's inputs make each one move)
 STOP, STEP = 0.2, 1e-3
 #: what the FMUs' runtime packages are called in resources/ (a module of them ran compiled or not)
-PACKAGES = ("solvers", "fmus", build_fmus.COMPOSITE_PACKAGE)
+PACKAGES = (build_fmus.PACKAGE, build_fmus.COMPOSITE_PACKAGE)
 
 #: run by each host: every FMU in fmpy, results saved, then where each module came from
 RUN_ALL = """
@@ -107,9 +107,10 @@ def _run_of(host_runs, version):
 def test_each_cpython_host_runs_every_fmu_compiled_for_its_version(host_runs, version):
     _, said, target, _ = _run_of(host_runs, version)
     assert said["ext_suffix"] == target.ext_suffix
-    modules = {name: path for name, path in said["modules"].items() if path and "." in name}
+    modules = {name: path for name, path in said["modules"].items() if path and not path.endswith("__init__.py")}
     # every module it ran: the element FMUs' and the system FMU's
-    for expected in ("solvers.friction", "solvers.ode", "fmus.shell", "fmus.model", "fmus.clutch", "fmus.vehicle",
+    for expected in ("drivetrain_fmu.solvers.friction", "drivetrain_fmu.solvers.ode", "drivetrain_fmu.fmus.shell",
+                     "drivetrain_fmu.fmus.model", "drivetrain_fmu.fmus.clutch", "drivetrain_fmu.fmus.vehicle",
                      f"{build_fmus.COMPOSITE_PACKAGE}.slave"):
         assert expected in modules, sorted(modules)
     source = {name: path for name, path in modules.items() if not path.endswith(target.ext_suffix)}
@@ -147,8 +148,8 @@ def test_a_host_of_a_version_not_compiled_for_runs_the_sources_with_the_same_res
     fmu, = build_fmus.build_all(tmp_path / "fmus", ["Clutch"], host_pythons=[REFERENCE])
     results, said = _batch(python, {"Clutch": (str(fmu), INPUTS["Clutch"], STOP, STEP, None)},
                            tmp_path / "run.npz", version)
-    modules = {name: path for name, path in said["modules"].items() if path and "." in name}
-    assert "solvers.friction" in modules and "fmus.clutch" in modules, sorted(modules)
+    modules = {name: path for name, path in said["modules"].items() if path and not path.endswith("__init__.py")}
+    assert {"drivetrain_fmu.solvers.friction", "drivetrain_fmu.fmus.clutch"} <= modules.keys(), sorted(modules)
     assert all(path.endswith(".py") for path in modules.values()), modules
     for key in results:
         _assert_equal(results[key], reference[key], (version, key))

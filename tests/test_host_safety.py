@@ -260,7 +260,7 @@ def test_a_refused_step_restores_every_output_of_a_chain_with_fewer_bodies():
     once mixed the two lists up."""
     import math
 
-    from fmus import ClutchChain
+    from drivetrain_fmu.fmus import ClutchChain
 
     chain = ClutchChain(instance_name="restore", resources=None)
     chain.n_bodies, chain.tau_1 = 3, 1.0

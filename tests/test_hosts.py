@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from systems.master import Connection
+from drivetrain_fmu.systems.master import Connection
 from tests.conftest import HOSTS
-from systems.ssp import Component, catalog, fmpy_parameter_set, write_ssp
+from drivetrain_fmu.systems.ssp import Component, catalog, fmpy_parameter_set, write_ssp
 
 # Clutch (Z1: body 1 at 100 rad/s engages body 2) -> Shaft -> Inertia, no external input
 COMPONENTS = {"clutch": Component("Clutch", {"J_2": 0.3}), "shaft": Component("Shaft"),
@@ -126,8 +126,8 @@ t, h = 0.0, 1e-3
 for n in range(200):
     clutch.doStep(currentCommunicationPoint=n * h, communicationStepSize=h)
 print("W", *clutch.getReal([vr["w_1"], vr["w_2"]]))
-print("FMUS", sys.modules["fmus"].__file__)
-print("SOLVERS", sys.modules["solvers"].__file__)
+print("FMUS", sys.modules["drivetrain_fmu.fmus"].__file__)
+print("SOLVERS", sys.modules["drivetrain_fmu.solvers"].__file__)
 print("WHERE", os.path.realpath(where))
 shaft, vr, _ = load("Shaft.fmu")         # a second pythonfmu library in the same process
 shaft.setReal([vr["phi_1"]], [0.01])
@@ -195,8 +195,8 @@ def test_f1_ssp_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_path, ecos_host):
     this small step (at 1 ms both diverge alike), which docs/hosts.md states."""
     from fmpy.ssp.simulation import simulate_ssp
 
-    from systems import ssp as systems_ssp
-    from systems.catalog import fan
+    from drivetrain_fmu.systems import ssp as systems_ssp
+    from drivetrain_fmu.systems.catalog import fan
 
     step, stop = 1e-4, 0.05
     ssp = systems_ssp.export("fan_F1", tmp_path / "f1.ssp", fmu_dir, step=step, stop=stop)
@@ -217,8 +217,8 @@ def test_z3_ssp_with_its_input_tables_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_p
     simulate_ssp give identical results, and the tables' values reach the clutch."""
     from fmpy.ssp.simulation import simulate_ssp
 
-    from systems import ssp as systems_ssp
-    from systems.catalog import z3
+    from drivetrain_fmu.systems import ssp as systems_ssp
+    from drivetrain_fmu.systems.catalog import z3
 
     step, stop = 1e-3, 0.3
     ssp = systems_ssp.export("z3", tmp_path / "z3.ssp", fmu_dir, step=step, stop=stop)
@@ -240,8 +240,8 @@ def test_z3_ssp_with_its_input_tables_runs_alike_in_ecos_and_fmpy(fmu_dir, tmp_p
 def test_ssp_file_drives_the_same_simulation(fmu_dir, tmp_path):
     """The exported Z3 SSP read back (systems.ssp.read_ssp) and run by systems.master gives
     exactly the co-simulation of systems.catalog.z3 (same components, parameters, connections)."""
-    from systems import ssp
-    from systems.catalog import z3
+    from drivetrain_fmu.systems import ssp
+    from drivetrain_fmu.systems.catalog import z3
 
     path = ssp.export("z3", tmp_path / "z3.ssp", fmu_dir, step=1e-3, stop=0.5)
     system = ssp.read_ssp(path)
@@ -257,8 +257,8 @@ def test_ssp_file_drives_the_same_simulation(fmu_dir, tmp_path):
 def test_r3_clearance_ssp_drives_the_same_simulation(fmu_dir, tmp_path):
     """R3 clearance case 1 (its drive reversal a staircase Table) exported as SSP and run
     from the file equals systems.catalog.r3's co-simulation exactly over the reversal."""
-    from systems import ssp
-    from systems.catalog import r3
+    from drivetrain_fmu.systems import ssp
+    from drivetrain_fmu.systems.catalog import r3
 
     path = ssp.export("r3_clearance_1", tmp_path / "r3.ssp", fmu_dir, step=1e-3, stop=1.2)
     keys = ["mesh.w_1", "mesh.w_2", "vehicle.w", "mesh.phi_rel"]
@@ -371,7 +371,7 @@ def test_every_exported_system_runs_in_omsimulator_like_drivetrain_fmu_ssp(syste
 
     Without the OpenModelica annotation the CLI aborted ([NewSystem] internal error,
     exit 134); with Table's unit "1" the Python API refused Z3 and R3 (unit mismatch)."""
-    from systems import ssp
+    from drivetrain_fmu.systems import ssp
 
     oms, library = OMSIMULATOR / "bin" / "OMSimulator", OMSIMULATOR / "lib" / "x86_64-linux-gnu"
     if not oms.exists():

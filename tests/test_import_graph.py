@@ -16,10 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 NOT_MODULES = {"tests", "benchmarks", "docs", "build", "results"}
 
 
-def project_modules(root: Path = ROOT) -> dict[str, Path]:
+def project_modules(root: Path = ROOT, package: str = "drivetrain_fmu") -> dict[str, Path]:
     """Dotted name -> source file of every module of the checkout's top-level modules and
-    packages (a package is a folder with an ``__init__.py``)."""
-    modules = {path.stem: path for path in root.glob("*.py")}
+    packages (a package is a folder with an ``__init__.py``), under ``package`` (the checkout's
+    top folder installed as it) or none."""
+    prefix = f"{package}." if package else ""
+    modules = {prefix + path.stem: path for path in root.glob("*.py")}
     for init in root.glob("*/__init__.py"):
         if init.parent.name in NOT_MODULES:
             continue
@@ -27,7 +29,7 @@ def project_modules(root: Path = ROOT) -> dict[str, Path]:
             parts = path.relative_to(root).with_suffix("").parts
             if not all((root.joinpath(*parts[:k]) / "__init__.py").exists() for k in range(1, len(parts))):
                 continue                      # a folder of scripts inside a package, not a subpackage
-            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+            modules[prefix + ".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return modules
 
 
@@ -45,9 +47,9 @@ def _imported(name: str, path: Path, node) -> list[str]:
     return [prefix] + [f"{prefix}.{alias.name}" for alias in node.names]   # a name may be a submodule
 
 
-def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+def import_graph(root: Path = ROOT, package: str = "drivetrain_fmu") -> dict[str, set[str]]:
     """module -> the project modules its import statements (anywhere in it) import."""
-    modules = project_modules(root)
+    modules = project_modules(root, package)
     graph = {}
     for name, path in modules.items():
         edges = set()
@@ -98,16 +100,16 @@ def test_the_graph_sees_relative_and_function_local_imports(tmp_path):
     (package / "a.py").write_text("from . import b\n")
     (package / "b.py").write_text("def later():\n    from .a import thing\n")
     (tmp_path / "top.py").write_text("import pkg.a\n")
-    graph = import_graph(tmp_path)
+    graph = import_graph(tmp_path, None)
     assert graph["top"] == {"pkg", "pkg.a"} and graph["pkg.b"] == {"pkg.a"}
     assert cycle(graph) == ["pkg.a", "pkg.b", "pkg.a"]
     (package / "b.py").write_text("import json\n")
-    assert cycle(import_graph(tmp_path)) is None
+    assert cycle(import_graph(tmp_path, None)) is None
 
 
 def test_the_project_has_no_import_cycle():
     graph = import_graph()
-    assert {"build_fmus", "fmus", "solvers", "systems"} <= graph.keys()
+    assert {f"drivetrain_fmu.{name}" for name in ("build_fmus", "fmus", "solvers", "systems")} <= graph.keys()
     found = cycle(graph)
     assert found is None, "import cycle: " + " -> ".join(found)
 
@@ -120,7 +122,30 @@ def test_systems_ssp_loads_the_element_code_only_when_asked():
     import subprocess
     import sys
 
-    code = "import sys, systems.ssp; print(sorted(m for m in sys.modules if m.split('.')[0] == 'fmus'))"
+    code = ("import sys, drivetrain_fmu.systems.ssp; "
+            "print(sorted(m for m in sys.modules if m.startswith('drivetrain_fmu.fmus')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_code_imports_the_project_only_by_its_one_name():
+    """Installed, the project is drivetrain_fmu and nothing else (issue 32); a checkout's top
+    folder is on sys.path under pytest, so an `import fmus` left anywhere (tests and
+    benchmarks included) would run a second copy of the element code beside
+    drivetrain_fmu.fmus.  The FMU entry points build_fmus generates are checked as code too."""
+    from drivetrain_fmu import build_fmus
+
+    old = ({path.stem for path in ROOT.glob("*.py")} | {init.parent.name for init in ROOT.glob("*/__init__.py")}) - {
+        "tests", "benchmarks"}
+    sources = {path: path.read_text(encoding="utf-8") for path in ROOT.rglob("*.py")
+               if not {".git", "build", "results"} & set(path.relative_to(ROOT).parts)}
+    sources["SLAVE_SCRIPT"] = build_fmus.slave_script("Clutch")
+    found = []
+    for path, text in sources.items():
+        for node in ast.walk(ast.parse(text)):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else [])
+            found += [f"{path}: {name}" for name in names if name.split(".")[0] in old]
+    assert {"fmus", "solvers", "systems", "cli", "build_fmus"} <= old
+    assert not found, found

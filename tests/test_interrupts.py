@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-import build_fmus
+from drivetrain_fmu import build_fmus
 
 HOST = Path(__file__).with_name("interrupt_host.py")
 

@@ -3,7 +3,7 @@ lemke takes and returns lists (it ships in the FMUs); the checks use numpy array
 import numpy as np
 import pytest
 
-from solvers.lcp import LcpError, lemke
+from drivetrain_fmu.solvers.lcp import LcpError, lemke
 
 
 @pytest.mark.parametrize("M,q,z", [

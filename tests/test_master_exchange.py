@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-import systems.master as master
-from systems.catalog import fan
-from systems.master import CoSimulationError, Instance, run
-from systems.ssp import run_system
+from drivetrain_fmu.systems import master as master
+from drivetrain_fmu.systems.catalog import fan
+from drivetrain_fmu.systems.master import CoSimulationError, Instance, run
+from drivetrain_fmu.systems.ssp import run_system
 
 STEP, STOP = 1e-3, 0.05
 

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from fmpy.validation import validate_fmu
 
-from fmus import ELEMENTS
+from drivetrain_fmu.fmus import ELEMENTS
 from tests.conftest import ROOT
 
 CHECKER = ROOT.parent / "shared" / "tools" / "check_fmus.py"

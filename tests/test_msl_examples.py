@@ -15,8 +15,8 @@ import math
 
 import pytest
 
-from systems.catalog import msl
-from systems.ssp import load_system, run_system
+from drivetrain_fmu.systems.catalog import msl
+from drivetrain_fmu.systems.ssp import load_system, run_system
 
 pytestmark = pytest.mark.fmu
 
@@ -39,7 +39,7 @@ def test_msl_example_locks_and_unlocks_as_in_msl(name, fmu_dir):
 def test_simple_gear_shift_runs_at_the_planetary_ratios():
     """First gear (ring braked): load / engine = z_sun / (z_sun + z_ring) = 50 / 125 = 0.4
     exactly (Willis, to rounding); after the clutch locks sun and ring: 1 (direct drive)."""
-    from fmus import PlanetaryGear
+    from drivetrain_fmu.fmus import PlanetaryGear
 
     gear = PlanetaryGear(instance_name="g", resources=None)
     gear.setup_experiment(0.0)

@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import build_fmus
-from systems.catalog import fan
-from systems.catalog.reference import error_report, fan_reference
+from drivetrain_fmu import build_fmus
+from drivetrain_fmu.systems.catalog import fan
+from drivetrain_fmu.systems.catalog.reference import error_report, fan_reference
 
 FAN_KEYS = ["engine.w", "clutch.w_1", "vehicle.w_wheel_f"]
 #: F2's components with a state (the shafts are compliances: no rate of their own)
@@ -101,7 +101,7 @@ def test_bad_rates_are_refused_in_one_line_naming_the_value(fmu_dir):
 
 
 def test_the_master_refuses_a_rate_for_an_instance_it_does_not_run(fmu_dir):
-    from systems.master import Instance, run
+    from drivetrain_fmu.systems.master import Instance, run
 
     engine = Instance(fmu_dir / "Engine.fmu", "engine")
     try:
@@ -121,7 +121,7 @@ def test_an_output_interval_records_every_nth_row_of_the_same_run(fmu_dir):
     1 ms, ..., 0.1 s, each the every-step run's row at that time bit for bit (values not
     recorded are not read, and reading changes nothing in the run); an interval that is not a
     whole multiple of the step, or does not divide the stop, is refused naming it."""
-    from systems.ssp import run_system
+    from drivetrain_fmu.systems.ssp import run_system
 
     run = (fmu_dir, fan.components("F2", 1e-4), fan.connections("F2"), 0.1, 1e-4, fan.RECORD)
     every_step = run_system(*run, rates={"vehicle": 1e-3})

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from solvers.pwa import Characteristic, PwaOscillator
-from systems.catalog import r3
-from systems.master import CoSimulationError, Connection, Instance, run
-from systems.catalog.pwa_methods import reference
+from drivetrain_fmu.solvers.pwa import Characteristic, PwaOscillator
+from drivetrain_fmu.systems.catalog import r3
+from drivetrain_fmu.systems.master import CoSimulationError, Connection, Instance, run
+from drivetrain_fmu.systems.catalog.pwa_methods import reference
 
 TABLE6 = PwaOscillator(1.0, Characteristic((0.0, 0.15), (1.0, 20.0)), Characteristic.linear(0.5))
 

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from solvers.ode import integrate
+from drivetrain_fmu.solvers.ode import integrate
 
 G = 9.81
 

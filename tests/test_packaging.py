@@ -36,12 +36,12 @@ def test_without_the_extras_the_packages_import_and_the_command_starts():
     systems (its modules), build_fmus and the command import, and `--help` works."""
     hidden = list(OPTIONAL) + ["dask"]
     code = (f"import sys\nfor name in {hidden!r}:\n    sys.modules[name] = None\n"
-            "import fmus, solvers, build_fmus, host_support, drivetrain_cli\n"
-            "import systems.ssp, systems.master, systems.study, systems.catalog.reference, systems.catalog.pwa_methods, "
-            "systems.composite\n"
-            "drivetrain_cli.main(['--help'])\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+            "from drivetrain_fmu import fmus, solvers, build_fmus, host_support, cli\n"
+            "import drivetrain_fmu.systems.ssp, drivetrain_fmu.systems.master, drivetrain_fmu.systems.study\n"
+            "import drivetrain_fmu.systems.catalog.reference, drivetrain_fmu.systems.catalog.pwa_methods\n"
+            "import drivetrain_fmu.systems.composite\n"
+            "cli.main(['--help'])\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "usage: drivetrain-fmu" in done.stdout
 
@@ -49,18 +49,42 @@ def test_without_the_extras_the_packages_import_and_the_command_starts():
 def test_the_console_script_and_every_package_are_installed():
     """pyproject's `drivetrain-fmu` entry point names a callable that runs the command, and
     its package list names every package of the checkout (a folder with an __init__.py,
-    subpackages such as systems.catalog too): a package left out would be missing from an
-    installed copy, whose command then fails on import."""
+    subpackages such as systems.catalog too) under the one import name drivetrain_fmu (the
+    checkout's top folder, issue 32): a package left out would be missing from an installed
+    copy, whose command then fails on import."""
     import importlib
 
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     module, _, function = PROJECT["scripts"]["drivetrain-fmu"].partition(":")
     entry = getattr(importlib.import_module(module), function)
     assert entry(["list"]) == 0
-    found = {".".join(init.parent.relative_to(ROOT).parts) for init in ROOT.glob("**/__init__.py")
+    assert tool["package-dir"] == {"drivetrain_fmu": "."}
+    found = {".".join(("drivetrain_fmu",) + init.parent.relative_to(ROOT).parts) for init in ROOT.glob("**/__init__.py")
              if init.parent.relative_to(ROOT).parts[0] not in ("tests", "benchmarks", "build")}
-    # a package of data only (the C sources in native/) has no __init__.py: it is listed with its data
-    data_only = {name for name in tool["packages"] if not (ROOT / name.replace(".", "/") / "__init__.py").exists()
-                 and name in tool["package-data"]}
-    assert found == set(tool["packages"]) - data_only
-    assert all((ROOT / f"{name}.py").exists() for name in tool["py-modules"])
+    # the top (a namespace package) and a package of data only (the C sources in native/)
+    # have no __init__.py: native is listed with its data
+    data_only = {name for name in tool["packages"] if name in tool["package-data"]
+                 and not (ROOT.joinpath(*name.split(".")[1:]) / "__init__.py").exists()}
+    assert found == set(tool["packages"]) - data_only - {"drivetrain_fmu"}
+    assert "py-modules" not in tool
+
+
+def test_installed_the_project_claims_one_import_name(tmp_path):
+    """A wheel of the checkout puts everything under drivetrain_fmu/ (issue 32: fmus,
+    solvers, systems, host_support, compiled_modules, build_fmus and the command were seven
+    generic top-level names in every user's site-packages), beside its .dist-info."""
+    import shutil
+    import zipfile
+
+    source = tmp_path / "source"          # a copy: setuptools builds in the tree it is given
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "results", "*.egg-info", "__pycache__"))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), str(source)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    wheel, = tmp_path.glob("drivetrain_fmu-*.whl")
+    tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"drivetrain_fmu"}, sorted(tops)
+    names = zipfile.ZipFile(wheel).namelist()
+    for expected in ("drivetrain_fmu/fmus/clutch.py", "drivetrain_fmu/cli/run.py", "drivetrain_fmu/build_fmus.py",
+                     "drivetrain_fmu/native/fmi2_forwarding.h", "drivetrain_fmu/systems/catalog/ssd/z3.ssd"):
+        assert expected in names

@@ -10,9 +10,9 @@ the gear ratios to rounding
 import numpy as np
 import pytest
 
-from systems.catalog.msl import flag_changes
-from systems.catalog.reference import error_report, planetary_shift_reference
-from systems.ssp import load_system, run_system
+from drivetrain_fmu.systems.catalog.msl import flag_changes
+from drivetrain_fmu.systems.catalog.reference import error_report, planetary_shift_reference
+from drivetrain_fmu.systems.ssp import load_system, run_system
 
 pytestmark = pytest.mark.fmu
 

@@ -12,10 +12,10 @@ import pytest
 from scipy.integrate import quad
 from scipy.linalg import expm
 
-from solvers.contract import StepError
-from solvers.exponential import expm2
-from solvers.pwa import Characteristic, OscillatorState, PwaOscillator
-from systems.catalog.pwa_methods import METHODS, discrete_energy, make_exact_switching, reference, simulate
+from drivetrain_fmu.solvers.contract import StepError
+from drivetrain_fmu.solvers.exponential import expm2
+from drivetrain_fmu.solvers.pwa import Characteristic, OscillatorState, PwaOscillator
+from drivetrain_fmu.systems.catalog.pwa_methods import METHODS, discrete_energy, make_exact_switching, reference, simulate
 
 TABLE2 = Characteristic((0.0, 0.05, 0.1, 0.15), (0.05, 1.0, 2.0, 10.0))
 TABLE6 = PwaOscillator(1.0, Characteristic((0.0, 0.15), (1.0, 20.0)), Characteristic.linear(0.5))

@@ -3,7 +3,7 @@ k2 + vehicle inertia, drive +100 N.m then -100 N.m from 1 s (systems.catalog.r3,
 import numpy as np
 import pytest
 
-from systems.catalog import r3
+from drivetrain_fmu.systems.catalog import r3
 
 
 @pytest.fixture(scope="module")

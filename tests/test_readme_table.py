@@ -2,9 +2,9 @@
 ``fmus.ELEMENTS``, character for character (so it cannot drift from the elements)."""
 import re
 
-import drivetrain_cli
-import fmus
-from drivetrain_docs import element_tables
+from drivetrain_fmu import cli
+from drivetrain_fmu import fmus
+from drivetrain_fmu.docgen import element_tables
 from tests.conftest import ROOT
 
 
@@ -18,7 +18,7 @@ def readme_element_table() -> str:
 
 
 def test_the_readme_element_table_is_the_generated_one(capsys):
-    assert drivetrain_cli.main(["list", "--markdown"]) == 0
+    assert cli.main(["list", "--markdown"]) == 0
     printed = capsys.readouterr().out
     assert readme_element_table() + "\n" == printed, (
         "README.md's element table differs from `drivetrain-fmu list --markdown`: paste its output "

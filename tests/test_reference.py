@@ -3,8 +3,8 @@ and the step-mean shaft coupling that keeps it small at the default step."""
 import numpy as np
 import pytest
 
-from systems.catalog import z3
-from systems.catalog.reference import error_report, z3_reference
+from drivetrain_fmu.systems.catalog import z3
+from drivetrain_fmu.systems.catalog.reference import error_report, z3_reference
 
 H = 1e-3
 Z3_STEP = z3.SYSTEM.step    # 2 ms (systems/catalog/ssd/z3.ssd)
@@ -67,8 +67,8 @@ def test_r3_spring_cosimulation_against_its_closed_form(fmu_dir, case):
     0.1 % of their ranges (measured at most 0.05 %); the sampled torque drifts off (case 1:
     66 % on the twist, measured), the explicit coupling feeding energy into the undamped
     stiff region."""
-    from systems.catalog import r3
-    from systems.catalog.reference import r3_spring_reference
+    from drivetrain_fmu.systems.catalog import r3
+    from drivetrain_fmu.systems.catalog.reference import r3_spring_reference
 
     reference = r3_spring_reference(case, np.arange(1001) * H)
     keys = ["spring.phi_rel", "z.w", "wv.w"]
@@ -85,8 +85,8 @@ def test_f1_cosimulation_against_the_seeds_monolithic_system(fmu_dir):
     RMS errors of the driven wheel's and the engine's speeds below 1 % of their ranges
     (measured 0.012 % and 0.67 %; at 1 ms the engine's is 1.8 % over 2 s, the stiff input shaft
     k1 = 77 kN.m/rad between 0.6 and 0.2 kg.m2 setting the step)."""
-    from systems.catalog import fan
-    from systems.catalog.reference import fan_reference
+    from drivetrain_fmu.systems.catalog import fan
+    from drivetrain_fmu.systems.catalog.reference import fan_reference
 
     h = 5e-4
     reference = fan_reference("F1", np.arange(int(round(1.0 / h)) + 1) * h)
@@ -101,8 +101,8 @@ def test_f2_judder_period_agrees_with_the_monolithic_system(fmu_dir):
     """F2 judder in the seed's own formulation (PoweredVehicle: the clutch in the same LCP
     as the tires) and by co-simulation at 1 ms: the lock-to-lock period in the window
     2.5-3.5 s agrees within 1 % (measured 0.02629 s and 0.0263 s)."""
-    from systems.catalog import fan
-    from systems.catalog.reference import fan_reference
+    from drivetrain_fmu.systems.catalog import fan
+    from drivetrain_fmu.systems.catalog.reference import fan_reference
 
     def period(time, slip):
         stuck = (np.abs(slip) < 1e-9).astype(int)
@@ -124,9 +124,9 @@ def test_f2_cosimulation_against_the_monolithic_system_at_its_step(fmu_dir):
     adds up to a phase drift: over the last 1.5 s the engine's RMS error is 5.5 % at 0.5 ms,
     2.1 % at 0.2 ms and 0.9 % at 0.1 ms, which sets the step (iterating the coupling with
     rollback does not help: 2.9 % at 0.5 ms)."""
-    from systems.catalog import fan
-    from systems.master import Result
-    from systems.catalog.reference import fan_reference
+    from drivetrain_fmu.systems.catalog import fan
+    from drivetrain_fmu.systems.master import Result
+    from drivetrain_fmu.systems.catalog.reference import fan_reference
 
     system, every = fan.system("F2"), 5        # the reference sampled at every 5th point (0.5 ms)
     reference = fan_reference("F2", np.arange(int(round(system.stop / system.step)) // every + 1)
@@ -146,8 +146,8 @@ def test_f2_100_coulomb_and_stribeck_cosimulation_against_the_monolithic_system(
     of their ranges (measured 0.12 % / 0.013 % Coulomb, 0.53 % / 0.035 % Stribeck), and in
     the monolithic system too the Stribeck clutch slips with the larger amplitude after
     1.5 s (measured 39.7 against 37.9 rad/s peak to peak)."""
-    from systems.catalog import fan
-    from systems.catalog.reference import fan_reference
+    from drivetrain_fmu.systems.catalog import fan
+    from drivetrain_fmu.systems.catalog.reference import fan_reference
 
     amplitude = {}
     for case in ("F2_100", "F2_100_stribeck"):
@@ -164,8 +164,8 @@ def test_f3_cosimulation_against_the_monolithic_system(fmu_dir):
     """F3 at the published -168.48 N.m over its 2 s at 0.5 ms (tire stick-slip, then the
     wheel spins up in both): RMS errors of the driven wheel's and the engine's speeds below
     1 % of their ranges (measured 0.19 % and 0.53 %)."""
-    from systems.catalog import fan
-    from systems.catalog.reference import fan_reference
+    from drivetrain_fmu.systems.catalog import fan
+    from drivetrain_fmu.systems.catalog.reference import fan_reference
 
     system = fan.system("F3")
     reference = fan_reference("F3", np.arange(int(round(system.stop / system.step)) + 1) * system.step)
@@ -180,8 +180,8 @@ def test_f3_harmonics_cosimulation_against_the_monolithic_system(fmu_dir):
     and the engine's speeds below 1 % of their ranges while the tire sticks and slips
     (measured 0.19 % and 0.78 %; at 0.5 ms the engine's is 3.4 %, at 0.1 ms 0.28 %: the
     4th-order harmonic at 80 rad/s and the tire events set the step)."""
-    from systems.catalog import fan
-    from systems.catalog.reference import fan_reference
+    from drivetrain_fmu.systems.catalog import fan
+    from drivetrain_fmu.systems.catalog.reference import fan_reference
 
     h = fan.system("F3_harmonics").step
     reference = fan_reference("F3_harmonics", np.arange(int(round(2.0 / h)) + 1) * h)
@@ -195,8 +195,8 @@ def test_r3_clearance_cosimulation_against_its_monolithic_system(fmu_dir, case):
     """R3 clearance, plastic cases, 2 s at 1 ms (Backlash + step-mean Shaft + Inertia)
     against one ODE with events (scipy): RMS errors of J_z, J_w and vehicle speeds below
     1 % of their ranges (measured at most 0.19 %)."""
-    from systems.catalog import r3
-    from systems.catalog.reference import r3_clearance_reference
+    from drivetrain_fmu.systems.catalog import r3
+    from drivetrain_fmu.systems.catalog.reference import r3_clearance_reference
 
     keys = ["mesh.w_1", "mesh.w_2", "vehicle.w"]
     report = error_report(r3.simulate_clearance(fmu_dir, case), r3_clearance_reference(case, np.arange(2001) * H),
@@ -212,8 +212,8 @@ def test_r3_clearance_rattling_case_against_its_monolithic_system(fmu_dir):
     mesh's centre of momentum (impacts do not change it) and the vehicle speed, RMS error
     below 1 % of their ranges (measured 0.14 % and 0.02 %); the reference keeps the play
     (it raises if a bounce slipped between two integrator steps) and so does the FMU."""
-    from systems.catalog import r3
-    from systems.catalog.reference import r3_clearance_reference
+    from drivetrain_fmu.systems.catalog import r3
+    from drivetrain_fmu.systems.catalog.reference import r3_clearance_reference
 
     reference = r3_clearance_reference(2, np.arange(2001) * H)
     cosim = r3.simulate_clearance(fmu_dir, 2)
@@ -226,7 +226,7 @@ def test_r3_clearance_rattling_case_against_its_monolithic_system(fmu_dir):
 def test_r3_clearance_reference_refuses_a_step_bound_that_misses_bounces():
     """With DOP853's steps unbounded the rattling bounces (about 5 ms) fall between two
     event checks; the reference says so rather than crossing the play."""
-    from systems.catalog.reference import r3_clearance_reference
+    from drivetrain_fmu.systems.catalog.reference import r3_clearance_reference
 
     with pytest.raises(ValueError, match="crossed unseen"):
         r3_clearance_reference(2, np.arange(101) * H, max_step=np.inf)

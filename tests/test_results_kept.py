@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-import drivetrain_cli
-from drivetrain_cli import run as run_command
+from drivetrain_fmu import cli
+from drivetrain_fmu.cli import run as run_command
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.fmu
@@ -82,13 +82,13 @@ def test_a_full_disk_keeps_the_previous_csv_and_plot_and_names_the_file(fmu_dir,
     results/run/z3/z3.csv and saying the previous files are kept, which are byte for byte
     those of the first run; no partial file is left."""
     out = ["--fmus", str(fmu_dir), "--out", str(small_disk / "results")]
-    assert drivetrain_cli.main(["run", "z3", "--stop", "0.1", *out]) == 0
+    assert cli.main(["run", "z3", "--stop", "0.1", *out]) == 0
     folder = small_disk / "results" / "run" / "z3"
     before = _files(folder)
     assert sorted(before) == ["z3.csv", "z3.png"] and before["z3.csv"].count(b"\n") == 1 + 51
     _fill(small_disk, 32 * 1024)
     with pytest.raises(SystemExit) as info:
-        drivetrain_cli.main(["run", "z3", "--stop", "1", *out])
+        cli.main(["run", "z3", "--stop", "1", *out])
     err = capsys.readouterr().err
     assert info.value.code == 1, err
     assert f"cannot write {folder / 'z3.csv'} (No space left on device)" in err, err
@@ -101,16 +101,16 @@ def test_a_write_error_keeps_the_previous_results(fmu_dir, tmp_path, monkeypatch
     second run was written completely (into its partial file).  Neither file changes: the
     new CSV without its plot would sit beside the old plot as if they belonged together."""
     out = ["--fmus", str(fmu_dir), "--out", str(tmp_path / "results")]
-    assert drivetrain_cli.main(["run", "z3", "--stop", "0.1", *out]) == 0
+    assert cli.main(["run", "z3", "--stop", "0.1", *out]) == 0
     folder = tmp_path / "results" / "run" / "z3"
     before = _files(folder)
 
     def full(path, *args):
         Path(path).write_bytes(b"\x89PNG partial")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    monkeypatch.setattr(run_command, "plot_run", full)      # as drivetrain_cli.run calls it
+    monkeypatch.setattr(run_command, "plot_run", full)      # as cli.run calls it
     with pytest.raises(SystemExit) as info:
-        drivetrain_cli.main(["run", "z3", "--stop", "0.2", *out])
+        cli.main(["run", "z3", "--stop", "0.2", *out])
     err = capsys.readouterr().err
     assert info.value.code == 1
     assert f"cannot write {folder / 'z3.png'} (No space left on device); the previous z3.csv and z3.png kept" in err
@@ -119,7 +119,7 @@ def test_a_write_error_keeps_the_previous_results(fmu_dir, tmp_path, monkeypatch
 
 def _start_run(tmp_path, fmu_dir, *argv, env=None):
     """`run` in a process of its own, returned once its progress bar has started."""
-    process = subprocess.Popen([sys.executable, "-m", "drivetrain_cli", "run", *argv, "--fmus", str(fmu_dir)],
+    process = subprocess.Popen([sys.executable, "-m", "drivetrain_fmu.cli", "run", *argv, "--fmus", str(fmu_dir)],
                                cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     err = ""
@@ -143,7 +143,7 @@ def test_an_interrupted_run_keeps_the_last_complete_results_and_its_temporary_fo
     temp.mkdir()
     env = {"TMPDIR": str(temp)}
     folder = tmp_path / "results" / "run" / "fan_F2"
-    done = subprocess.run([sys.executable, "-m", "drivetrain_cli", "run", "fan_F2", "--stop", "0.1", "--fmus",
+    done = subprocess.run([sys.executable, "-m", "drivetrain_fmu.cli", "run", "fan_F2", "--stop", "0.1", "--fmus",
                            str(fmu_dir)], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT), **env},
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -173,7 +173,7 @@ def test_a_complete_run_removes_the_rows_of_an_earlier_interrupted_one(fmu_dir, 
     folder = tmp_path / "results" / "run" / "z3"
     folder.mkdir(parents=True)
     (folder / "z3.interrupted.csv").write_text("time [s]\n0\n")
-    assert drivetrain_cli.main(["run", "z3", "--stop", "0.02", "--fmus", str(fmu_dir), "--out",
+    assert cli.main(["run", "z3", "--stop", "0.02", "--fmus", str(fmu_dir), "--out",
                                 str(tmp_path / "results")]) == 0
     assert sorted(p.name for p in folder.iterdir()) == ["z3.csv", "z3.png"]
 
@@ -184,19 +184,19 @@ def test_export_on_a_full_disk_keeps_the_previous_archive(fmu_dir, tmp_path, cap
     becomes a copy of z3 (5 FMUs, 55 MiB) and is exported again: refused naming the file,
     exit status 1, and the first archive is there byte for byte.  Before, zipfile truncated
     it in place and filled the space it freed with a broken archive."""
-    from systems.ssp import CATALOG
+    from drivetrain_fmu.systems.ssp import CATALOG
 
     with _tmpfs(tmp_path / "disk", "60m") as disk:
         source = tmp_path / "mine.ssd"
         out = ["--fmus", str(fmu_dir), "--out", str(disk / "results")]
         source.write_bytes((CATALOG / "r3_spring_1.ssd").read_bytes())
-        assert drivetrain_cli.main(["export", str(source), *out]) == 0
+        assert cli.main(["export", str(source), *out]) == 0
         archive = disk / "results" / "export" / "mine" / "mine.ssp"
         before = archive.read_bytes()
         _fill(disk, 0)
         source.write_bytes((CATALOG / "z3.ssd").read_bytes())
         with pytest.raises(SystemExit) as info:
-            drivetrain_cli.main(["export", str(source), *out])
+            cli.main(["export", str(source), *out])
         err = capsys.readouterr().err
         assert info.value.code == 1, err
         assert f"cannot write {archive} (No space left on device); the previous mine.ssp kept" in err, err

@@ -4,7 +4,7 @@ import decimal
 
 import pytest
 
-from solvers.rigid import BodyState, step_damped
+from drivetrain_fmu.solvers.rigid import BodyState, step_damped
 
 J, T, H = 1.5, 10.0, 0.01
 START = BodyState(0.3, 2.0)

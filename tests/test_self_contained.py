@@ -192,7 +192,7 @@ def test_pure_python_vehicle_fmu_without_python(fmu_dir, fmpy_results, without_p
     """The Vehicle built ``--pure-python`` runs its sources (solvers.vehicle and solvers.ode,
     typed for Cython) where Cython is hidden with every Python (solvers.cython_fallback),
     and gives the compiled FMU's results in fmpy (same tolerance)."""
-    import build_fmus
+    from drivetrain_fmu import build_fmus
 
     fmu, = build_fmus.build_all(tmp_path / "pure", only=["Vehicle"], pure_python=True)
     command = [_host("fmusim"), "--interface-type", "cs", "--stop-time", STOP, "--output-interval", STEP,
@@ -270,7 +270,7 @@ def test_omsimulator_without_python(name, fmu_dir, fmpy_results, without_python,
 @pytest.mark.parametrize("name", sorted(INPUTS))
 def test_ecos_without_python(name, fmu_dir, fmpy_results, without_python, ecos_host, tmp_path):
     """ecos (libecosc) running a one-component SSP whose parameter set binds the inputs."""
-    from systems.ssp import Component, write_ssp
+    from drivetrain_fmu.systems.ssp import Component, write_ssp
 
     ssp = write_ssp(tmp_path / "one.ssp", "one", {"fmu": Component(name, dict(INPUTS[name]))}, [],
                     fmu_dir, STOP)
@@ -287,7 +287,7 @@ def test_each_fmu_carries_its_runtime_for_linux_and_windows(fmu_dir):
     """Every FMU holds libpython, the starter and the stdlib zip for Linux, and (where the
     build has mingw-w64, as ./run_tests.sh installs it) the forwarder DLL, pythonfmu's DLL
     and the embeddable CPython for Windows (host_support.py; tests/test_windows.py runs them)."""
-    import host_support
+    from drivetrain_fmu import host_support
 
     windows = shutil.which(host_support.MINGW_GCC) is not None
     for fmu in sorted(fmu_dir.glob("*.fmu")):
@@ -313,7 +313,7 @@ for name, values in inputs.items():
 for module in ("scipy", "pythonfmu"):
     print("IMPORTED" if module in sys.modules and "resources" not in (sys.modules[module].__file__ or "") else "",
           module)
-print("FMUS", sys.modules["fmus"].__file__)
+print("FMUS", sys.modules["drivetrain_fmu.fmus"].__file__)
 print("RESULTS", json.dumps(results))
 """ % (STOP, STEP, STEP)
 

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from systems import master, ssp
-from systems.ssp import CATALOG, catalog, load_system, parse_ssd
+from drivetrain_fmu.systems import master, ssp
+from drivetrain_fmu.systems.ssp import CATALOG, catalog, load_system, parse_ssd
 from tests.test_cli_errors import assert_refused, cli
 
 Z3 = (CATALOG / "z3.ssd").read_text()

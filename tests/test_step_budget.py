@@ -11,12 +11,12 @@ import math
 
 import pytest
 
-import solvers.friction
-import solvers.rigid
-from fmus import Backlash
-from fmus import Clutch, ClutchChain
-from fmus import Engine
-from fmus import Vehicle
+import drivetrain_fmu.solvers.friction
+import drivetrain_fmu.solvers.rigid
+from drivetrain_fmu.fmus import Backlash
+from drivetrain_fmu.fmus import Clutch, ClutchChain
+from drivetrain_fmu.fmus import Engine
+from drivetrain_fmu.fmus import Vehicle
 
 
 def make(cls, **params):
@@ -73,7 +73,7 @@ def test_stiff_clutch_is_refused_within_its_substep_budget(monkeypatch):
     d_visc (1/J_1 + 1/J_2) = 1e9 1/s, which the explicit integrator follows only with steps
     of about 3 ns: a 1 ms step took 10^5 integration steps (3-4 s) before.  Budget for
     h = 1 ms: 500 + 2e4 x 1e-3 = 520 attempted steps, 6 friction evaluations each."""
-    law_calls = counting(monkeypatch, solvers.friction.InterfaceLaw, "slipping_torque")
+    law_calls = counting(monkeypatch, drivetrain_fmu.solvers.friction.InterfaceLaw, "slipping_torque")
     clutch = make(Clutch, d_visc=1e6, J_1=1e-3, w_stribeck=1.0, tau_1=1e4)
     was_refused, message = refused(clutch, 1e-3)
     assert was_refused
@@ -86,11 +86,11 @@ def test_a_chain_step_over_its_event_budget_is_refused_naming_it(monkeypatch):
     in which a slipping clutch locks (one event) is refused naming the budget, and the same
     step with the stated budget (100 + 1e4 h) is taken, with that one event."""
     chain = make(ClutchChain, n_bodies=2, w_1_start=1.0, f_n_1=1000.0)
-    monkeypatch.setattr(solvers.friction, "EVENT_BUDGET", solvers.friction.Budget("stick/slip events", 0, 0.0, 0))
+    monkeypatch.setattr(solvers.friction, "EVENT_BUDGET", drivetrain_fmu.solvers.friction.Budget("stick/slip events", 0, 0.0, 0))
     was_refused, message = refused(chain, 0.1)
     assert was_refused and "friction chain: more than 0 stick/slip events in one step" in message
     monkeypatch.undo()
-    assert chain.do_step(0.0, 0.1) and chain.state.modes == (solvers.friction.STUCK,)
+    assert chain.do_step(0.0, 0.1) and chain.state.modes == (drivetrain_fmu.solvers.friction.STUCK,)
 
 
 def test_backlash_long_step_with_oscillating_bodies_is_refused_within_its_budget():

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from fmus import Clutch, DualClutch
-from systems.catalog import z3
-from systems.master import Instance, run
+from drivetrain_fmu.fmus import Clutch, DualClutch
+from drivetrain_fmu.systems.catalog import z3
+from drivetrain_fmu.systems.master import Instance, run
 
 
 def _slave(cls, **values):
@@ -145,7 +145,7 @@ def test_the_master_moves_and_records_what_a_get_and_set_per_connection_does(fmu
 
 
 def test_the_exchange_plan_sets_an_instance_once_when_no_stage_2_get_reads_it(fmu_dir, monkeypatch):
-    import systems.master as master
+    from drivetrain_fmu.systems import master as master
 
     plans = []
     original = master._Exchange

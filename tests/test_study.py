@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from systems import study
+from drivetrain_fmu.systems import study
 from tests.conftest import ROOT
 
 
@@ -158,7 +158,7 @@ def test_recording_only_what_the_metric_reads_leaves_the_run_unchanged(fmu_dir):
     judder): the same F2 run (judder at 323.47 N.m, 1.5 s at the study's 1 ms step)
     recording the sixteen signals of systems.catalog.fan.RECORD gives that signal bit for bit and
     the same metric.  (Reading an output is an fmi2Get: it changes no state.)"""
-    from systems.catalog import fan
+    from drivetrain_fmu.systems.catalog import fan
 
     case = dict(step=1e-3, stop=1.5, T0=323.47, T_S=400.0, T_C=320.0)
     metric = study.METRICS["stick_slip_cycles_per_second"]

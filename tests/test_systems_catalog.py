@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from lxml import etree
 
-from fmus import ELEMENTS
-from fmus.variables import INPUT, OUTPUT, PARAMETER
-from systems.catalog import fan, r3, z3
-from systems.ssp import CATALOG, catalog, load_system
+from drivetrain_fmu.fmus import ELEMENTS
+from drivetrain_fmu.fmus.variables import INPUT, OUTPUT, PARAMETER
+from drivetrain_fmu.systems.catalog import fan, r3, z3
+from drivetrain_fmu.systems.ssp import CATALOG, catalog, load_system
 
 VARIABLES = {element.__name__: {v.name: v for v in element.VARIABLES} for element in ELEMENTS}
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from systems.master import CoSimulationError, Instance, run
+from drivetrain_fmu.systems.master import CoSimulationError, Instance, run
 
 
 def test_table_output_is_the_piecewise_linear_function_of_time(fmu_dir):

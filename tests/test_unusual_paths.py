@@ -43,7 +43,7 @@ CRASHES = {-11, 139, -6, 134}
 def fmus(fmu_dir, tmp_path_factory) -> dict[str, Path]:
     """Clutch.fmu (element) and z3.fmu (the Z3 system as one FMU, its own slave module
     z3_system_fmu in resources/)."""
-    import build_fmus
+    from drivetrain_fmu import build_fmus
 
     out = tmp_path_factory.mktemp("system_fmu")
     return {"Clutch": fmu_dir / "Clutch.fmu", "z3": build_fmus.build_system_fmu("z3", out)}

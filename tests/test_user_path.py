@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import build_fmus
-import drivetrain_cli
-from drivetrain_cli import checks, command, errors
-from fmus import ELEMENTS
-from systems.ssp import catalog, load_system
+from drivetrain_fmu import build_fmus
+from drivetrain_fmu import cli
+from drivetrain_fmu.cli import checks, command, errors
+from drivetrain_fmu.fmus import ELEMENTS
+from drivetrain_fmu.systems.ssp import catalog, load_system
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -42,13 +42,13 @@ def test_a_fmus_folder_that_does_not_exist_is_refused_and_not_created(tmp_path, 
     for argv in (["run", "z3", "--fmus", str(mistyped)], ["export", "z3", "--fmus", str(mistyped)],
                  ["report", "z3", "--fmus", str(mistyped)]):
         with pytest.raises(errors.Exit) as failed:
-            drivetrain_cli.main(argv)
+            cli.main(argv)
         assert failed.value.code == errors.USAGE, argv
         assert f"--fmus {mistyped}: no such folder" in capsys.readouterr().err, argv
     assert not (tmp_path / "biuld").exists()
     # build --out: a new folder only inside an existing one (as mkdir makes it)
     with pytest.raises(errors.Exit) as failed:
-        drivetrain_cli.main(["build", "Clutch", "--out", str(mistyped)])
+        cli.main(["build", "Clutch", "--out", str(mistyped)])
     assert failed.value.code == errors.USAGE
     assert f"its parent folder {mistyped.parent} does not exist" in capsys.readouterr().err
     assert not (tmp_path / "biuld").exists()
@@ -71,7 +71,7 @@ def test_the_default_fmu_folder_is_made_and_one_line_says_where_fmus_are_built_a
 
 def test_a_run_says_in_one_line_that_it_reuses_the_fmus_and_where(fmu_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(build_fmus, "build_all", _no_build)
-    assert drivetrain_cli.main(["run", "z3", "--stop", "0.02", "--fmus", str(fmu_dir), "--out", str(tmp_path)]) == 0
+    assert cli.main(["run", "z3", "--stop", "0.02", "--fmus", str(fmu_dir), "--out", str(tmp_path)]) == 0
     said = [line for line in capsys.readouterr().err.splitlines() if "FMUs" in line]
     needed = {c.element for c in load_system("z3").components.values()}
     assert said == [f"FMUs in {fmu_dir.resolve()}: {len(needed)} up to date reused"]
@@ -79,11 +79,11 @@ def test_a_run_says_in_one_line_that_it_reuses_the_fmus_and_where(fmu_dir, tmp_p
 
 def test_build_builds_the_chosen_elements_only_and_refuses_an_unknown_one(tmp_path, capsys):
     out = tmp_path / "fmus"
-    assert drivetrain_cli.main(["build", "Clutch", "Shaft", "--pure-python", "--out", str(out)]) == 0
+    assert cli.main(["build", "Clutch", "Shaft", "--pure-python", "--out", str(out)]) == 0
     assert sorted(path.name for path in out.glob("*.fmu")) == ["Clutch.fmu", "Shaft.fmu"]
     assert "built 2/2 Shaft.fmu" in capsys.readouterr().err        # progress, one line per FMU
     with pytest.raises(errors.Exit) as failed:
-        drivetrain_cli.main(["build", "Cluch", "--out", str(out)])
+        cli.main(["build", "Cluch", "--out", str(out)])
     assert failed.value.code == errors.USAGE
     assert "no element 'Cluch'; elements: Clutch, DualClutch" in capsys.readouterr().err
 
@@ -98,7 +98,7 @@ def test_the_readme_fmpy_example_runs_after_the_readme_command_that_builds_its_f
     assert command, f"the README gives no `drivetrain-fmu build {fmu.group(2)}` for its example"
     assert README.index(command.group(0)) < README.index(example)
     monkeypatch.chdir(tmp_path)
-    assert drivetrain_cli.main(command.group(1).split()) == 0
+    assert cli.main(command.group(1).split()) == 0
     scope = {}
     exec(compile(example, "README.md", "exec"), scope)
     result = scope["result"]
@@ -122,7 +122,7 @@ def test_every_option_and_argument_of_every_command_has_a_help_text():
 
 
 def test_list_keeps_its_columns_aligned_whatever_the_length_of_a_name(capsys):
-    drivetrain_cli.main(["list"])
+    cli.main(["list"])
     lines = capsys.readouterr().out.splitlines()
     elements = {e.__name__: e.description for e in ELEMENTS}
     element_columns = {line.index(elements[line.split()[0]]) for line in lines if line.split()[0] in elements}

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from systems.master import CoSimulationError, Instance, run
+from drivetrain_fmu.systems.master import CoSimulationError, Instance, run
 
 WEIGHT = (1400 + 30 + 30) * 9.81
 RECORD = ["x", "v", "pitch", "w_wheel_f", "w_wheel_r", "F_n_f", "F_n_r", "F_t_f", "F_t_r",
@@ -93,7 +93,7 @@ def test_no_dissipation_drive_work_equals_energy_change(fmu_dir):
     """c_susp = zeta_tire = delta = 0, pure rolling: the work of the drive torque equals
     the change of kinetic, gravity, suspension and tire energy within 0.5 % (measured to
     1e-13: the Baumgarte terms vanish with the drift); drift below 1e-4 m over 10 s."""
-    from solvers.vehicle import PlanarVehicle, VehicleParams
+    from drivetrain_fmu.solvers.vehicle import PlanarVehicle, VehicleParams
 
     params = {"c_susp": 0.0, "zeta_tire": 0.0, "delta_roll": 0.0, "v_start": 5.0,
               "w_wheel_f_start": 20.0, "w_wheel_r_start": 20.0}
@@ -134,7 +134,7 @@ def test_bad_parameters_are_named(fmu_dir, params, named):
 def test_settled_start_carries_the_static_axle_loads(a, b):
     """With a != b the settled start puts each tire at its static deflection: the normal
     forces equal the axle loads m1 g b/(a+b) + m_wheel g and the rest, to 1e-9."""
-    from solvers.vehicle import PlanarVehicle, VehicleParams
+    from drivetrain_fmu.solvers.vehicle import PlanarVehicle, VehicleParams
 
     model = PlanarVehicle(VehicleParams(a=a, b=b))
     state = model.initial_state(0.0, 0.0)
@@ -150,7 +150,7 @@ def test_both_wheels_stuck_report_the_minimum_norm_force_split():
     the axle split of the horizontal force is statically indeterminate.  The tangential
     forces are the minimum-norm multipliers, numpy's lstsq of the same system to 1e-9
     relative (measured 3e-14; the system's condition on its range is 680)."""
-    from solvers.vehicle import PlanarVehicle, VehicleParams
+    from drivetrain_fmu.solvers.vehicle import PlanarVehicle, VehicleParams
 
     model = PlanarVehicle(VehicleParams())
     state = model.initial_state(0.0, 0.0)

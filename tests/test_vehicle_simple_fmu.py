@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from systems.master import Instance, run
+from drivetrain_fmu.systems.master import Instance, run
 
 J_W, M, R, G = 1.5, 135.0, 1.0, 9.81   # defaults: R3 wheel, vehicle for a 1 m radius
 

@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from solvers import ode
-from solvers.contract import GRAVITY
-from solvers.friction import Mode
-from solvers.vehicle import PlanarVehicle, VehicleParams
+from drivetrain_fmu.solvers import ode
+from drivetrain_fmu.solvers.contract import GRAVITY
+from drivetrain_fmu.solvers.friction import Mode
+from drivetrain_fmu.solvers.vehicle import PlanarVehicle, VehicleParams
 
 MODES = [m for m in itertools.product((Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.FREE), repeat=4)
          if m != (Mode.STUCK,) * 4]          # all four stuck: the generic minimum-norm path

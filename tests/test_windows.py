@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import host_support
+from drivetrain_fmu import host_support
 from tests.test_self_contained import INPUTS
 
 WINE = shutil.which("wine")
@@ -79,7 +79,7 @@ for name, (path, values, step, stop) in jobs.items():
     result = simulate_fmu(path, stop_time=stop, step_size=step, output_interval=step, start_values=values)
     results[name] = {key: result[key].astype(float).tolist() for key in result.dtype.names}
 print("PYTHON", sys.version.split()[0])
-print("FMUS", sys.modules["fmus"].__file__)
+print("FMUS", sys.modules["drivetrain_fmu.fmus"].__file__)
 print("RESULTS", json.dumps(results))
 """
 
@@ -107,7 +107,7 @@ def wine_env(tmp_path_factory):
 @pytest.fixture(scope="module", params=["elements", "system"])
 def windows_fmus(request, fmu_dir, tmp_path_factory):
     """Every element FMU of the build, or the system FMU: name -> path (each with binaries/win64)."""
-    import build_fmus
+    from drivetrain_fmu import build_fmus
 
     if request.param == "system":
         fmus = {SYSTEM: build_fmus.build_system_fmu(SYSTEM, tmp_path_factory.mktemp("system"))}
@@ -289,7 +289,7 @@ def test_every_fmu_in_fmpy_on_windows_cpython_under_wine(windows_fmus, linux_fmp
 def test_the_platform_option_builds_one_platform_only(tmp_path, capsys):
     """`--platform linux64` / `--platform win64`: the FMU carries that platform's binaries only,
     and the size table printed at the end says so (the other platform's column 0.00)."""
-    import build_fmus
+    from drivetrain_fmu import build_fmus
 
     for platform, absent in (("linux64", "win64"), ("win64", "linux64")):
         out = tmp_path / platform

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from systems.catalog import z3
+from drivetrain_fmu.systems.catalog import z3
 
 H = z3.SYSTEM.step          # the system's default step (2 ms, systems/catalog/ssd/z3.ssd)
 

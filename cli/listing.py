@@ -1,9 +1,9 @@
 """drivetrain-fmu list: the elements and the documented systems (or the generated tables)."""
 from __future__ import annotations
 
-from drivetrain_docs.element_tables import element_table, variable_tables
-from fmus import ELEMENTS
-from systems.ssp import catalog, load_system
+from drivetrain_fmu.docgen.element_tables import element_table, variable_tables
+from drivetrain_fmu.fmus import ELEMENTS
+from drivetrain_fmu.systems.ssp import catalog, load_system
 
 
 def execute(args) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from systems.master import CoSimulationError
+from drivetrain_fmu.systems.master import CoSimulationError
 
 PROG = "drivetrain-fmu"
 FAILED, USAGE, INTERRUPTED = 1, 2, 130

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from drivetrain_docs.accuracy_tables import difference_text
-from systems import ssp  # CATALOG read when called (a test points it elsewhere)
-from systems.catalog import msl
-from systems.ssp import Component, catalog, load_system
+from drivetrain_fmu.docgen.accuracy_tables import difference_text
+from drivetrain_fmu.systems import ssp  # CATALOG read when called (a test points it elsewhere)
+from drivetrain_fmu.systems.catalog import msl
+from drivetrain_fmu.systems.ssp import Component, catalog, load_system
 
 from . import report_all
 from .checks import check_divides, family_and_case, fmus_for, out_folder, system_of

@@ -5,8 +5,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from systems import ssp
-from systems.ssp import catalog
+from drivetrain_fmu.systems import ssp
+from drivetrain_fmu.systems.ssp import catalog
 
 from .checks import check_parameters, fmus_for, out_folder, output_label, step_and_stop, system_of, warn_unconnected
 from .errors import PROG, SimulationFailed

@@ -8,11 +8,11 @@ import signal
 import threading
 from pathlib import Path
 
-from systems.catalog.r3 import mesh_mean_speed_of
-from systems.master import Result
-from systems.signals import default_record as _default_record
-from systems.signals import family_of as _family_of
-from systems.ssp import Component, run_system
+from drivetrain_fmu.systems.catalog.r3 import mesh_mean_speed_of
+from drivetrain_fmu.systems.master import Result
+from drivetrain_fmu.systems.signals import default_record as _default_record
+from drivetrain_fmu.systems.signals import family_of as _family_of
+from drivetrain_fmu.systems.ssp import Component, run_system
 
 from .errors import Terminated
 

@@ -3,8 +3,8 @@ variable tables of docs/contract.md (`drivetrain-fmu list --variables`), both ma
 ``fmus.ELEMENTS`` (tests/test_readme_table.py keeps the files equal to them)."""
 from __future__ import annotations
 
-from fmus import ELEMENTS
-from fmus.variables import BOOLEAN, INTEGER, OUTPUT
+from drivetrain_fmu.fmus import ELEMENTS
+from drivetrain_fmu.fmus.variables import BOOLEAN, INTEGER, OUTPUT
 
 
 def ports(names: list[str]) -> str:
@@ -68,7 +68,7 @@ def element_table() -> str:
         inputs = [v for v in element.VARIABLES if v.causality == "input"]
         kind = getattr(element, "KIND", None) or (
             "compliance" if any(v.unit == "rad/s" for v in inputs) else "body" if inputs else "source")
-        where = element.__module__.replace(".", "/") + ".py"
+        where = element.__module__.removeprefix("drivetrain_fmu.").replace(".", "/") + ".py"   # in the checkout
         rows.append(f"| {element.__name__} | {kind} | {element.description} | `{where}` | "
                     f"{ports([v.name for v in inputs])} | "
                     f"{ports([v.name for v in element.VARIABLES if v.causality == 'output'])} |")

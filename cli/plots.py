@@ -5,9 +5,9 @@ from pathlib import Path
 
 import numpy as np
 
-from systems.optional import require
-from systems.signals import FLAGS, PLOTS
-from systems.signals import family_of as _family_of
+from drivetrain_fmu.systems.optional import require
+from drivetrain_fmu.systems.signals import FLAGS, PLOTS
+from drivetrain_fmu.systems.signals import family_of as _family_of
 
 from .checks import output_label
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from systems.ssp import copy_system
+from drivetrain_fmu.systems.ssp import copy_system
 
 from .checks import output_label, system_of, writable_folder
 from .errors import PROG, UsageError

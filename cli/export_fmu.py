@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import build_fmus
-from systems import composite_slave
-from systems.composite import describe
-from systems.ssp import open_system
+from drivetrain_fmu import build_fmus
+from drivetrain_fmu.systems import composite_slave
+from drivetrain_fmu.systems.composite import describe
+from drivetrain_fmu.systems.ssp import open_system
 
 from .checks import warn_unconnected
 from .errors import UsageError

@@ -8,12 +8,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-import build_fmus
-from fmus import ELEMENTS
-from systems import ssp  # CATALOG read when called (a test points it elsewhere)
-from systems.master import MAX_STEPS
-from systems.signals import PLOTS
-from systems.ssp import open_system, parameter_problems, unconnected_inputs
+from drivetrain_fmu import build_fmus
+from drivetrain_fmu.fmus import ELEMENTS
+from drivetrain_fmu.systems import ssp  # CATALOG read when called (a test points it elsewhere)
+from drivetrain_fmu.systems.master import MAX_STEPS
+from drivetrain_fmu.systems.signals import PLOTS
+from drivetrain_fmu.systems.ssp import open_system, parameter_problems, unconnected_inputs
 
 from .errors import PROG, UsageError
 

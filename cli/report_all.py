@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from drivetrain_docs.accuracy_tables import DETAIL_LIMIT, accuracy_tables, msl_row, reference_row, replace_generated
-from systems.catalog import msl
-from systems.ssp import catalog, load_system
+from drivetrain_fmu.docgen.accuracy_tables import DETAIL_LIMIT, accuracy_tables, msl_row, reference_row, replace_generated
+from drivetrain_fmu.systems.catalog import msl
+from drivetrain_fmu.systems.ssp import catalog, load_system
 
 from .checks import family_and_case, fmus_for, out_folder
 from .errors import UsageError, one_line

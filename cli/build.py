@@ -4,8 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import build_fmus
-from fmus import ELEMENTS
+from drivetrain_fmu import build_fmus
+from drivetrain_fmu.fmus import ELEMENTS
 
 from .checks import _fmu_folder
 from .errors import UsageError

@@ -1,8 +1,8 @@
 """drivetrain-fmu study KIND: the threshold studies of systems.study, CSV and plot."""
 from __future__ import annotations
 
-from fmus import ELEMENTS
-from systems import study
+from drivetrain_fmu.fmus import ELEMENTS
+from drivetrain_fmu.systems import study
 
 from .checks import element_fmus, or_default, out_folder
 

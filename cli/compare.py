@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from solvers.pwa import Characteristic, PwaOscillator
-from systems.catalog.pwa_methods import METHODS, reference, simulate
+from drivetrain_fmu.solvers.pwa import Characteristic, PwaOscillator
+from drivetrain_fmu.systems.catalog.pwa_methods import METHODS, reference, simulate
 
 from .checks import out_folder
 from .plots import LINE_STYLES, pyplot

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from fmpy import read_model_description
 
-from fmus import ELEMENTS
-from systems.composite_slave import element_classes
-from systems.master import CoSimulationError, Port, SetValueError
-from systems.rates import checked_rates
-from systems.signals import default_record as _default_record
-from systems.ssp import connector_unit_problems, declared_units, extracted_fmus, t_comm_problem, written_whole
+from drivetrain_fmu.fmus import ELEMENTS
+from drivetrain_fmu.systems.composite_slave import element_classes
+from drivetrain_fmu.systems.master import CoSimulationError, Port, SetValueError
+from drivetrain_fmu.systems.rates import checked_rates
+from drivetrain_fmu.systems.signals import default_record as _default_record
+from drivetrain_fmu.systems.ssp import connector_unit_problems, declared_units, extracted_fmus, t_comm_problem, written_whole
 
 from .checks import (_divides, check_parameters, fmus_for, out_folder, output_label, shown_name, step_and_stop,
                      system_of, warn_unconnected)

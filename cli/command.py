@@ -11,9 +11,9 @@ import threading
 import traceback
 from pathlib import Path
 
-import build_fmus
-import drivetrain_cli
-from systems.optional import MissingExtra, check
+from drivetrain_fmu import build_fmus
+from drivetrain_fmu import cli
+from drivetrain_fmu.systems.optional import MissingExtra, check
 
 from . import build, compare, export, export_fmu, listing, new, report, run, study
 from .checks import seconds
@@ -36,7 +36,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def _parser() -> Parser:
-    parser = Parser(prog=PROG, description=drivetrain_cli.__doc__.splitlines()[0])
+    parser = Parser(prog=PROG, description=cli.__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show the Python traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 

@@ -26,7 +26,7 @@ bar), 130 interrupted (Ctrl-C: what was computed is written), 143 terminated (SI
 141 stdout closed by its reader (`drivetrain-fmu list | head -3`: nothing said); --debug shows the
 Python traceback of an error.
 """
-import compiled_modules
+from drivetrain_fmu import compiled_modules
 
 # the element code of this process compiled, where the build has cached it for the sources
 # imported here (compiled_modules.prefer_compiled): the FMUs this process runs share it;

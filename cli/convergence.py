@@ -9,11 +9,11 @@ import time
 
 import numpy as np
 
-from fmus.variables import REAL
-from systems.master import CoSimulationError
-from systems.signals import declared as _declared
-from systems.signals import default_record as _default_record
-from systems.signals import family_of as _family_of
+from drivetrain_fmu.fmus.variables import REAL
+from drivetrain_fmu.systems.master import CoSimulationError
+from drivetrain_fmu.systems.signals import declared as _declared
+from drivetrain_fmu.systems.signals import default_record as _default_record
+from drivetrain_fmu.systems.signals import family_of as _family_of
 
 from .checks import check_divides, fmus_for, out_folder, output_label, shown_name
 from .errors import PROG, SimulationFailed, UsageError, simulation_failure

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-import build_fmus
-from host_support import HostSupportError
-from systems.catalog import reference
-from systems.catalog.reference import error_report
-from systems.master import CoSimulationError
+from drivetrain_fmu import build_fmus
+from drivetrain_fmu.host_support import HostSupportError
+from drivetrain_fmu.systems.catalog import reference
+from drivetrain_fmu.systems.catalog.reference import error_report
+from drivetrain_fmu.systems.master import CoSimulationError
 
 from .checks import family_and_case, writable_folder
 from .errors import one_line
