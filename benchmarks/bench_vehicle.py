@@ -6,7 +6,7 @@ Measured side by side in one run (shared machine: the ratios are what count):
 fmi2DoStep of the Vehicle FMU through fmpy while rolling (F1 steady state: 200 N.m on
 the front wheel) at h = 1e-3 s and 1e-4 s, as cost per step and per simulated second;
 and the event-driven solver on ice with a fluctuating drive (the stick/slip test of
-tests/test_vehicle_fmu.py): events located and resolved by the LCP per wall-clock second.
+tests/elements/test_vehicle_fmu.py): events located and resolved by the LCP per wall-clock second.
 
     python benchmarks/bench_vehicle.py --instructions [--old-revision bff277c] [--steps 200]
 

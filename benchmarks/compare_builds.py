@@ -41,7 +41,7 @@ of all; the exit status is 1 when one exceeds its tolerance:
 ``--instructions`` also counts the CPU instructions per doStep of both builds side by side
 with benchmarks/bench_clutch.py's callgrind method (bench_clutch.per_step: a run of N
 doSteps minus the same run without them), for bench_clutch's cases plus ClutchChain and
-Vehicle driven by the constant inputs of tests/test_self_contained.py.  bench_clutch's
+Vehicle driven by the constant inputs of tests/hosts/test_self_contained.py.  bench_clutch's
 counting process imports build_fmus (hence the working tree's element code) before it loads
 an FMU; here that process first imports the build's own copy of the element code (taken
 from its FMUs), so each build runs its own code.
@@ -282,9 +282,9 @@ def compare_systems(names: list[str], builds: dict[str, Path], stops: dict, tole
 # --------------------------------------------------------------------------- instructions
 
 def _extra_cases() -> dict:
-    """ClutchChain and Vehicle, driven by tests/test_self_contained.py's constant inputs."""
+    """ClutchChain and Vehicle, driven by tests/hosts/test_self_contained.py's constant inputs."""
     sys.path.insert(0, str(ROOT))
-    from tests.test_self_contained import INPUTS
+    from tests.hosts.test_self_contained import INPUTS
 
     inputs = {name: ", ".join(f"{k} {v:g}" for k, v in INPUTS[name].items()) for name in ("ClutchChain", "Vehicle")}
     return {f"ClutchChain ({inputs['ClutchChain']})": ("ClutchChain", dict(INPUTS["ClutchChain"]), None),

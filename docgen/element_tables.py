@@ -1,6 +1,6 @@
 """The generated element tables: the README's (`drivetrain-fmu list --markdown`) and the
 variable tables of docs/contract.md (`drivetrain-fmu list --variables`), both made from
-``fmus.ELEMENTS`` (tests/test_readme_table.py keeps the files equal to them)."""
+``fmus.ELEMENTS`` (tests/docs/test_readme_table.py keeps the files equal to them)."""
 from __future__ import annotations
 
 from drivetrain_fmu.fmus import ELEMENTS
@@ -22,7 +22,7 @@ def ports(names: list[str]) -> str:
 
 def _declared_stems() -> dict[str, str]:
     """name -> stem of the family that name is declared a member of, over ``fmus.ELEMENTS``
-    (a name is the same member wherever it is declared: tests/test_element_contract.py)."""
+    (a name is the same member wherever it is declared: tests/elements/test_element_contract.py)."""
     return {v.name: v.family.stem for element in ELEMENTS for v in element.VARIABLES if v.family is not None}
 
 

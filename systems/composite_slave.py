@@ -68,7 +68,7 @@ FORMAT = 1
 #: the FMU parameter holding the internal step
 INTERNAL_STEP = "internal_step"
 #: the declared range of ``internal_step``, s: down to the smallest step the fuzz campaign
-#: checks every element at (tests/fuzz_campaign.py STEP_MIN; 50 times finer than the finest
+#: checks every element at (tests/elements/fuzz_campaign.py STEP_MIN; 50 times finer than the finest
 #: internal step of a documented system, Fan F2's 5e-5 s; below it one simulated second is
 #: more than 10^6 internal steps), up to its longest (STEP_MAX; the documented systems step
 #: with 5e-5 to 2e-3 s, and the elements' budgets are set for such steps)

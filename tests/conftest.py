@@ -49,7 +49,7 @@ def fmu_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def ecos_host(tmp_path_factory):
-    """tests/ecos_host.c, a non-Python co-simulation host, compiled against a copy of
+    """tests/hosts/ecos_host.c, a non-Python co-simulation host, compiled against a copy of
     ecospy's libecosc outside the Python prefix (so it still runs where that is hidden)."""
     try:
         import ecospy  # loads libecosc: needs Debian's libtbb12
@@ -59,6 +59,6 @@ def ecos_host(tmp_path_factory):
     library = folder / "lib"
     shutil.copytree(Path(ecospy.__file__).parent / "binaries", library)
     host = folder / "ecos_host"
-    subprocess.run(["gcc", "-O2", "-o", str(host), str(Path(__file__).with_name("ecos_host.c")),
+    subprocess.run(["gcc", "-O2", "-o", str(host), str(Path(__file__).parent / "hosts" / "ecos_host.c"),
                     f"-L{library}", "-lecosc", f"-Wl,-rpath,{library}"], check=True)
     return host

@@ -22,11 +22,11 @@ e. right after initialization every output reads through the getter of its decla
 
 Parts already checked for every element elsewhere are not repeated here:
 
-* tests/test_fuzz.py: random parameters and inputs WITHIN the declared ranges (steps that
+* tests/elements/test_fuzz.py: random parameters and inputs WITHIN the declared ranges (steps that
   return fmi2OK leave Real outputs finite; any refused step keeps outputs and state);
-* tests/test_model_descriptions.py: the declared types, ranges, units and dependencies in
+* tests/elements/test_model_descriptions.py: the declared types, ranges, units and dependencies in
   modelDescription.xml (the ranges the values here step outside of);
-* tests/test_host_safety.py: state of another FMU or garbage bytes refused, states
+* tests/hosts/test_host_safety.py: state of another FMU or garbage bytes refused, states
   restored into instances of other parameters (Clutch), doStep after fmi2Terminate.
 
 "Every parameter in use": several elements check only the parameters and inputs of the

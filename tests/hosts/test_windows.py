@@ -4,7 +4,7 @@ run under wine (Debian's wine64 on this Linux machine, not a Windows machine).
 Each element FMU and a system FMU run (a) in fmpy on python.org's embeddable CPythons 3.11.9
 (the one the FMUs carry) and 3.12.9 for Windows (the FMU's binary then binds to that host's
 interpreter, and the element code runs in it uncompiled), all FMUs in one Windows Python
-process per interpreter, and (b) in tests/win64_fmi2_host.c, a C FMI host without Python
+process per interpreter, and (b) in tests/hosts/win64_fmi2_host.c, a C FMI host without Python
 cross-compiled with mingw-w64 (the FMU then starts the CPython it carries), all FMUs in one
 process too.  Their outputs must equal those of the same FMUs' Linux binaries run the same
 way by fmpy on Linux.
@@ -36,7 +36,7 @@ import numpy as np
 import pytest
 
 from drivetrain_fmu import host_support
-from tests.test_self_contained import INPUTS
+from tests.hosts.test_self_contained import INPUTS
 
 WINE = shutil.which("wine")
 MINGW_GCC = shutil.which("x86_64-w64-mingw32-gcc")
@@ -171,7 +171,7 @@ def _assert_equal(name: str, reference: np.ndarray, other: np.ndarray, labels, w
 
 
 def _job(folder: Path, name: str, description, outputs, inputs: dict, step: float) -> list[str]:
-    """The three lines (tab-separated fields) that tests/win64_fmi2_host.c reads for one FMU
+    """The three lines (tab-separated fields) that tests/hosts/win64_fmi2_host.c reads for one FMU
     extracted into ``folder``: its resources URI percent-encoded as RFC 3986 asks."""
     from urllib.parse import quote
 
@@ -184,7 +184,7 @@ def _job(folder: Path, name: str, description, outputs, inputs: dict, step: floa
 
 
 def _run_c_host(env: dict, tmp_path: Path, jobs: list[str]) -> list:
-    """tests/win64_fmi2_host.c cross-compiled and run on ``jobs`` under wine: (FMU name, rows)
+    """tests/hosts/win64_fmi2_host.c cross-compiled and run on ``jobs`` under wine: (FMU name, rows)
     per job, in order."""
     host = tmp_path / "fmi2_host.exe"
     subprocess.run([MINGW_GCC, "-O2", "-Wall", "-Werror", "-s", "-o", str(host),
@@ -202,7 +202,7 @@ def _run_c_host(env: dict, tmp_path: Path, jobs: list[str]) -> list:
 
 
 def test_every_fmu_in_a_c_host_without_python_under_wine(windows_fmus, wine_env, tmp_path):
-    """tests/win64_fmi2_host.c (no Python in the process): each FMU's win64 binary starts
+    """tests/hosts/win64_fmi2_host.c (no Python in the process): each FMU's win64 binary starts
     the CPython the FMU carries; the outputs equal the Linux binary's."""
     jobs, expected = [], {}
     for name, fmu in windows_fmus.items():

@@ -12,7 +12,7 @@ import pytest
 
 from drivetrain_fmu.systems import master, ssp
 from drivetrain_fmu.systems.ssp import CATALOG, catalog, load_system, parse_ssd
-from tests.test_cli_errors import assert_refused, cli
+from tests.cli.test_cli_errors import assert_refused, cli
 
 Z3 = (CATALOG / "z3.ssd").read_text()
 F2 = (CATALOG / "fan_F2.ssd").read_text()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: folders that are no importable part of the project
 NOT_MODULES = {"tests", "benchmarks", "docs", "build", "results"}
 

@@ -18,7 +18,7 @@ import pytest
 
 from drivetrain_fmu.systems.ssp import CATALOG
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 Z3 = (CATALOG / "z3.ssd").read_text()
 
 
@@ -223,7 +223,7 @@ def test_ctrl_c_writes_the_rows_computed_so_far(tmp_path, fmu_dir):
         process.kill()
     assert process.returncode == 130
     # into a file of its own: fan_F2.csv and .png stay those of the last complete run
-    # (tests/test_results_kept.py)
+    # (tests/cli/test_results_kept.py)
     rows = (tmp_path / "results" / "run" / "fan_F2" / "fan_F2.interrupted.csv").read_text().splitlines()
     assert rows[0].startswith("time [s],") and 10 < len(rows) < 45001
 

@@ -67,7 +67,7 @@ def test_ecos_command_line_runs_the_ssp_like_fmpy(fmu_dir, tmp_path):
 
 
 def _run_c_host(host, ssp, step, n_steps, names, folder, timeout=600, run=None) -> np.ndarray:
-    """tests/ecos_host.c on ``ssp`` from a clean environment, or through ``run(command, cwd,
+    """tests/hosts/ecos_host.c on ``ssp`` from a clean environment, or through ``run(command, cwd,
     timeout)`` when given (the ``without_python`` fixture): one row per communication point
     (time, then ``names`` as 'instance::variable'), n_steps + 1 rows."""
     command = [str(host), ssp.name, str(step), str(n_steps), *names]
@@ -79,7 +79,7 @@ def _run_c_host(host, ssp, step, n_steps, names, folder, timeout=600, run=None) 
 
 
 def test_ecos_library_host_matches_fmpy_to_1e9(fmu_dir, tmp_path, ecos_host):
-    """The same SSP through libecosc from a small C program (tests/ecos_host.c, compiled
+    """The same SSP through libecosc from a small C program (tests/hosts/ecos_host.c, compiled
     here; no Python in the process, clean environment) printing every value with 17
     digits: equal to fmpy's simulate_ssp to 1e-9 (relative to the signal's range)."""
     from fmpy.ssp.simulation import simulate_ssp

@@ -286,7 +286,7 @@ def test_ecos_without_python(name, fmu_dir, fmpy_results, without_python, ecos_h
 def test_each_fmu_carries_its_runtime_for_linux_and_windows(fmu_dir):
     """Every FMU holds libpython, the starter and the stdlib zip for Linux, and (where the
     build has mingw-w64, as ./run_tests.sh installs it) the forwarder DLL, pythonfmu's DLL
-    and the embeddable CPython for Windows (host_support.py; tests/test_windows.py runs them)."""
+    and the embeddable CPython for Windows (host_support.py; tests/hosts/test_windows.py runs them)."""
     from drivetrain_fmu import host_support
 
     windows = shutil.which(host_support.MINGW_GCC) is not None

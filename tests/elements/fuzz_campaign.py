@@ -1,6 +1,6 @@
 """Property-based campaign over one element FMU (issue #17), run in its own process.
 
-tests/test_fuzz.py starts one such process per element of ``fmus.ELEMENTS`` so that a
+tests/elements/test_fuzz.py starts one such process per element of ``fmus.ELEMENTS`` so that a
 crash of the FMU (a signal) ends only that process and shows as a failing test naming
 the element, the signal, the seed and the last case.  The process drives the built FMU
 through fmpy's low-level ``FMU2Slave`` API and imports neither ``fmus`` nor ``solvers``
@@ -24,11 +24,11 @@ plus: parameters refused at fmi2ExitInitializationMode (cross-checks, a model th
 be built) are a valid outcome when the log names a variable; a doStep never returns
 fmi2Fatal.
 
-Usage (tests/test_fuzz.py does this; the spec is built from ``fmus`` when not given):
+Usage (tests/elements/test_fuzz.py does this; the spec is built from ``fmus`` when not given):
 
-    python tests/fuzz_campaign.py --fmus DIR --element Clutch [--examples N] [--seed S]
-    python tests/fuzz_campaign.py --fmus DIR --element Clutch --replay CASE.json   # one case, verbose
-    python tests/fuzz_campaign.py --fmus DIR --element Clutch --keep-going        # report every violation
+    python tests/elements/fuzz_campaign.py --fmus DIR --element Clutch [--examples N] [--seed S]
+    python tests/elements/fuzz_campaign.py --fmus DIR --element Clutch --replay CASE.json   # one case, verbose
+    python tests/elements/fuzz_campaign.py --fmus DIR --element Clutch --keep-going        # report every violation
 
 Output: one ``CASE {json}`` line before each case is run (the last one reproduces a
 crash), ``PROGRESS`` lines, ``FINDING``/``FALSIFIED {json}`` lines for violations and a
@@ -59,7 +59,7 @@ import time
 import zlib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: liveness guard per FMI call, seconds.  Not a speed target (the project forbids timed
 #: tests): it only turns a call that never returns into a failing test that names the

@@ -104,7 +104,7 @@ def test_affine_motion_is_exact_and_its_bounds_hold(k, d):
 
 def test_thesis_separation_force_variant_against_the_exact_constraint():
     """Reiter case 5 (m = 40 / 10 kg, c = 10 / 40 N/m, plastic, v1(0) = 1 m/s, T_d = 0.2 s)
-    with mass 1 on the +b side as in tests/test_backlash_fmu.py.  The thesis algorithm
+    with mass 1 on the +b side as in tests/elements/test_backlash_fmu.py.  The thesis algorithm
     keeps the samples free of overlap but leaves a speed difference between bodies that
     are together (its Fig. 65 discussion); the exact constraint moves them with one speed.
     Both describe the same motion: positions agree to 2 cm (measured 1.9 cm)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from drivetrain_fmu.solvers import cython_fallback
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def shipped_modules() -> dict:

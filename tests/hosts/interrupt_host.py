@@ -1,7 +1,7 @@
 """A Python host (fmpy's FMU2Slave) that is interrupted inside an FMU's doStep, run in its own
-process by tests/test_interrupts.py.
+process by tests/hosts/test_interrupts.py.
 
-    python tests/interrupt_host.py FMU STEPS H INTERRUPTED [ELEMENT METHOD CALL]
+    python tests/hosts/interrupt_host.py FMU STEPS H INTERRUPTED [ELEMENT METHOD CALL]
 
 runs STEPS doSteps of H from t = 0.  With ELEMENT METHOD CALL, the method METHOD of the
 element class ELEMENT (the FMU's own copy of the element code, which runs in this

@@ -1,7 +1,7 @@
 """Ctrl-C inside an FMU's doStep in a Python host (issue 30): in fmpy the FMU's code runs in the
 host's interpreter, so the host's SIGINT raises KeyboardInterrupt inside the FMU's code.
 
-Each case runs tests/interrupt_host.py (fmpy's FMU2Slave) in its own process; a hook in the
+Each case runs tests/hosts/interrupt_host.py (fmpy's FMU2Slave) in its own process; a hook in the
 FMU's copy of an element method blocks inside the chosen doStep and the test sends SIGINT
 then.  Required (fmus/shell.py, "Interrupts"): the host gets KeyboardInterrupt, raised in its
 own code (fmpy's frame), not fmi2Fatal; the FMU's Real outputs and serialized FMU state
@@ -44,7 +44,7 @@ def interrupt_fmus(tmp_path_factory):
 
 
 def host_run(fmu: Path, steps: int, h: float, interrupted="-1", hook=()) -> dict:
-    """tests/interrupt_host.py's RESULT; with ``hook`` (element, method, call), SIGINT is sent
+    """tests/hosts/interrupt_host.py's RESULT; with ``hook`` (element, method, call), SIGINT is sent
     when the hook blocks."""
     command = [sys.executable, str(HOST), str(fmu), str(steps), repr(h), str(interrupted), *map(str, hook)]
     lines = []

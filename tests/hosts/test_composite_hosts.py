@@ -5,14 +5,14 @@ at 1 ms over a 0.05 ms internal step). Each runs, from t = 0 to the case's stop 
 step, in
 
 * ecos through ecospy, in this process, with its single-FMU API (no SSP);
-* ecos through libecosc from tests/ecos_host.c, every Python installation of the machine
+* ecos through libecosc from tests/hosts/ecos_host.c, every Python installation of the machine
   hidden, on a one-component SSP wrapping the FMU (its values printed with %.17g);
 * OMSimulator's command line on the bare FMU, every Python hidden;
 * OMSimulator's Python API, the FMU the one component of a new SSP (its class SSP);
 
 and its outputs at every communication point must equal fmpy's in-process run of the same
 FMU to RELATIVE (1e-9) of each signal's largest magnitude, the tolerance of the element FMUs'
-host tests (tests/test_self_contained.py). The same CPython build runs the same code in every
+host tests (tests/hosts/test_self_contained.py). The same CPython build runs the same code in every
 host and the system FMU counts its own time (t = t0 + n h), so a host's time arithmetic does
 not reach the elements, and the values cross no rounding text file (ecospy returns doubles,
 the C host prints 17 digits, OMSimulator writes a MAT file of doubles; its CSV would keep 12
@@ -49,9 +49,9 @@ from drivetrain_fmu.systems import ssp
 from drivetrain_fmu.systems.catalog import z3
 from drivetrain_fmu.systems.ssp import Component, write_ssp
 from drivetrain_fmu.systems.master import Instance
-from tests.test_composite_fmu import FAN_F2, _assert_close, _outputs, _run_fmpy
-from tests.test_hosts import OMS_API_SCRIPT, OMSIMULATOR, _omsimulator_result, _omsimulator_signals, _run_c_host
-from tests.test_self_contained import RELATIVE, hiding, without_python  # noqa: F401  (fixtures)
+from tests.cosim.test_composite_fmu import FAN_F2, _assert_close, _outputs, _run_fmpy
+from tests.hosts.test_hosts import OMS_API_SCRIPT, OMSIMULATOR, _omsimulator_result, _omsimulator_signals, _run_c_host
+from tests.hosts.test_self_contained import RELATIVE, hiding, without_python  # noqa: F401  (fixtures)
 
 #: the component name of the system FMU in ecos (structure or SSP)
 INSTANCE = "system"
@@ -160,12 +160,12 @@ def test_ecospy_runs_the_system_fmu_like_fmpy(built):
 
 def test_ecos_c_host_without_python_runs_the_system_fmu_like_fmpy(built, ecos_host, without_python,  # noqa: F811
                                                                   tmp_path):
-    """libecosc from tests/ecos_host.c (a C program) with every Python installation hidden,
+    """libecosc from tests/hosts/ecos_host.c (a C program) with every Python installation hidden,
     on an SSP with the FMU as its one component: the FMU's bundled runtime is all the Python
     there is."""
     wrapped = write_ssp(tmp_path / f"{built.name}_wrapped.ssp", f"{built.name}_wrapped",
                         {INSTANCE: Component(built.fmu.stem)}, [], built.fmu.parent, built.case.stop)
-    reals = [key for key in built.outputs if key not in built.booleans]     # tests/ecos_host.c reads Reals
+    reals = [key for key in built.outputs if key not in built.booleans]     # tests/hosts/ecos_host.c reads Reals
     names = [f"{INSTANCE}::{key}" for key in reals]
     rows = _run_c_host(ecos_host, wrapped, built.case.step, built.n_steps, names, tmp_path, run=without_python)
     _assert_like_fmpy(built, {"time": rows[:, 0], **dict(zip(reals, rows[:, 1:].T))}, "ecos (C)")

@@ -1,4 +1,4 @@
-/* A minimal FMI 2.0 co-simulation host without Python, for the Windows tests (tests/test_windows.py):
+/* A minimal FMI 2.0 co-simulation host without Python, for the Windows tests (tests/hosts/test_windows.py):
  * cross-compiled with mingw-w64 and run under wine, it runs the extracted FMUs a job list on
  * stdin names, one after the other in one process, and prints their outputs at every
  * communication point.  A job is three lines of tab-separated fields (a path may hold blanks):

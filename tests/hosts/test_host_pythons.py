@@ -33,14 +33,14 @@ from drivetrain_fmu import build_fmus
 from drivetrain_fmu import compiled_modules
 from benchmarks import fmpy_host
 from drivetrain_fmu.systems.catalog import z3
-from tests.test_self_contained import INPUTS
+from tests.hosts.test_self_contained import INPUTS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = "3.11"
 RELATIVE = 1e-12
 #: the Z3 system FMU's run: both clutches slip, lock and hand over within it (docs/systems.md)
 Z3_STOP, Z3_STEP = 10.0, 2e-3
-#: the element FMUs' run (tests/test_self_contained.py's inputs make each one move)
+#: the element FMUs' run (tests/hosts/test_self_contained.py's inputs make each one move)
 STOP, STEP = 0.2, 1e-3
 #: what the FMUs' runtime packages are called in resources/ (a module of them ran compiled or not)
 PACKAGES = (build_fmus.PACKAGE, build_fmus.COMPOSITE_PACKAGE)
@@ -164,7 +164,7 @@ LIBPYTHON = ("import os, sysconfig; soname = sysconfig.get_config_var('INSTSONAM
 @pytest.fixture(scope="session")
 def private_python_host(fmu_dir, tmp_path_factory):
     """(run(libpython, mode) -> the host's output, the bundled libpython's soname):
-    tests/private_python_host.c driving an extracted Clutch.fmu."""
+    tests/hosts/private_python_host.c driving an extracted Clutch.fmu."""
     import zipfile
     from fmpy import read_model_description
 

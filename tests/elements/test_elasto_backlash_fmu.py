@@ -1,7 +1,7 @@
 """ElastoBacklash FMU between two Inertia FMUs: a stiff compliant impact against the
 rigid impact law (eq. 107-108), momentum, and a contact that never pulls; MSL's law (law 2)
 against the half spring period; a contact loaded at rest at the start (law 1).  The laws
-themselves are tested in tests/test_elasto_backlash_solver.py."""
+themselves are tested in tests/numerics/test_elasto_backlash_solver.py."""
 import math
 
 import numpy as np

@@ -302,7 +302,7 @@ STATED = {
     "r3_clearance_2": {"mesh.w_mean": 0.14e-2, "vehicle.w": 0.02e-2},
     "planetary_shift": {key: 0.058e-2 for key in ("gear.w_sun", "gear.w_carrier", "gear.w_ring", "vehicle.w")},
 }
-#: run at their file's defaults over their whole experiment by tests/test_reference.py
+#: run at their file's defaults over their whole experiment by tests/cosim/test_reference.py
 #: (fan.simulate with the file's step and T_comm: the run `run` makes), 30-90 s each here;
 #: not run a second time (a shorter window is no cheaper substitute: the errors are
 #: relative to the signal's range over the window, which the stated figures are not)
@@ -311,7 +311,7 @@ COMPARED_IN_TEST_REFERENCE = ("fan_F2", "fan_F2_100", "fan_F2_100_stribeck", "fa
 
 def test_every_documented_system_is_stated():
     """Stated as an accuracy against a monolithic reference, or (the MSL examples) as their
-    lock/unlock instants against MSL's results, tested in tests/test_msl_examples.py."""
+    lock/unlock instants against MSL's results, tested in tests/cosim/test_msl_examples.py."""
     assert sorted([*STATED, *msl.EVENTS]) == catalog()
 
 
@@ -403,7 +403,7 @@ def test_the_accuracy_tables_in_docs_are_those_report_all_writes():
 
 
 def test_the_committed_accuracy_is_within_what_the_tests_assert():
-    """Every figure STATED (which the test above this one and tests/test_reference.py check
+    """Every figure STATED (which the test above this one and tests/cosim/test_reference.py check
     against fresh runs) holds for the committed table too, so the table and the assertion
     cannot tell different stories."""
     committed = _committed_errors(_generated_tables())

@@ -33,7 +33,7 @@ from drivetrain_fmu import build_fmus
 from drivetrain_fmu import compiled_modules
 from drivetrain_fmu.systems.catalog import fan, z3
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SUFFIX = compiled_modules.extension_suffix()
 
 #: run in a process of its own (the FMUs' modules are process-global): simulate the FMU, and

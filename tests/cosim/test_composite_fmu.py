@@ -34,7 +34,7 @@ from drivetrain_fmu.systems import composite, ssp
 from drivetrain_fmu.systems.catalog import z3
 from drivetrain_fmu.systems.master import CoSimulationError, Instance
 from tests.conftest import HOSTS, ROOT
-from tests.test_self_contained import hiding, without_python  # noqa: F401  (fixtures)
+from tests.hosts.test_self_contained import hiding, without_python  # noqa: F401  (fixtures)
 
 REPORT_KEYS = ["clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w", "clutch.tau_fric_a", "clutch.tau_fric_b"]
 #: system -> stop time of the equality run (Fan F1 shortened: 0.3 s at 0.5 ms is 600 steps)

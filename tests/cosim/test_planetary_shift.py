@@ -3,7 +3,7 @@ reference (systems.catalog.reference.planetary_shift_reference) and its kinemati
 
 Tolerances: the co-simulation at the system's 1 ms step against the reference, 1 % of each
 signal's range RMS (the accuracy asked of this system; measured 0.058 % at most for the
-speeds, 0.36 % for the friction torques: the README's figures, checked by tests/test_cli.py);
+speeds, 0.36 % for the friction torques: the README's figures, checked by tests/cli/test_cli.py);
 the gear ratios to rounding
 (1e-12), as Willis' equation is built into the element's coordinates.
 """

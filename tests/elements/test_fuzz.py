@@ -1,6 +1,6 @@
 """Property-based fuzz suite over every element of ``fmus.ELEMENTS`` (issue #17).
 
-Each element's campaign (tests/fuzz_campaign.py: hypothesis through fmpy) runs in its own
+Each element's campaign (tests/elements/fuzz_campaign.py: hypothesis through fmpy) runs in its own
 process, so a crash of the FMU shows here as a failing test that names the element, the
 signal, the seed and the last case, with the command that replays it.  Parameters are
 drawn within their declared ranges, inputs finite within theirs, step sizes 1e-6 .. 1 s,
@@ -12,9 +12,9 @@ guard (a liveness guard, not a speed target: the project has no timed tests).
 CI runs a fixed seed (17) and CI_EXAMPLES cases per element.  The long campaign (10^4
 cases per element, hours; ``-s`` shows a progress line per 100 cases of each element):
 
-    DRIVETRAIN_FUZZ_EXAMPLES=10000 python -m pytest -q -s -n auto tests/test_fuzz.py
+    DRIVETRAIN_FUZZ_EXAMPLES=10000 python -m pytest -q -s -n auto tests/elements/test_fuzz.py
 
-DRIVETRAIN_FUZZ_SEED=N draws other cases.  ``python tests/fuzz_campaign.py --help`` runs one
+DRIVETRAIN_FUZZ_SEED=N draws other cases.  ``python tests/elements/fuzz_campaign.py --help`` runs one
 element's campaign by hand (``--keep-going`` lists every violation instead of stopping at
 the first, ``--replay`` reruns one case call by call).
 """
@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from drivetrain_fmu import fmus
-from tests.fuzz_campaign import HANG_GUARD_S, element_spec
+from tests.elements.fuzz_campaign import HANG_GUARD_S, element_spec
 
 CAMPAIGN = Path(__file__).with_name("fuzz_campaign.py")
 #: cases per element in CI (a fixed seed: the same cases on every run)

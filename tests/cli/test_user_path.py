@@ -27,7 +27,7 @@ from drivetrain_fmu.cli import checks, command, errors
 from drivetrain_fmu.fmus import ELEMENTS
 from drivetrain_fmu.systems.ssp import catalog, load_system
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
@@ -157,7 +157,7 @@ def test_counts_in_the_readme_and_docs_are_those_of_the_code():
     """"all N FMUs" and "all N systems" in the README and the docs (subfolders too) are the
     numbers of elements and documented systems (the text said 12 and 13 when there were 21 and 17), and
     the elements docs/hosts.md says the host tests leave out are those they leave out."""
-    from tests.test_self_contained import INPUTS
+    from tests.hosts.test_self_contained import INPUTS
 
     counts = {"FMUs": len(ELEMENTS), "elements": len(ELEMENTS), "systems": len(catalog())}
     wrong = []

@@ -1,6 +1,6 @@
 /* A co-simulation host that embeds CPython as a plug-in does: it loads libpython with
  * RTLD_LOCAL (or RTLD_GLOBAL, for comparison), starts it, releases the GIL, then loads an
- * element FMU whose tau_1 input it sets and which it steps 100 times (tests/test_host_pythons.py).
+ * element FMU whose tau_1 input it sets and which it steps 100 times (tests/hosts/test_host_pythons.py).
  *
  *     private_python_host LIBPYTHON FMU_FOLDER GUID local|global TAU_1_VR W_1_VR
  *
