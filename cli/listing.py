@@ -9,7 +9,7 @@ from drivetrain_fmu.systems.ssp import catalog, load_system
 def execute(args) -> None:
     """list: the elements and the documented systems, one per line, each column as wide as
     its longest name; --markdown the README's element table, --variables the variable
-    tables of docs/contract.md (drivetrain_docs.element_tables)."""
+    tables of docs/contract.md (docgen.element_tables)."""
     if args.variables:
         print(variable_tables(), end="")
         return
