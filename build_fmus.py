@@ -24,6 +24,8 @@ force=False)`` keeps FMUs that are up to date.
 from __future__ import annotations
 
 import argparse
+import atexit
+import datetime
 import functools
 import hashlib
 import importlib.util
@@ -37,7 +39,10 @@ import time
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
+
+from pythonfmu import FmuBuilder
 
 from drivetrain_fmu import compiled_modules, fmus, host_support, solvers
 from drivetrain_fmu.fmus import ELEMENTS, source_fingerprint
@@ -321,8 +326,6 @@ def build_fingerprint(python_hosts_only: bool, pure_python: bool | None = None, 
     whose runtime is bundled, the compiler and the CPythons compiled for (``targets``, default
     :func:`compile_targets`; none when pure Python) and the options.  FMUs stamped with it
     are up to date."""
-    from importlib import metadata
-
     if targets is None:
         targets = compile_targets(None, pure_python, say=False)
     digest = hashlib.sha256()
@@ -349,8 +352,6 @@ def is_up_to_date(path: Path, fingerprint: str) -> bool:
 def build_element(element, out_dir: Path, runtime: Runtime | None, fingerprint: str, extensions: dict) -> Path:
     """Build one FMU into ``out_dir`` and return its path.  The archive is written under a
     temporary name and renamed when complete: an interrupted build leaves the previous FMU."""
-    from pythonfmu import FmuBuilder
-
     name = element.__name__
     target = out_dir / f"{name}.fmu"
     partial = out_dir / f".{name}.fmu{PARTIAL_SUFFIX}-{os.getpid()}"
@@ -475,7 +476,6 @@ def _system_runtime(package: Path, script_source: str, targets: list, platforms=
     """The elements' bundled runtime for a system FMU, after checking that the composite
     runtime needs no standard-library module beyond it (a process holds one runtime: the
     first FMU's).  Built once per process and element code (kept in a folder removed at exit)."""
-    import atexit
 
     # what the runtime is made from: the element code, this Python, the composite runtime
     key = (source_fingerprint(), sys.version, hashlib.sha256(Path(package / "slave.py").read_bytes()).hexdigest(),
@@ -513,7 +513,6 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     CPython versions compiled for (:func:`compile_targets`); ``platforms``: the binaries it
     carries (:func:`chosen_platforms`, each with its bundled CPython).
     ValueError (naming the problem) for a system or an interface that cannot be built."""
-    from pythonfmu import FmuBuilder
 
     from drivetrain_fmu.systems import composite, composite_slave
     from drivetrain_fmu.systems.master import Connection
@@ -644,8 +643,6 @@ SIZES_BEGIN, SIZES_END = "<!-- begin: fmu_sizes -->", "<!-- end: fmu_sizes -->"
 def write_size_paragraph(paths, readme: Path = ROOT / "README.md") -> str:
     """The README's paragraph on the FMU sizes (between SIZES_BEGIN and SIZES_END), from the
     FMUs ``paths``: written there, and returned."""
-    import datetime
-
     shares = []
     for path in paths:
         with zipfile.ZipFile(path) as archive:

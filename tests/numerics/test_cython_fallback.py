@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def shipped_modules() -> dict:
     """{module name as this checkout imports it: source} of every module the FMUs carry."""
-    return {f"{package}.{path.stem}": path for package in ("solvers", "fmus")
+    return {f"drivetrain_fmu.{package}.{path.stem}": path for package in ("solvers", "fmus")
             for path in sorted((ROOT / package).glob("*.py")) if path.name != "__init__.py"} | {
-        "systems.composite_slave": ROOT / "systems" / "composite_slave.py"}
+        "drivetrain_fmu.systems.composite_slave": ROOT / "systems" / "composite_slave.py"}
 
 
 def cython_uses(source: str) -> set[str]:
@@ -63,4 +63,4 @@ def test_every_shipped_module_imports_with_the_fallback_where_cython_is_absent()
     used = json.loads(done.stdout.splitlines()[-1])
     typed = {name for name, path in shipped_modules().items() if cython_uses(path.read_text(encoding="utf-8"))}
     assert typed and typed <= set(used), (typed, used)
-    assert set(used.values()) == {"solvers.cython_fallback"}, used
+    assert set(used.values()) == {"drivetrain_fmu.solvers.cython_fallback"}, used

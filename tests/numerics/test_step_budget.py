@@ -56,7 +56,7 @@ def test_engine_whose_harmonics_cannot_be_resolved_is_refused_within_its_budget(
     reached after 2-7 s).  Budget for h = 1 s: min(500 + 2e4 x 1, 20 000) = 20 000 attempted
     steps; each costs 6 torque evaluations (FSAL) and the start one more, so at most
     6 x 20 000 + 1 evaluations before the refusal."""
-    torque_calls = counting(monkeypatch, solvers.rigid, "engine_torque")
+    torque_calls = counting(monkeypatch, drivetrain_fmu.solvers.rigid, "engine_torque")
     engine = make(Engine, T0=1e4, h2=50.0)
     w_before = engine.w
     was_refused, message = refused(engine, 1.0)
@@ -86,7 +86,7 @@ def test_a_chain_step_over_its_event_budget_is_refused_naming_it(monkeypatch):
     in which a slipping clutch locks (one event) is refused naming the budget, and the same
     step with the stated budget (100 + 1e4 h) is taken, with that one event."""
     chain = make(ClutchChain, n_bodies=2, w_1_start=1.0, f_n_1=1000.0)
-    monkeypatch.setattr(solvers.friction, "EVENT_BUDGET", drivetrain_fmu.solvers.friction.Budget("stick/slip events", 0, 0.0, 0))
+    monkeypatch.setattr(drivetrain_fmu.solvers.friction, "EVENT_BUDGET", drivetrain_fmu.solvers.friction.Budget("stick/slip events", 0, 0.0, 0))
     was_refused, message = refused(chain, 0.1)
     assert was_refused and "friction chain: more than 0 stick/slip events in one step" in message
     monkeypatch.undo()
