@@ -11,7 +11,7 @@ and the build fingerprint.
 What compiling changes: the Python bytecode interpreter no longer dispatches each operation
 of our code; the operations themselves (float arithmetic on Python floats, calls into the
 ``math`` module, dictionary and attribute access) are the same CPython calls, so results are
-bit-identical to the source's (tests/test_compiled_modules.py checks a Z3 and a Fan F2 run
+bit-identical to the source's (tests/hosts/test_compiled_modules.py checks a Z3 and a Fan F2 run
 of compiled and pure FMUs).  The Cython directives keep Python's semantics where Cython
 would otherwise differ: annotations are not turned into C types (an ``int`` annotation
 would reject an ``IntEnum``), functions are real function objects (``binding``: wrapping
@@ -407,7 +407,7 @@ class _CachedExtensionFinder:
     the source Python's path finder would load, when the cache holds it (else leaves it to
     that finder)."""
 
-    PACKAGES = frozenset({"fmus", "solvers"})
+    PACKAGES = frozenset({"drivetrain_fmu.fmus", "drivetrain_fmu.solvers"})
 
     def find_spec(self, name, path, target=None):
         if name.rpartition(".")[0] not in self.PACKAGES or not path:

@@ -12,9 +12,9 @@ from __future__ import annotations
 try:
     import cython
 except ImportError:         # uncompiled, where Cython is not installed
-    from solvers import cython_fallback as cython
+    from drivetrain_fmu.solvers import cython_fallback as cython
 
-from solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
+from drivetrain_fmu.solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
 
 from .model import Model, items_getter
 from .variables import BOOLEAN, INTEGER, Family, inertia, input_, output, parameter

@@ -49,20 +49,20 @@ from functools import partial
 try:
     import cython
 except ImportError:         # uncompiled, where Cython is not installed
-    from solvers import cython_fallback as cython
+    from drivetrain_fmu.solvers import cython_fallback as cython
 from pythonfmu import Fmi2Slave
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
-import fmus
-from fmus.compliance import SLIVER, STEP_ROUNDING
-from fmus.model import ParameterError, StateError
-from fmus.shell import (CONVERT, INITIALIZED, INSTANTIATED, TERMINATED, FmiCallError, FmiCommonCalls, PlanCache,
+from drivetrain_fmu import fmus
+from drivetrain_fmu.fmus.compliance import SLIVER, STEP_ROUNDING
+from drivetrain_fmu.fmus.model import ParameterError, StateError
+from drivetrain_fmu.fmus.shell import (CONVERT, INITIALIZED, INSTANTIATED, TERMINATED, FmiCallError, FmiCommonCalls, PlanCache,
                         fmi_entry, fmi_step_entry, fmi_variable, raise_to_host, repeat_until_done, state_from_bytes,
                         state_to_bytes, take_pending_signals)
-from fmus.native_exit import order_native_exit
-from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
-from solvers.budget import Budget
+from drivetrain_fmu.fmus.native_exit import order_native_exit
+from drivetrain_fmu.fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
+from drivetrain_fmu.solvers.budget import Budget
 
 from .algorithm import Algorithm, Refused, Variable, stages
 
@@ -71,7 +71,7 @@ FORMAT = 1
 #: the FMU parameter holding the internal step
 INTERNAL_STEP = "internal_step"
 #: the declared range of ``internal_step``, s: down to the smallest step the fuzz campaign
-#: checks every element at (tests/fuzz_campaign.py STEP_MIN; 50 times finer than the finest
+#: checks every element at (tests/elements/fuzz_campaign.py STEP_MIN; 50 times finer than the finest
 #: internal step of a documented system, Fan F2's 5e-5 s; below it one simulated second is
 #: more than 10^6 internal steps), up to its longest (STEP_MAX; the documented systems step
 #: with 5e-5 to 2e-3 s, and the elements' budgets are set for such steps)
