@@ -41,10 +41,12 @@ J_right w_right) / J_total and the slip s = w_left - w_right, so that
 (k_left - k_right = 1, (k_left + k_right) / 2 = k_carrier, sum J_i k_i = 0).  Their mass
 matrix is diagonal, J_total and the slip inertia sum J_i k_i^2 = (J_carrier (J_left + J_right)
 + 4 J_left J_right) / (4 J_total), each a sum of positive terms: no inertia ratio within the
-declared ranges loses digits.  The axle speeds as coordinates would: their mass matrix
+declared ranges loses digits (measured: the open differential's accelerations within 3.2e-15
+of the closed form, relative to their terms, over inertias 1e-12 .. 1e6 kg.m2 each, 125
+combinations).  The axle speeds as coordinates would lose them: their mass matrix
 [[J_left + J_carrier/4, J_carrier/4], [J_carrier/4, J_right + J_carrier/4]] has a determinant
-that is a difference of terms of size J_carrier^2 / 16 (a carrier 1e6 times heavier than the
-axles: 1e-10 of it left).
+that is a difference of terms of size J_carrier^2 / 16 (measured, axles of 1 kg.m2: a carrier
+1e9 times heavier puts the slip's inertia 2e-9 off, 1e17 times makes it singular).
 """
 from __future__ import annotations
 
