@@ -9,7 +9,7 @@ from pathlib import Path
 
 from drivetrain_fmu import solvers
 
-from . import backlash, brake, clutch, elasto_backlash, gear, inertia, nonlinear_spring, one_way_clutch
+from . import backlash, brake, clutch, differential, elasto_backlash, gear, inertia, nonlinear_spring, one_way_clutch
 from . import planetary_gear, shaft, sources, table, vehicle, vehicle_simple
 from .shell import element_fmu
 
@@ -21,6 +21,7 @@ MODELS = (
     brake.Brake,
     one_way_clutch.OneWayClutch,
     planetary_gear.PlanetaryGear,
+    differential.Differential,
     inertia.Inertia,
     inertia.Engine,
     gear.Gear,
