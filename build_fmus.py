@@ -47,6 +47,9 @@ from pythonfmu import FmuBuilder
 from drivetrain_fmu import compiled_modules, fmus, host_support, solvers
 from drivetrain_fmu.fmus import ELEMENTS, source_fingerprint
 from drivetrain_fmu.fmus.variables import INTEGER, OUTPUT, PARAMETER, REAL, UNITS
+from drivetrain_fmu.systems import algorithm, composite, composite_slave
+from drivetrain_fmu.systems.master import Connection
+from drivetrain_fmu.systems.ssp import Component, system_structure
 
 ROOT = Path(__file__).resolve().parent
 #: the project's one import name: the element code runs as drivetrain_fmu.fmus and
@@ -457,15 +460,11 @@ COMPOSITE_PACKAGE = "drivetrain_composite"
 def composite_modules() -> dict:
     """The composite runtime's modules as shipped in COMPOSITE_PACKAGE: {module name: source}
     (systems/composite_slave.py as ``slave``, beside the co-simulation algorithm it imports)."""
-    from drivetrain_fmu.systems import algorithm, composite_slave
-
     return {"slave": Path(composite_slave.__file__), "algorithm": Path(algorithm.__file__)}
 
 
 def composite_script(name: str, label: str) -> str:
     """The FMU entry point pythonfmu executes for the system FMU ``name``."""
-    from drivetrain_fmu.systems import composite_slave
-
     return COMPOSITE_SCRIPT.format(name=name, label=label, what="code", fingerprint=source_fingerprint(),
                                    composite=composite_slave.source_fingerprint())
 
@@ -486,8 +485,6 @@ def _system_runtime(package: Path, script_source: str, targets: list, platforms=
     first FMU's).  Built once per process and element code (kept in a folder removed at exit)."""
 
     # what the runtime is made from: the element code, this Python, the composite runtime
-    from drivetrain_fmu.systems import composite_slave
-
     key = (source_fingerprint(), sys.version, composite_slave.source_fingerprint(),
            tuple(targets), chosen_platforms(platforms))
     if key in _SYSTEM_RUNTIMES:
@@ -523,10 +520,6 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
     CPython versions compiled for (:func:`compile_targets`); ``platforms``: the binaries it
     carries (:func:`chosen_platforms`, each with its bundled CPython).
     ValueError (naming the problem) for a system or an interface that cannot be built."""
-
-    from drivetrain_fmu.systems import composite, composite_slave
-    from drivetrain_fmu.systems.master import Connection
-    from drivetrain_fmu.systems.ssp import Component, system_structure
 
     description = system if isinstance(system, dict) else composite.describe(system, inputs, outputs, internal_step,
                                                                                rates, iterations)
