@@ -82,7 +82,8 @@ def element_code_digest(fmu_dir: Path) -> str:
     digest = hashlib.sha256()
     with zipfile.ZipFile(fmu_dir / "Clutch.fmu") as archive:
         for name in sorted(n for n in archive.namelist()
-                           if n.startswith(("resources/fmus/", "resources/solvers/")) and n.endswith(".py")):
+                           if n.startswith(("resources/fmus/", "resources/solvers/", "resources/drivetrain_fmu/"))
+                           and n.endswith(".py")):
             digest.update(name.encode())
             digest.update(archive.read(name))
     return digest.hexdigest()[:12]

@@ -170,7 +170,7 @@ def private_python_host(fmu_dir, tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("private_python_host")
     host = folder / "host"
-    subprocess.run(["gcc", "-O1", "-Wall", "-Werror", "-o", str(host), str(ROOT / "tests" / "private_python_host.c"),
+    subprocess.run(["gcc", "-O1", "-Wall", "-Werror", "-o", str(host), str(Path(__file__).with_name("private_python_host.c")),
                     "-ldl"], check=True)
     fmu = folder / "Clutch"
     with zipfile.ZipFile(fmu_dir / "Clutch.fmu") as archive:

@@ -354,7 +354,7 @@ def test_debian_python_with_only_fmpy_simulates_every_fmu(fmu_dir, fmpy_results,
     assert done.returncode == 0, done.stderr[-3000:]
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
     assert "IMPORTED" not in done.stdout, done.stdout[:500]
-    assert "/resources/fmus/" in lines["FMUS"]
+    assert "/resources/drivetrain_fmu/fmus/" in lines["FMUS"]
     results = json.loads(lines["RESULTS"])
     for name in INPUTS:
         table = {key: np.array(values) for key, values in results[name].items()}

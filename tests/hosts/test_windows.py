@@ -46,6 +46,10 @@ pytestmark = [pytest.mark.fmu, pytest.mark.skipif(
 
 STEP, N_STEPS = 1e-3, 200
 RELATIVE = 1e-12
+#: a signal whose largest |value| on Linux is below NOISE is rounding noise around an exact 0
+#: (the open Differential's e_loss: about 4e-13 J); it must agree to ABSOLUTE instead, as in
+#: benchmarks/compare_builds.py's noise floor (SI units)
+NOISE, ABSOLUTE = 1e-9, 1e-12
 #: the system FMU (build_fmus.build_system_fmu), its inputs and its communication step (a
 #: multiple of its internal step, 2 ms)
 SYSTEM, SYSTEM_INPUTS, SYSTEM_STEP = "z3", {}, 2e-3
@@ -166,7 +170,7 @@ def _assert_equal(name: str, reference: np.ndarray, other: np.ndarray, labels, w
     for column, label in enumerate(labels):
         scale = max(float(np.max(np.abs(reference[:, column]))), 1e-300)
         difference = float(np.max(np.abs(other[:, column] - reference[:, column])))
-        assert difference <= RELATIVE * scale, (
+        assert difference <= (ABSOLUTE if scale < NOISE else RELATIVE * scale), (
             f"{name}.{label} in {where} differs from Linux by {difference:.3g} (largest |value| {scale:.3g})")
 
 
@@ -277,7 +281,7 @@ def test_every_fmu_in_fmpy_on_windows_cpython_under_wine(windows_fmus, linux_fmp
     assert done.returncode == 0, done.stderr[-3000:]
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
     assert lines["PYTHON"].startswith(version + "."), lines["PYTHON"]   # the host's own interpreter ran it
-    assert "\\resources\\fmus\\" in lines["FMUS"], lines["FMUS"]     # the element code the FMU carries
+    assert "\\resources\\drivetrain_fmu\\fmus\\" in lines["FMUS"], lines["FMUS"]     # the element code the FMU carries
     results = json.loads(lines["RESULTS"])
     for name, reference in linux_fmpy_results.items():
         labels = list(reference.dtype.names)
