@@ -16,11 +16,6 @@ import math
 from functools import partial
 from typing import NamedTuple
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from . import cython_fallback as cython
-
 from .budget import Budget
 from .ode import IntegrationError, integrate
 
@@ -50,9 +45,6 @@ class BodyState(NamedTuple):
 _new_body_state = partial(tuple.__new__, BodyState)     # BodyState from a tuple, no Python-level __new__
 
 
-@cython.locals(inertia=cython.double, torque=cython.double, damping=cython.double, h=cython.double,
-               phi=cython.double, w=cython.double, x=cython.double, impulse=cython.double, p1=cython.double,
-               p2=cython.double, expm1_x=cython.double)
 def step_damped(state: BodyState, inertia: float, torque: float, damping: float, h: float) -> BodyState:
     """Exact step of J w' = T - d w (module docstring), with x = d h / J:
 
