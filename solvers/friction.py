@@ -95,7 +95,7 @@ except ImportError:         # uncompiled, where Cython is not installed
 
 from .budget import Budget, StepError
 from .contract import StepResult, check_step
-from .dense import dot, identity, inverse, matmul, matvec, solve, submatrix, transpose, zeros
+from .dense import dot, identity, inverse, matmul, matvec, quadratic_form, solve, submatrix, transpose, zeros
 from .ode import IntegrationError, integrate
 
 
@@ -134,51 +134,6 @@ _ADVICE = ("take a smaller communication step, or make the slip dynamics less st
 _INFINITY = math.inf
 _STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19 (module docstring)
 _STICK_SLACK = 1.0 + _STICK_TOL
-
-
-@cython.locals(i=cython.int, n=cython.int, total=cython.double, x=cython.double, y=cython.double)
-def _dot(a, b) -> float:
-    """a . b summed from 0.0 in index order: the float sum(map(mul, a, b)) gives (for len(a) <= len(b))."""
-    n = len(a)
-    total = 0.0
-    for i in range(n):
-        x, y = a[i], b[i]
-        total += x * y
-    return total
-
-
-@cython.locals(i=cython.int, n=cython.int, total=cython.double, a=cython.double, b=cython.double, row=list,
-               products=list)
-def _row_products(rows, x) -> list[float]:
-    """The matrix-vector product [row . x for each row], each as :func:`_dot` sums it (in one
-    call: the rows are few and short); ``rows``: a matrix of :mod:`solvers.dense`, a list of lists."""
-    products = []
-    for row in rows:
-        n = len(row)
-        total = 0.0
-        for i in range(n):
-            a, b = row[i], x[i]
-            total += a * b
-        products.append(total)
-    return products
-
-
-@cython.locals(i=cython.int, j=cython.int, n=cython.int, total=cython.double, row_total=cython.double,
-               a=cython.double, b=cython.double, row=list)
-def _quadratic_form(rows, x) -> float:
-    """x . (rows x), summed as ``_dot(x, _row_products(rows, x))`` sums it (each row's product,
-    then the total, from 0.0 in index order), without the list of row products."""
-    n = len(x)
-    total = 0.0
-    for i in range(n):
-        row = rows[i]
-        row_total = 0.0
-        for j in range(len(row)):
-            a, b = row[j], x[j]
-            row_total += a * b
-        a = x[i]
-        total += a * row_total
-    return total
 
 
 def stribeck_decay(x: float, alpha: float) -> float:
@@ -395,14 +350,14 @@ class FrictionSystem:
         theta, w_mean, q, s, _, _ = state
         known_q, offsets = self._offsets
         if q is not known_q:
-            offsets = _row_products(self.k, q)
+            offsets = matvec(self.k, q)
             self._offsets = (q, offsets)
         n, free, motion = self.n, self.free_members, []
         for i in range(n):
             x, offset = free[i], offsets[i]
             motion.append(x * theta + offset)
         if any(s):
-            relative = _row_products(self.k, s)
+            relative = matvec(self.k, s)
             for i in range(n):
                 x, relative_speed = free[i], relative[i]
                 motion.append(x * w_mean + relative_speed)
@@ -426,14 +381,14 @@ class FrictionSystem:
         w_mean stays a Python float: its square is then Python's power, the C library's pow;
         typed, gcc would fold pow(w_mean, 2.0) into w_mean * w_mean, which differs from pow in
         the last bit for some w_mean."""
-        relative = _quadratic_form(self.m_inv, s)
+        relative = quadratic_form(self.m_inv, s)
         free = 0.5 * self.j_total * w_mean**2 if w_mean else 0.0
         return free + 0.5 * relative
 
     def free_acceleration(self, torques) -> float:
         """w_mean' = N^T E^T tau / N^T M_q N: friction does no work on the free motion
         (the mean motion of a chain, eq. 8; 0 without a free motion)."""
-        return _dot(self.free_members, torques) / self.j_total
+        return dot(self.free_members, torques) / self.j_total
 
     # ------------------------------------------------------------------ friction
     @cython.locals(i=cython.int, f_n=cython.double, static_lever=cython.double, kinetic_lever=cython.double,
@@ -450,7 +405,7 @@ class FrictionSystem:
 
     def relative_free_acceleration(self, torques) -> list[float]:
         """g = D J^-1 F: slip accelerations without friction (a list)."""
-        return _row_products(self.g_of_torques, torques)
+        return matvec(self.g_of_torques, torques)
 
     @cython.locals(i=cython.int, others=list, rhs=list)
     def stuck_torques(self, stuck, g, tau):
@@ -462,7 +417,7 @@ class FrictionSystem:
             others[i] = 0.0                         # M_xi,rest tau_rest: the stuck ones left out
         rhs = []
         for i in stuck:
-            rhs.append(g[i] - _dot(mm[i], others))
+            rhs.append(g[i] - dot(mm[i], others))
         if len(stuck) == 1:
             i = stuck[0]
             return [rhs[0] / mm[i][i]]
@@ -541,7 +496,7 @@ class FrictionSystem:
             for i in range(n_zero):
                 j, mode = zero[i], assignment[i]
                 if mode != stuck_mode:
-                    accel = g[j] - _dot(mm[j], trial)
+                    accel = g[j] - dot(mm[j], trial)
                     if mode * accel <= 0.0:
                         consistent = False
                         break
@@ -577,7 +532,7 @@ class FrictionSystem:
     def step_inputs(self, torques):
         """(a_mean, g) of the external torques, for :meth:`advance`: the products of
         :meth:`free_acceleration` and :meth:`relative_free_acceleration` at once."""
-        products = _row_products(self._input_rows, torques)
+        products = matvec(self._input_rows, torques)
         a_mean = products.pop(0) / self.j_total          # the first row: N^T E^T
         return a_mean, products                           # the others: g
 
@@ -612,7 +567,7 @@ class FrictionSystem:
         """Eq. 19 with every interface stuck: M tau = g, tau = M^-1 g (one formula for the
         shortcut in :meth:`advance` and the all-stuck candidate of :meth:`resolve`, so both
         decide alike to the last bit)."""
-        return _row_products(self.m_inv, g)
+        return matvec(self.m_inv, g)
 
     def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
         """Advance ``state`` by ``h`` with constant external torques and capacities;
@@ -713,7 +668,7 @@ class FrictionSystem:
         for j in range(m):
             dq.append(q[j] - q_start[j])
         d_theta = theta - theta_start
-        free, relative, work = self.free_members, _row_products(self.k, dq), 0.0
+        free, relative, work = self.free_members, matvec(self.k, dq), 0.0
         for i in range(self.n):                         # work of member i's torque over its rotation
             torque, x, relative_turn = torques[i], free[i], relative[i]
             work += torque * (x * d_theta + relative_turn)
@@ -745,7 +700,7 @@ class FrictionSystem:
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
         m, stuck, forward, backward = self.n_interfaces, STUCK, FORWARD, BACKWARD
-        friction = _row_products(self.m, tau)
+        friction = matvec(self.m, tau)
         accel = []                  # s' = g - M tau (module docstring, "Decoupling"); 0 while stuck
         for j in range(m):
             mode = modes[j]

@@ -42,7 +42,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 from typing import NamedTuple
-from operator import mul
 
 from .budget import Budget
 from .dense import dot, identity, matmul, matvec, min_norm_solve, pivoted_cholesky, transpose
@@ -185,7 +184,7 @@ def _schur_complement(C, inv_mass):
     A = [[0.0] * k for _ in range(k)]
     for i, left in enumerate(CMinv):
         for j in range(i, k):
-            A[i][j] = A[j][i] = sum(map(mul, left, C[j]), 0.0)
+            A[i][j] = A[j][i] = dot(left, C[j])
     return pivoted_cholesky(A), CMinv
 
 
@@ -217,7 +216,7 @@ class PlanarVehicle:
         Wt[3][8] = 1.0                         # rolling rear
         self.Wt = Wt
         self._cache_key, self._cache_value = None, None
-        # the closed-form path (_fast_accel) is this class's own dynamics; a subclass that
+        # the closed-form path (solvers.vehicle_closed_form) is this class's own dynamics; a subclass that
         # changes the coordinates, forces or contacts (systems.catalog.powered_vehicle) takes the
         # generic matrix path of forces()
         cls = type(self)

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import compiled_modules
-from solvers import ode, vehicle_closed_form
+from solvers import dense, ode, vehicle_closed_form
 from solvers.friction import Mode
 from solvers.vehicle import PlanarVehicle, VehicleParams
 
@@ -48,6 +48,11 @@ def compiled(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def dense_kernel():
+    return compiled("dense_kernel")
 
 
 @pytest.fixture(scope="module")
@@ -85,12 +90,35 @@ def test_the_kernels_are_generated_from_their_references():
     assert generate_kernels.main(["--check"]) == 0, "python tools/generate_kernels.py"
 
 
-@pytest.mark.parametrize("name", ["ode_kernel", "vehicle_closed_form_kernel"])
+@pytest.mark.parametrize("name", ["dense_kernel", "ode_kernel", "vehicle_closed_form_kernel"])
 def test_an_uncompiled_kernel_refuses_to_be_imported_and_the_reference_runs(name):
     with pytest.raises(ImportError, match="runs compiled only"):
         importlib.import_module(f"solvers.{name}")
+    assert dense.matvec.__module__ == "solvers.dense"
     assert ode._rk_step.__module__ == "solvers.ode"
     assert vehicle_closed_form.closed_form_dynamics.__module__ == "solvers.vehicle_closed_form"
+
+
+def square_and_vector(n):
+    return st.tuples(st.lists(st.lists(FINITE, min_size=n, max_size=n), min_size=n, max_size=n),
+                     st.lists(FINITE, min_size=n, max_size=n))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 12).flatmap(square_and_vector))
+def test_the_matrix_products_are_the_reference_bit_for_bit(dense_kernel, case):
+    a, x = case
+    assert outcome(dense_kernel.dot, a[0], x) == outcome(dense.dot, a[0], x)
+    assert outcome(dense_kernel.matvec, a, x) == outcome(dense.matvec, a, x)
+    assert outcome(dense_kernel.quadratic_form, a, x) == outcome(dense.quadratic_form, a, x)
+
+
+def test_the_products_sum_in_index_order_on_every_python():
+    """One rounding per addition from 0.0, as sum() of floats on CPython 3.11 (3.12 and newer
+    compensate it: the results would depend on the host's version)."""
+    x, y = [1.0, 1e100, 1.0, -1e100], [1.0, 1.0, 1.0, 1.0]
+    assert dense.dot(x, y) == ((((0.0 + 1.0) + 1e100) + 1.0) - 1e100) == 0.0
+    assert dense.matvec([x, y], y) == [0.0, 4.0]
 
 
 def test_the_runge_kutta_step_and_error_norm_are_the_reference_bit_for_bit(ode_kernel):

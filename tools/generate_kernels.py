@@ -9,7 +9,8 @@ a ``@cython.locals`` declaration before each function (nested ones too) giving i
 names C types, inferred from the reference:
 
 * a parameter annotated ``float``, ``int``, ``bool`` is a C double, int, bint; ``list`` or
-  ``list[float]`` a Python list; ``list[float]`` and ``Sequence[float]`` hold floats;
+  ``list[float]`` a Python list; ``list[float]`` and ``Sequence[float]`` hold floats, and
+  ``Sequence[Sequence[float]]`` rows of floats (a loop variable over it holds floats);
 * a local name is a C double when every value assigned to it is one: a float literal, a
   double name, ``+ - * /`` with a double operand, ``float(...)``, a ``math`` function, an
   element of a sequence of floats; a C int for an int literal, ``int(...)``, ``len(...)``,
@@ -34,24 +35,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: kernel module: (reference module, the functions it compiles)
 KERNELS = {
+    "solvers/dense_kernel.py": ("solvers/dense.py", ("dot", "matvec", "quadratic_form")),
     "solvers/ode_kernel.py": ("solvers/ode.py", ("_rk_step", "_error_norm")),
     "solvers/vehicle_closed_form_kernel.py": ("solvers/vehicle_closed_form.py", ("closed_form_dynamics",)),
 }
 DOUBLE, INT, BINT, LIST, MATH_FUNCTION = "double", "int", "bint", "list", "math function"
 ANNOTATIONS = {"float": DOUBLE, "int": INT, "bool": BINT, "list": LIST}
 C_TYPES = {DOUBLE: "cython.double", INT: "cython.int", BINT: "cython.bint", LIST: "list"}
-#: names whose elements are floats (list[float], Sequence[float] annotations)
-FLOATS = "sequence of floats"
+#: what a sequence holds: floats (list[float], Sequence[float]) or such sequences (rows of a matrix)
+FLOATS, ROWS = "floats", "rows"
 
 
 def annotation_kinds(annotation) -> tuple:
-    """(the kind of a parameter annotated ``annotation``, whether its elements are floats)."""
+    """(the kind of a parameter annotated ``annotation``, whether it holds floats (FLOATS),
+    sequences of floats (ROWS) or neither (None))."""
     if isinstance(annotation, ast.Name):
-        return ANNOTATIONS.get(annotation.id), False
-    if isinstance(annotation, ast.Subscript) and isinstance(annotation.slice, ast.Name) \
-            and annotation.slice.id == "float" and isinstance(annotation.value, ast.Name):
-        return (LIST if annotation.value.id == "list" else None), annotation.value.id in ("list", "Sequence")
-    return None, False
+        return ANNOTATIONS.get(annotation.id), None
+    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name) \
+            and annotation.value.id in ("list", "Sequence"):
+        kind = LIST if annotation.value.id == "list" else None
+        element = annotation.slice
+        if isinstance(element, ast.Name) and element.id == "float":
+            return kind, FLOATS
+        if annotation_kinds(element)[1] == FLOATS:
+            return kind, ROWS
+    return None, None
 
 
 def own_nodes(function):
@@ -73,12 +81,12 @@ class Scope:
 
     def __init__(self, function, outer, returns):
         self.function, self.outer, self.returns = function, outer, returns
-        self.kinds, self.floats = {}, set(outer.floats) if outer else set()
+        self.kinds = {}
+        self.floats, self.rows = (set(outer.floats), set(outer.rows)) if outer else (set(), set())
         for arg in function.args.args:
-            kind, floats = annotation_kinds(arg.annotation)
+            kind, holds = annotation_kinds(arg.annotation)
             self.kinds[arg.arg] = kind
-            if floats:
-                self.floats.add(arg.arg)
+            {FLOATS: self.floats, ROWS: self.rows, None: set()}[holds].add(arg.arg)
         assigned = self._assignments()
         self.kinds.update(dict.fromkeys(assigned, self.UNDECIDED))
         changed = True
@@ -101,9 +109,12 @@ class Scope:
         return decided.pop() if len(decided) == 1 else None
 
     def returns_floats(self, value) -> bool:
-        """Whether ``value`` is a call of a module function annotated ``-> list[float]``."""
+        """Whether ``value`` holds floats: a call of a module function annotated
+        ``-> list[float]``, or a row of a sequence of rows."""
+        if isinstance(value, tuple):
+            return value[0] == "element" and isinstance(value[1], ast.Name) and value[1].id in self.rows
         return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
-            and self.returns.get(value.func.id, (None, False))[1]
+            and self.returns.get(value.func.id, (None, None))[1] == FLOATS
 
     def _assignments(self) -> dict:
         """{local name: the expressions assigned to it} (("element", sequence) for an
@@ -177,7 +188,7 @@ class Scope:
                 return {"float": DOUBLE, "int": INT, "len": INT}[name]
             if self.lookup(name) == MATH_FUNCTION:
                 return DOUBLE
-            return self.returns.get(name, (None, False))[0]
+            return self.returns.get(name, (None, None))[0]
         if isinstance(value, ast.Call) and self.kind(value.func) == MATH_FUNCTION:
             return DOUBLE
         return None
