@@ -26,9 +26,9 @@ same IEEE operations in the same order without a Python float per operation, so 
 stay bit-identical (tests/test_kernels.py).  Cython reads ``import cython`` at compile time
 (the extension module imports nothing); an uncompiled kernel refuses to be imported, and
 its reference module keeps its own functions.  The other modules are compiled unchanged;
-those that still declare C types (solvers/friction.py, fmus/model.py, fmus/shell.py,
-fmus/clutch.py, systems/composite_slave.py) import Cython's ``cython`` module uncompiled, or
-solvers/cython_fallback.py where Cython is not installed.
+those that still declare C types (fmus/model.py, fmus/shell.py, systems/composite_slave.py)
+import Cython's ``cython`` module uncompiled, or solvers/cython_fallback.py where Cython is
+not installed.
 
 Every CPython host, compiled: the FMUs carry the extension modules of each CPython minor
 version of :data:`HOST_VERSIONS` the build machine has an interpreter for (with its C

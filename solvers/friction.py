@@ -88,10 +88,6 @@ from enum import IntEnum
 from functools import lru_cache, partial
 from typing import NamedTuple
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from . import cython_fallback as cython
 
 from .budget import Budget, StepError
 from .contract import StepResult, check_step
@@ -108,10 +104,6 @@ class Mode(IntEnum):
     FREE = 2       # zero capacity (normal force 0): only viscous friction
 
 
-# The modes by plain module names: on CPython 3.11 each ``Mode.X`` attribute lookup costs
-# about as much as a function call, and the stick/slip decision runs at every step.  The
-# loops of each step copy them into local C ints (``stuck = STUCK`` with ``stuck`` declared
-# cython.int): compiled, a mode test is then an integer comparison, not a Python call.
 STUCK, FORWARD, BACKWARD, FREE = Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.FREE
 
 
@@ -195,8 +187,7 @@ class InterfaceLaw:
 
 
 class ChainState(NamedTuple):
-    """State in decoupled coordinates (angles of the mean and relative motion); immutable
-    (a NamedTuple: built at every step, it costs a fraction of a frozen dataclass).
+    """State in decoupled coordinates (angles of the mean and relative motion); immutable.
 
     theta_mean, w_mean : J-weighted mean angle and speed (eq. 8)
     q, s               : relative angles and slips, q_j = phi_j - phi_(j+1), s = q'
@@ -340,9 +331,6 @@ class FrictionSystem:
             e_loss=e_loss,
         )
 
-    @cython.locals(theta=cython.double, w_mean=cython.double, x=cython.double, offset=cython.double,
-                   relative_speed=cython.double, i=cython.int, n=cython.int, free=list, offsets=list,
-                   relative=list, motion=list)
     def member_motion(self, state: ChainState) -> list[float]:
         """Member angles E (N theta_mean + K q), then member speeds E (N w_mean + K s), in one
         list (K q computed again only when q changes: never while stuck; stuck interfaces add
@@ -375,12 +363,10 @@ class FrictionSystem:
         """Member speeds E (N w_mean + K s) (:meth:`member_motion`)."""
         return self.member_motion(state)[self.n:]
 
-    @cython.locals(relative=cython.double)
     def kinetic_energy(self, w_mean: float, s) -> float:
         """0.5 v^T M_q v = 0.5 N^T M_q N w_mean^2 + 0.5 s^T M^-1 s (the parts are M_q-orthogonal).
-        w_mean stays a Python float: its square is then Python's power, the C library's pow;
-        typed, gcc would fold pow(w_mean, 2.0) into w_mean * w_mean, which differs from pow in
-        the last bit for some w_mean."""
+        w_mean^2 is Python's power, the C library's pow: a kernel taking this must keep it (gcc
+        folds pow(x, 2.0) of a C double into x * x, which differs from pow in the last bit)."""
         relative = quadratic_form(self.m_inv, s)
         free = 0.5 * self.j_total * w_mean**2 if w_mean else 0.0
         return free + 0.5 * relative
@@ -391,8 +377,6 @@ class FrictionSystem:
         return dot(self.free_members, torques) / self.j_total
 
     # ------------------------------------------------------------------ friction
-    @cython.locals(i=cython.int, f_n=cython.double, static_lever=cython.double, kinetic_lever=cython.double,
-                   static=list, kinetic=list, static_levers=list, kinetic_levers=list)
     def capacities(self, normal_forces):
         """(T_s, T_c) lists of every interface at the given normal forces (the same
         products as :meth:`InterfaceLaw.capacities`)."""
@@ -407,7 +391,6 @@ class FrictionSystem:
         """g = D J^-1 F: slip accelerations without friction (a list)."""
         return matvec(self.g_of_torques, torques)
 
-    @cython.locals(i=cython.int, others=list, rhs=list)
     def stuck_torques(self, stuck, g, tau):
         """Friction of the stuck interfaces (eq. 19): their slip accelerations vanish,
         g_xi - M_xi,rest tau_rest - M_xixi tau_xi = 0, with ``tau`` holding the others."""
@@ -423,11 +406,6 @@ class FrictionSystem:
             return [rhs[0] / mm[i][i]]
         return solve(submatrix(mm, stuck, stuck), rhs)
 
-    @cython.locals(m=cython.int, j=cython.int, i=cython.int, n_zero=cython.int, mode=cython.int,
-                   stuck_mode=cython.int, forward=cython.int,
-                   slip=cython.double, capacity=cython.double, accel=cython.double, allowed=cython.bint,
-                   consistent=cython.bint,
-                   new_modes=list, tau=list, zero=list, stuck=list, trial=list, one_way=list)
     def resolve(self, s, modes, g, t_s, t_c, breaking=None, refuted=()):
         """Modes and friction torques at an instant (the exact stuck set).
 
@@ -508,8 +486,6 @@ class FrictionSystem:
                 return new_modes, trial
         raise StepError(f"no consistent stick/slip assignment for interfaces {zero} (g = {list(g)})")
 
-    @cython.locals(i=cython.int, j=cython.int, x=cython.double, capacity=cython.double, limit=cython.double,
-                   slack=cython.double, one_way=list)
     def _holds(self, torques, interfaces, t_s) -> bool:
         """The hold rule (eq. 20) for the frictions ``torques`` of the stuck ``interfaces``:
         |tau_j| <= T_s,j (1 + _STICK_TOL); a freewheel's only limit is tau_j >= -T_s,j (1 + ...)."""
@@ -546,7 +522,6 @@ class FrictionSystem:
             self._all_hold_of = (g, t_s, held)
         return held
 
-    @cython.locals(j=cython.int, slack=cython.double, torque=cython.double, capacity=cython.double)
     def all_stuck_holds(self, g, t_s) -> bool:
         """Every interface holds stuck at the slip accelerations ``g`` (the all-stuck
         candidate that resolve() tries first is consistent: |tau_j| <= T_s,j, eq. 19-21)."""
@@ -580,13 +555,6 @@ class FrictionSystem:
         new_state = self.advance(state, torques, t_s, t_c, h, events)
         return StepResult(new_state, tuple(events))
 
-    @cython.locals(step=cython.double, a_mean=cython.double, theta=cython.double, w_mean=cython.double,
-                   t=cython.double, dt=cython.double, d_theta=cython.double, work=cython.double,
-                   ke_start=cython.double, ke_end=cython.double, torque=cython.double, x=cython.double,
-                   relative_turn=cython.double, theta_start=cython.double, w_start=cython.double,
-                   i=cython.int, j=cython.int, m=cython.int, phase=cython.int, mode=cython.int, stuck=cython.int,
-                   max_events=cython.int, substeps=cython.int, used=cython.int,
-                   all_stuck=cython.bint, s=list, q=list, modes=list, dq=list, free=list)
     def advance(self, state: ChainState, torques, t_s, t_c, h: float, events=None,
                 start=None, inputs=None) -> ChainState:
         """The state of :meth:`step` alone (the FMU's per-step call); the events' (time,
@@ -678,8 +646,6 @@ class FrictionSystem:
         self._energy_of = (new_state, ke_end)     # the next step's ke_start, if it starts here
         return new_state
 
-    @cython.locals(j=cython.int, mode=cython.int, stuck=cython.int, free=cython.int, d_visc=list,
-                   has_stribeck=list)
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
         """True when every non-stuck interface has a constant torque in its mode."""
         d_visc, has_stribeck, stuck, free = self._d_visc, self._has_stribeck, STUCK, FREE
@@ -693,10 +659,6 @@ class FrictionSystem:
                 return False
         return True
 
-    @cython.locals(m=cython.int, j=cython.int, event=cython.int, mode=cython.int, stuck=cython.int,
-                   forward=cython.int, backward=cython.int, dt=cython.double,
-                   t_zero=cython.double, slip=cython.double, a=cython.double, g_j=cython.double,
-                   friction_j=cython.double, accel=list, friction=list)
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
         m, stuck, forward, backward = self.n_interfaces, STUCK, FORWARD, BACKWARD
