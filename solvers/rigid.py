@@ -28,8 +28,7 @@ ENGINE_SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 20_000)
 
 
 class BodyState(NamedTuple):
-    """Angle and speed of a body; immutable (a NamedTuple: built at every step, it costs a
-    fraction of a frozen dataclass, as solvers.friction.ChainState)."""
+    """Angle and speed of a body; immutable."""
 
     phi: float
     w: float
@@ -51,8 +50,7 @@ def step_damped(state: BodyState, inertia: float, torque: float, damping: float,
     p1(x) = (1 - e^-x) / x, accurate for every x >= 0 (expm1);
     p2(x) = (x - 1 + e^-x) / x^2: below x = 0.05 the Taylor series sum_k (-x)^k / (k + 2)! to
     k = 6 (truncation below 5e-15 relative); above, the closed form, whose cancellation costs
-    2 eps / x (below 1e-14 there).  Computed here, not in functions of their own: a call
-    costs more than the arithmetic (e^-x - 1 is evaluated once for both)."""
+    2 eps / x (below 1e-14 there); e^-x - 1 is evaluated once for both."""
     phi, w = state
     if damping == 0.0:
         return _new_body_state((phi + w * h + 0.5 * torque / inertia * h * h, w + torque / inertia * h))

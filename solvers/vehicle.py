@@ -138,8 +138,7 @@ class VehicleParams:
 
 
 class VehicleState(NamedTuple):
-    """q, q' and the contact modes (a named tuple, as solvers.friction.ChainState: made at
-    every step, at the cost of a tuple)."""
+    """q, q' and the contact modes."""
 
     q: tuple
     qd: tuple
@@ -154,8 +153,7 @@ class VehicleState(NamedTuple):
 
 
 class Forces(NamedTuple):
-    """Everything the outputs need at one instant (a named tuple: made at every evaluation
-    of the forces, at the cost of a tuple)."""
+    """Everything the outputs need at one instant."""
 
     qdd: list
     normal: tuple          # F_N front, rear
@@ -164,8 +162,7 @@ class Forces(NamedTuple):
 
 
 def _within_capacity(tangential, capacity, contacts) -> bool:
-    """True when |tangential[j]| <= capacity[j] for every contact j in ``contacts`` (a loop
-    that stops at the first one beyond, as all() over them did, without a generator)."""
+    """True when |tangential[j]| <= capacity[j] for every contact j in ``contacts``."""
     for j in contacts:
         if not abs(tangential[j]) <= capacity[j]:
             return False
