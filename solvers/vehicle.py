@@ -49,7 +49,7 @@ from .contract import GRAVITY, StepResult, check_step
 from .friction import BACKWARD, FORWARD, FREE, STUCK, Mode
 from .lcp import LcpError, lemke
 from .ode import IntegrationError, integrate
-from .vehicle_closed_form import closed_form_dynamics
+from .vehicle_closed_form import closed_form_dynamics, closed_form_snap
 
 CONTACTS = ("slip_f", "roll_f", "slip_r", "roll_r")
 #: Stick/slip events of one step (each an LCP, a velocity projection and a restart of the
@@ -486,26 +486,8 @@ class PlanarVehicle:
         return corrected
 
     def _fast_snap(self, qd, contacts):
-        """:meth:`snap` of this class in closed form (the same operations: the contacts'
-        Schur complement is diagonal across the wheels, so its pivoted Cholesky factors are
-        the square roots of the diagonal).  A wheel with its rolling contact held gets
-        th' = 0 (and x' = 0 with its slip contact); one with its slip contact alone moves
-        along the mass-weighted direction M^-1 (e_x - R e_th) until x' = R th'."""
-        corrected = list(qd)
-        R, inv_mass = self.p.R, self.inv_mass
-        for slip, roll, k in ((0, 1, 3), (2, 3, 6)):
-            if roll in contacts:
-                corrected[k + 2] = 0.0
-                if slip in contacts:
-                    corrected[k] = R * 0.0
-            elif slip in contacts:
-                weight = -R * inv_mass[k + 2]
-                root = math.sqrt(inv_mass[k] + weight * -R)
-                change = (qd[k] + -R * qd[k + 2]) / root / root
-                speed = qd[k + 2] - weight * change
-                corrected[k + 2] = speed
-                corrected[k] = R * speed
-        return corrected
+        """:meth:`snap` of this class in closed form (solvers.vehicle_closed_form)."""
+        return closed_form_snap(qd, contacts, self.p.R, self.inv_mass)
 
     def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float, t0: float = 0.0) -> StepResult:
         """Advance by h from time ``t0`` with the drive torques held (event-driven, section 3)."""

@@ -1,6 +1,7 @@
 """The plain vehicle's constrained dynamics in scalar closed form (solvers.vehicle).
 
-For fixed contact modes (any but all four stuck) :func:`closed_form_dynamics` gives
+:func:`closed_form_snap` is ``PlanarVehicle.snap`` in closed form.  For fixed contact
+modes (any but all four stuck) :func:`closed_form_dynamics` gives
 ``evaluate(t, yy) -> y'`` with yy = (q, q'): the equations of ``PlanarVehicle.forces``
 (solvers/vehicle.py's docstring) solved in four steps, each a block of the code below.
 
@@ -194,7 +195,30 @@ def closed_form_dynamics(slip_f: int, roll_f: int, slip_r: int, roll_r: int, m_b
     return evaluate
 
 
-try:        # compiled, its kernel (tools/generate_kernels.py) replaces the reference function above
-    from .vehicle_closed_form_kernel import closed_form_dynamics
+
+def closed_form_snap(qd: Sequence[float], contacts, R: float, inv_mass: Sequence[float]) -> list:
+    """PlanarVehicle.snap in closed form: the smallest mass-weighted change of q' (``inv_mass``:
+    M^-1's diagonal) that makes the relative speeds of ``contacts`` zero.  The contacts' Schur
+    complement is diagonal across the wheels, so its pivoted Cholesky factors are the square
+    roots of the diagonal (the same operations as the generic path).  A wheel with its rolling
+    contact held gets th' = 0 (and x' = 0 with its slip contact); one with its slip contact
+    alone moves along the mass-weighted direction M^-1 (e_x - R e_th) until x' = R th'."""
+    corrected = list(qd)
+    for slip, roll, k in ((0, 1, 3), (2, 3, 6)):
+        if roll in contacts:
+            corrected[k + 2] = 0.0
+            if slip in contacts:
+                corrected[k] = R * 0.0
+        elif slip in contacts:
+            weight = -R * inv_mass[k + 2]
+            root = math.sqrt(inv_mass[k] + weight * -R)
+            change = (qd[k] + -R * qd[k + 2]) / root / root
+            speed = qd[k + 2] - weight * change
+            corrected[k + 2] = speed
+            corrected[k] = R * speed
+    return corrected
+
+try:        # compiled, their kernel (tools/generate_kernels.py) replaces the reference functions above
+    from .vehicle_closed_form_kernel import closed_form_dynamics, closed_form_snap
 except ImportError:
     pass

@@ -195,3 +195,13 @@ def test_the_vehicle_closed_form_is_the_reference_bit_for_bit_on_any_state(vehic
     model = PlanarVehicle(VehicleParams(m_wheel_f=wheel_mass, J_wheel_r=wheel_inertia))
     reference, kernel = _both_evaluate(vehicle_kernel, model, modes, [tau_f, tau_r], 0.0, yy)
     assert kernel == reference
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(FINITE, min_size=9, max_size=9), st.sets(st.integers(0, 3)), st.floats(0.05, 2.0),
+       st.floats(0.1, 10.0))
+def test_the_vehicle_snap_is_the_reference_bit_for_bit(vehicle_kernel, qd, contacts, R, wheel_inertia):
+    model = PlanarVehicle(VehicleParams(R=R, h=R + 0.5, J_wheel_f=wheel_inertia))
+    contacts = sorted(contacts)
+    assert outcome(vehicle_kernel.closed_form_snap, qd, contacts, R, model.inv_mass) == \
+        outcome(vehicle_closed_form.closed_form_snap, qd, contacts, R, model.inv_mass)

@@ -15,7 +15,8 @@ names C types, inferred from the reference:
   double name, ``+ - * /`` with a double operand, ``float(...)``, a ``math`` function, an
   element of a sequence of floats; a C int for an int literal, ``int(...)``, ``len(...)``,
   ``+ - *`` of ints or a ``range`` loop variable; a bint for a comparison; a list for a list
-  display or comprehension, or a call of a module function annotated ``-> list``; a name
+  display or comprehension, or a call of a module function annotated ``-> list``; the
+  variables of a loop over a tuple of tuples of int literals are C ints; a name
   assigned values of different kinds (or of another kind) stays a Python object;
 * an element read from a sequence of floats is converted (``float(...)``) so that the
   arithmetic on it is C's.
@@ -37,7 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 KERNELS = {
     "solvers/dense_kernel.py": ("solvers/dense.py", ("dot", "matvec", "quadratic_form")),
     "solvers/ode_kernel.py": ("solvers/ode.py", ("_rk_step", "_error_norm")),
-    "solvers/vehicle_closed_form_kernel.py": ("solvers/vehicle_closed_form.py", ("closed_form_dynamics",)),
+    "solvers/vehicle_closed_form_kernel.py": ("solvers/vehicle_closed_form.py",
+                                              ("closed_form_dynamics", "closed_form_snap")),
 }
 DOUBLE, INT, BINT, LIST, MATH_FUNCTION = "double", "int", "bint", "list", "math function"
 ANNOTATIONS = {"float": DOUBLE, "int": INT, "bool": BINT, "list": LIST}
@@ -60,6 +62,14 @@ def annotation_kinds(annotation) -> tuple:
         if annotation_kinds(element)[1] == FLOATS:
             return kind, ROWS
     return None, None
+
+
+def integer_rows(node) -> bool:
+    """Whether ``node`` is a tuple display of equally long tuple displays of int literals."""
+    rows = node.elts if isinstance(node, ast.Tuple) else []
+    return bool(rows) and all(isinstance(row, ast.Tuple) and len(row.elts) == len(rows[0].elts)
+                              and all(isinstance(v, ast.Constant) and type(v.value) is int for v in row.elts)
+                              for row in rows)
 
 
 def own_nodes(function):
@@ -141,7 +151,11 @@ class Scope:
             elif isinstance(node, (ast.For, ast.comprehension)):
                 ranged = isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) \
                     and node.iter.func.id == "range"
-                bind(node.target, ("range", node.iter) if ranged else ("element", node.iter))
+                if integer_rows(node.iter):         # for i, j in ((0, 1), (2, 3)): each an int
+                    for element_target in node.target.elts:
+                        bind(element_target, ast.Constant(0))
+                else:
+                    bind(node.target, ("range", node.iter) if ranged else ("element", node.iter))
         return assigned
 
     def lookup(self, name):
