@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import compiled_modules
-from solvers import dense, ode, vehicle_closed_form
+from solvers import compliance, dense, ode, rigid, vehicle_closed_form
 from solvers.friction import Mode
 from solvers.vehicle import PlanarVehicle, VehicleParams
 
@@ -48,6 +48,16 @@ def compiled(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def compliance_kernel():
+    return compiled("compliance_kernel")
+
+
+@pytest.fixture(scope="module")
+def rigid_kernel():
+    return compiled("rigid_kernel")
 
 
 @pytest.fixture(scope="module")
@@ -90,13 +100,28 @@ def test_the_kernels_are_generated_from_their_references():
     assert generate_kernels.main(["--check"]) == 0, "python tools/generate_kernels.py"
 
 
-@pytest.mark.parametrize("name", ["dense_kernel", "ode_kernel", "vehicle_closed_form_kernel"])
+@pytest.mark.parametrize("name", ["compliance_kernel", "dense_kernel", "ode_kernel", "rigid_kernel",
+                                  "vehicle_closed_form_kernel"])
 def test_an_uncompiled_kernel_refuses_to_be_imported_and_the_reference_runs(name):
     with pytest.raises(ImportError, match="runs compiled only"):
         importlib.import_module(f"solvers.{name}")
     assert dense.matvec.__module__ == "solvers.dense"
     assert ode._rk_step.__module__ == "solvers.ode"
     assert vehicle_closed_form.closed_form_dynamics.__module__ == "solvers.vehicle_closed_form"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(FINITE, min_size=6, max_size=6), st.sampled_from([0.0, 1e-300, 1e-3, 0.02, 0.05, 0.3, 20.0]))
+def test_the_compliance_and_rigid_body_laws_are_the_reference_bit_for_bit(compliance_kernel, rigid_kernel, values,
+                                                                          damping):
+    """Any floats, and the damping at the rigid body's branch points (x = d h / J near 0.05)."""
+    a, b, c, d, e, f = values
+    assert outcome(compliance_kernel.twist, a, b, c, d, e, f) == outcome(compliance.twist, a, b, c, d, e, f)
+    assert outcome(compliance_kernel.spring_damper_torque, a, b, c, d, e) == \
+        outcome(compliance.spring_damper_torque, a, b, c, d, e)
+    assert outcome(compliance_kernel.spring_energy, a, b) == outcome(compliance.spring_energy, a, b)
+    for arguments in ((a, b, 1.0, c, damping, 1.0), (a, b, abs(c) + 0.1, d, abs(e), 1e-3), (a, b, c, d, e, f)):
+        assert outcome(rigid_kernel.damped_motion, *arguments) == outcome(rigid.damped_motion, *arguments)
 
 
 def square_and_vector(n):

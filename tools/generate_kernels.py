@@ -36,8 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: kernel module: (reference module, the functions it compiles)
 KERNELS = {
+    "solvers/compliance_kernel.py": ("solvers/compliance.py", ("twist", "spring_damper_torque", "spring_energy")),
     "solvers/dense_kernel.py": ("solvers/dense.py", ("dot", "matvec", "quadratic_form")),
     "solvers/ode_kernel.py": ("solvers/ode.py", ("_rk_step", "_error_norm")),
+    "solvers/rigid_kernel.py": ("solvers/rigid.py", ("damped_motion",)),
     "solvers/vehicle_closed_form_kernel.py": ("solvers/vehicle_closed_form.py",
                                               ("closed_form_dynamics", "closed_form_snap")),
 }
