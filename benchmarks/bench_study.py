@@ -23,8 +23,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import build_fmus  # noqa: E402
-from systems import study  # noqa: E402
+from drivetrain_fmu import build_fmus  # noqa: E402
+from drivetrain_fmu.systems import study  # noqa: E402
 
 
 @contextmanager

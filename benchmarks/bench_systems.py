@@ -5,7 +5,7 @@
 Side by side in one run: 10 s of Z3 by co-simulation at its default step (2 ms, from
 systems/catalog/ssd/z3.ssd) and at 1 ms (step-mean shafts) and its monolithic scipy reference on
 the same 1 ms grid; F2 (Engine, shafts, Clutch, Vehicle) at its default step (0.1 ms:
-the judder's phase needs it, see tests/test_reference.py) and at 1 ms for --f2-seconds,
+the judder's phase needs it, see tests/cosim/test_reference.py) and at 1 ms for --f2-seconds,
 and its monolithic form (Fan's LCP formulation) on a 1 ms grid.  The bar of the issue:
 the seed's Simulink run of its DCT, 10 s in 0.98 s.
 """
@@ -22,9 +22,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import build_fmus  # noqa: E402
-from systems.catalog import fan, z3  # noqa: E402
-from systems.catalog.reference import fan_reference, z3_reference  # noqa: E402
+from drivetrain_fmu import build_fmus  # noqa: E402
+from drivetrain_fmu.systems.catalog import fan, z3  # noqa: E402
+from drivetrain_fmu.systems.catalog.reference import fan_reference, z3_reference  # noqa: E402
 
 
 def wall(fn):

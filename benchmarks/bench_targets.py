@@ -110,8 +110,8 @@ def measure_z3(folder: Path, instructions: bool, steps: int, old_revision: str |
     import numpy as np
 
     import bench_composite
-    import build_fmus
-    from systems.catalog import z3
+    from drivetrain_fmu import build_fmus
+    from drivetrain_fmu.systems.catalog import z3
 
     bench_composite.build(folder)
     results = {case: bench_composite.run(folder, case, Z3_STOP) for case in ("master", "composite")}
@@ -174,8 +174,8 @@ def extraction_time(fmu: Path, repeat: int) -> float:
 
 def engine_error(time_grid, engine_w, reference) -> float:
     """RMS error of engine.w over the reference's range, on the reference's grid."""
-    from systems.master import Result
-    from systems.catalog.reference import error_report
+    from drivetrain_fmu.systems.master import Result
+    from drivetrain_fmu.systems.catalog.reference import error_report
 
     return error_report(Result(time_grid, {"engine.w": engine_w}), reference, ["engine.w"])["engine.w"][1]
 
@@ -185,10 +185,10 @@ def measure_f2(builds: dict, folder: Path, stop: float) -> dict:
     import numpy as np
 
     import bench_composite
-    import build_fmus
+    from drivetrain_fmu import build_fmus
     import compare_builds
-    from systems.catalog import fan
-    from systems.catalog.reference import fan_reference
+    from drivetrain_fmu.systems.catalog import fan
+    from drivetrain_fmu.systems.catalog.reference import fan_reference
 
     arguments = compare_builds.run_arguments("fan_F2")
     if abs(arguments["step"] - F2_STEP) > 1e-15:
@@ -245,7 +245,7 @@ def measure_study(source: Path, fmu_dir: Path, out: Path) -> tuple[float, str]:
     """Wall time of ``drivetrain-fmu study judder-onset`` for STUDY_POINT run from the tree
     ``source`` with its FMUs ``fmu_dir`` (already built), and the row it prints."""
     env = dict(os.environ, PYTHONPATH=str(source))        # the workers import the same tree
-    command = [sys.executable, "-m", "drivetrain_cli", "study", "judder-onset", "--fmus", str(fmu_dir),
+    command = [sys.executable, "-m", "drivetrain_fmu.cli", "study", "judder-onset", "--fmus", str(fmu_dir),
                "--out", str(out)] + [item for name, value in STUDY_POINT.items() for item in (f"--{name}", f"{value:g}")]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True)
@@ -373,7 +373,7 @@ def main(argv=None) -> int:
             raise SystemExit(f"{DOC} has no lines {BEGIN!r} ... {END!r}")
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(BENCH))
-    import compiled_modules
+    from drivetrain_fmu import compiled_modules
     import compare_builds
 
     # this process's element code (the seven Z3 FMUs under the master run here) as

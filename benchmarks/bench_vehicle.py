@@ -6,7 +6,7 @@ Measured side by side in one run (shared machine: the ratios are what count):
 fmi2DoStep of the Vehicle FMU through fmpy while rolling (F1 steady state: 200 N.m on
 the front wheel) at h = 1e-3 s and 1e-4 s, as cost per step and per simulated second;
 and the event-driven solver on ice with a fluctuating drive (the stick/slip test of
-tests/test_vehicle_fmu.py): events located and resolved by the LCP per wall-clock second.
+tests/elements/test_vehicle_fmu.py): events located and resolved by the LCP per wall-clock second.
 
     python benchmarks/bench_vehicle.py --instructions [--old-revision bff277c] [--steps 200]
 
@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from systems.master import Instance  # noqa: E402
+from drivetrain_fmu.systems.master import Instance  # noqa: E402
 
 ROLLING = {"v_start": 5.0, "w_wheel_f_start": 20.0, "w_wheel_r_start": 20.0}
 STEP = 1e-3
@@ -58,11 +58,11 @@ def drive(case: str, fmu_dir: Path, steps: int) -> None:
             vehicle.do_step(k * STEP, STEP)
         vehicle.free()
     else:       # the arguments systems.catalog.fan.simulate passes, prepared by instructions()
-        from systems.ssp import run_system
+        from drivetrain_fmu.systems.ssp import run_system
 
         spec = pickle.loads((fmu_dir.parent / "fan_F2.pickle").read_bytes())
         run_system(fmu_dir, spec["components"], spec["connections"], steps * STEP, STEP, spec["record"])
-    code = Path(sys.modules["fmus"].__file__).resolve()
+    code = Path(sys.modules["drivetrain_fmu.fmus"].__file__).resolve()
     unpacked = [Path(folder).resolve() for _, folder in Instance._unpacked.values()]
     for folder in unpacked:
         shutil.rmtree(folder, ignore_errors=True)
@@ -89,7 +89,7 @@ def per_step(case: str, fmu_dir: Path, steps: int) -> float:
 def fan_f2_spec() -> bytes:
     """fan_F2 at 1 ms as systems.catalog.fan.simulate runs it (the counted processes import no element
     code of the working tree; systems.catalog.fan does, through the parameter tables)."""
-    from systems.catalog import fan
+    from drivetrain_fmu.systems.catalog import fan
 
     return pickle.dumps({"components": fan.components("F2", STEP), "connections": fan.connections("F2"),
                          "record": fan.RECORD})
@@ -144,8 +144,8 @@ def main(argv=None) -> int:
     if args.instructions:
         instructions(args.old_revision, args.steps)
         return 0
-    import build_fmus
-    from solvers.vehicle import PlanarVehicle, VehicleParams
+    from drivetrain_fmu import build_fmus
+    from drivetrain_fmu.solvers.vehicle import PlanarVehicle, VehicleParams
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

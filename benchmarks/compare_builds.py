@@ -10,10 +10,10 @@ of REV in a temporary folder; ``--new-fmus`` defaults to a build of the working 
 (``build_fmus.py --out`` a temporary folder).
 
 Every system of the catalog (systems/catalog/ssd/*.ssd) is run the way ``drivetrain-fmu run SYSTEM``
-runs it: the arguments simulation.cosimulate passes to systems.ssp.run_system (components
+runs it: the arguments simulation.cosimulate passes to drivetrain_fmu.systems.ssp.run_system (components
 with their parameters at the system's own step, connections, stop time, the recorded
 signals) are captured once in this process, then each build's FMUs are run with them by
-systems.ssp.run_system (the project's master) in a process of its own: pythonfmu imports
+drivetrain_fmu.systems.ssp.run_system (the project's master) in a process of its own: pythonfmu imports
 the element code into the process-global module namespace, so FMUs of two builds cannot
 run in one process.  Those processes import no element code of the working tree; each
 checks that the element code its FMUs ran is the copy inside the FMUs.
@@ -41,7 +41,7 @@ of all; the exit status is 1 when one exceeds its tolerance:
 ``--instructions`` also counts the CPU instructions per doStep of both builds side by side
 with benchmarks/bench_clutch.py's callgrind method (bench_clutch.per_step: a run of N
 doSteps minus the same run without them), for bench_clutch's cases plus ClutchChain and
-Vehicle driven by the constant inputs of tests/test_self_contained.py.  bench_clutch's
+Vehicle driven by the constant inputs of tests/hosts/test_self_contained.py.  bench_clutch's
 counting process imports build_fmus (hence the working tree's element code) before it loads
 an FMU; here that process first imports the build's own copy of the element code (taken
 from its FMUs), so each build runs its own code.
@@ -64,6 +64,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ELEMENT_CODE = "element_code"       # in an instruction-count folder: the build's fmus/ and solvers/
+#: the element code's packages: drivetrain_fmu.fmus and .solvers, or top-level fmus and
+#: solvers in builds before the one import name (issue 32)
+ELEMENT_PACKAGES = ("fmus", "solvers")
+
+
+def element_code_file() -> str:
+    """Where the element code this process runs was loaded from (either layout)."""
+    module = sys.modules.get("drivetrain_fmu.fmus") or sys.modules["fmus"]
+    return module.__file__
 
 
 # --------------------------------------------------------------------------- builds
@@ -107,14 +116,14 @@ class _Captured(Exception):
 
 
 def run_arguments(system: str) -> dict:
-    """What ``drivetrain-fmu run SYSTEM`` passes to systems.ssp.run_system (captured by
+    """What ``drivetrain-fmu run SYSTEM`` passes to drivetrain_fmu.systems.ssp.run_system (captured by
     calling simulation.cosimulate with run_system replaced)."""
     sys.path.insert(0, str(ROOT))
-    import systems.ssp
-    from drivetrain_cli import simulation
-    from systems.catalog import fan, r3, z3  # noqa: F401  (their run_system names are replaced too)
+    import drivetrain_fmu.systems.ssp
+    from drivetrain_fmu.cli import simulation
+    from drivetrain_fmu.systems.catalog import fan, r3, z3  # noqa: F401  (their run_system names are replaced too)
 
-    original, captured = systems.ssp.run_system, {}
+    original, captured = drivetrain_fmu.systems.ssp.run_system, {}
 
     def capture(fmu_dir, components, connections, stop, step, record, progress=False, iterations=0, at_point=None,
                 rates=None, output_interval=None):
@@ -127,7 +136,7 @@ def run_arguments(system: str) -> dict:
     for module in modules:
         module.run_system = capture
     try:
-        documented = systems.ssp.load_system(system)
+        documented = drivetrain_fmu.systems.ssp.load_system(system)
         simulation.cosimulate(documented, Path("unused"), documented.step, progress=False)
         raise RuntimeError(f"{system}: simulation.cosimulate did not call run_system")
     except _Captured:
@@ -139,13 +148,12 @@ def run_arguments(system: str) -> dict:
 
 def child_run(spec_path: Path, out_path: Path) -> None:
     """The process that runs one system with one build's FMUs (see the module docstring)."""
-    sys.path.insert(0, str(ROOT))
     import numpy as np
 
-    from systems.master import Instance
-    from systems.ssp import run_system
-    sys.path.remove(str(ROOT))
-    loaded = [m for m in sys.modules if m.split(".")[0] in ("fmus", "solvers")]
+    from drivetrain_fmu.systems.master import Instance
+    from drivetrain_fmu.systems.ssp import run_system
+    loaded = [m for m in sys.modules if m.split(".")[0] in ELEMENT_PACKAGES
+              or m.startswith(tuple(f"drivetrain_fmu.{package}" for package in ELEMENT_PACKAGES))]
     if loaded:
         raise RuntimeError(f"element code imported before the FMUs were loaded: {loaded}")
     spec = pickle.loads(spec_path.read_bytes())
@@ -155,7 +163,7 @@ def child_run(spec_path: Path, out_path: Path) -> None:
                         output_interval=spec["output_interval"])
     wall = time.perf_counter() - start
     unpacked = [folder for _, folder in Instance._unpacked.values()]
-    code = sys.modules["fmus"].__file__
+    code = element_code_file()
     np.save(out_path, np.column_stack([result.time] + [np.asarray(result.signals[k], float) for k in spec["record"]]))
     print(json.dumps({"wall": wall, "element_code": code,
                       "from_fmu": any(code.startswith(str(Path(folder)) + os.sep) for folder in unpacked)}))
@@ -274,9 +282,9 @@ def compare_systems(names: list[str], builds: dict[str, Path], stops: dict, tole
 # --------------------------------------------------------------------------- instructions
 
 def _extra_cases() -> dict:
-    """ClutchChain and Vehicle, driven by tests/test_self_contained.py's constant inputs."""
+    """ClutchChain and Vehicle, driven by tests/hosts/test_self_contained.py's constant inputs."""
     sys.path.insert(0, str(ROOT))
-    from tests.test_self_contained import INPUTS
+    from tests.hosts.test_self_contained import INPUTS
 
     inputs = {name: ", ".join(f"{k} {v:g}" for k, v in INPUTS[name].items()) for name in ("ClutchChain", "Vehicle")}
     return {f"ClutchChain ({inputs['ClutchChain']})": ("ClutchChain", dict(INPUTS["ClutchChain"]), None),
@@ -289,7 +297,7 @@ def _bench_clutch(fmu_dir: Path | None = None):
     (``fmu_dir/element_code``) is imported first, so bench_clutch's imports reuse it."""
     if fmu_dir is not None:
         sys.path.insert(0, str(fmu_dir / ELEMENT_CODE))
-        import fmus  # noqa: F401  (the build's copy: its fingerprint is the FMUs')
+        from drivetrain_fmu import fmus  # noqa: F401  (the build's copy: its fingerprint is the FMUs')
         sys.path.pop(0)
     extra = _extra_cases()
     sys.path.insert(0, str(Path(__file__).parent))
@@ -308,7 +316,8 @@ def prepare_counting_folder(fmu_dir: Path, folder: Path, trivial: Path) -> Path:
     (folder / "Trivial.fmu").symlink_to(trivial.resolve())
     with zipfile.ZipFile(fmu_dir / "Clutch.fmu") as archive:
         for name in archive.namelist():
-            if name.startswith(("resources/fmus/", "resources/solvers/")) and name.endswith(".py"):
+            if name.startswith(("resources/fmus/", "resources/solvers/", "resources/drivetrain_fmu/")) \
+                    and name.endswith(".py"):
                 target = folder / ELEMENT_CODE / name[len("resources/"):]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(archive.read(name))
@@ -385,17 +394,17 @@ def main(argv=None) -> int:
         return 0
     if args.drive:
         _bench_clutch(args.fmu_dir).drive(args.fmu_dir, args.drive, args.steps)
-        code = Path(sys.modules["fmus"].__file__)
+        code = Path(element_code_file())
         if (args.fmu_dir / ELEMENT_CODE) not in code.parents:
             raise RuntimeError(f"the FMUs ran element code from {code}, not the build's")
-        from systems.master import Instance
+        from drivetrain_fmu.systems.master import Instance
         for _, folder in Instance._unpacked.values():            # fmpy's extracted copies
             shutil.rmtree(folder, ignore_errors=True)
         return 0
     if not (args.old_revision or args.old_fmus):
         parser.error("give --old-revision REV or --old-fmus DIR")
     sys.path.insert(0, str(ROOT))
-    from systems.ssp import catalog
+    from drivetrain_fmu.systems.ssp import catalog
 
     names = args.systems or catalog()
     unknown = set(names) - set(catalog())

@@ -7,36 +7,39 @@ Clutch FMU, ``fmus.clutch.Clutch`` its model.
 import hashlib
 from pathlib import Path
 
-import solvers
+from drivetrain_fmu import solvers
 
-from . import (
-    backlash,
-    brake,
-    clutch,
-    elasto_backlash,
-    gear,
-    inertia,
-    nonlinear_spring,
-    one_way_clutch,
-    planetary_gear,
-    shaft,
-    sources,
-    table,
-    vehicle,
-    vehicle_simple,
-)
+from . import backlash, brake, clutch, differential, elasto_backlash, gear, inertia, nonlinear_spring, one_way_clutch
+from . import planetary_gear, shaft, sources, table, vehicle, vehicle_simple
 from .shell import element_fmu
 
-MODELS = (clutch.Clutch, clutch.DualClutch, clutch.ClutchChain, brake.Brake, one_way_clutch.OneWayClutch,
-          planetary_gear.PlanetaryGear, inertia.Inertia, inertia.Engine, gear.Gear, shaft.Shaft,
-          nonlinear_spring.NonlinearSpring, backlash.Backlash, elasto_backlash.ElastoBacklash, vehicle.Vehicle,
-          vehicle_simple.VehicleSimple, table.Table, table.TorqueTable, table.ForceTable, table.SpeedTable,
-          sources.SineTorque, sources.SpeedDependentTorque)
+#: the registry: one line per element model, in the order the build, the docs and the tests list them
+MODELS = (
+    clutch.Clutch,
+    clutch.DualClutch,
+    clutch.ClutchChain,
+    brake.Brake,
+    one_way_clutch.OneWayClutch,
+    planetary_gear.PlanetaryGear,
+    differential.Differential,
+    inertia.Inertia,
+    inertia.Engine,
+    gear.Gear,
+    shaft.Shaft,
+    nonlinear_spring.NonlinearSpring,
+    backlash.Backlash,
+    elasto_backlash.ElastoBacklash,
+    vehicle.Vehicle,
+    vehicle_simple.VehicleSimple,
+    table.Table,
+    table.TorqueTable,
+    table.ForceTable,
+    table.SpeedTable,
+    sources.SineTorque,
+    sources.SpeedDependentTorque,
+)
 ELEMENTS = tuple(element_fmu(model) for model in MODELS)
-(Clutch, DualClutch, ClutchChain, Brake, OneWayClutch, PlanetaryGear, Inertia, Engine, Gear, Shaft, NonlinearSpring,
- Backlash, ElastoBacklash, Vehicle, VehicleSimple, Table, TorqueTable, ForceTable, SpeedTable, SineTorque,
- SpeedDependentTorque) = ELEMENTS
-
+globals().update((element.__name__, element) for element in ELEMENTS)      # fmus.Clutch: the Clutch FMU
 __all__ = ["ELEMENTS", "MODELS"] + [e.__name__ for e in ELEMENTS]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from solvers.backlash import Body, BacklashPair, PairState
+from drivetrain_fmu.solvers.backlash import Body, BacklashPair, PairState
 
 from .model import Model
 from .variables import INTEGER, J_MIN, derived_inertia_problem, inertia, input_, output, parameter

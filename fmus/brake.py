@@ -10,7 +10,7 @@ found exactly inside the step, as for the clutches.
 """
 from __future__ import annotations
 
-from solvers.friction import FrictionSystem
+from drivetrain_fmu.solvers.friction import FrictionSystem
 
 from .clutch import FrictionElement, _Z1_LAW, interface_variables
 from .variables import BOOLEAN, inertia, input_, output, parameter

@@ -9,7 +9,7 @@ T_c = mu_k r_eff n_surfaces f_n (kinetic) and the Stribeck law of eq. 2.
 """
 from __future__ import annotations
 
-from solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
+from drivetrain_fmu.solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
 
 from .model import Model, items_getter
 from .variables import BOOLEAN, INTEGER, Family, inertia, input_, output, parameter

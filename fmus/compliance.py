@@ -9,7 +9,7 @@ a master may evaluate it after the bodies at every communication point.
 """
 from __future__ import annotations
 
-from solvers.compliance import twist
+from drivetrain_fmu.solvers.compliance import twist
 
 from .model import StatelessModel
 from .variables import input_, output, parameter

@@ -5,7 +5,7 @@ Twist, speeds and signs as in :mod:`fmus.compliance` (tau_2 = +tau, tau_1 = -tau
 """
 from __future__ import annotations
 
-from solvers.elasto_backlash import FLORES, INITIAL, MSL, ContactMemory, FloresContact, LimitedSpringDamper
+from drivetrain_fmu.solvers.elasto_backlash import FLORES, INITIAL, MSL, ContactMemory, FloresContact, LimitedSpringDamper
 
 from .compliance import ComplianceElement, compliance_variables
 from .variables import INTEGER, output, parameter

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from solvers.gear import Gear as GearModel, GearState, Mode
+from drivetrain_fmu.solvers.gear import Gear as GearModel, GearState, Mode
 
 from .model import Model
 from .variables import BOOLEAN, J_MIN, derived_inertia_problem, inertia, input_, output, parameter

@@ -6,7 +6,7 @@ Engine:   J w' = throttle T0 (1 + h2 sin(2 w t) + h4 sin(4 w t)) + tau_load
 """
 from __future__ import annotations
 
-from solvers.rigid import BodyState, engine_torque, step_damped, step_engine
+from drivetrain_fmu.solvers.rigid import BodyState, engine_torque, step_damped, step_engine
 
 from .model import Model
 from .variables import inertia, input_, output, parameter

@@ -54,9 +54,9 @@ from operator import attrgetter, itemgetter
 try:
     import cython
 except ImportError:         # uncompiled, where Cython is not installed
-    from solvers import cython_fallback as cython
+    from drivetrain_fmu.solvers import cython_fallback as cython
 
-from solvers.contract import SolverError
+from drivetrain_fmu.solvers.contract import SolverError
 
 from .variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var, count_parameters, in_use
 

@@ -19,7 +19,7 @@ A doStep with another step size than T_comm is refused (fmi2Discard).
 """
 from __future__ import annotations
 
-from solvers.pwa import Characteristic
+from drivetrain_fmu.solvers.pwa import Characteristic
 
 from .compliance import ComplianceElement, compliance_variables
 from .variables import INTEGER, Family, output, parameter

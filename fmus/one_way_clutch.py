@@ -16,7 +16,7 @@ exactly inside the step.
 """
 from __future__ import annotations
 
-from solvers.friction import FrictionSystem
+from drivetrain_fmu.solvers.friction import FrictionSystem
 
 from .clutch import FrictionElement, _Z3_LAW, interface_variables
 from .variables import BOOLEAN, inertia, input_, output, parameter

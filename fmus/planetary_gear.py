@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from operator import sub
 
-from solvers.friction import FrictionSystem
+from drivetrain_fmu.solvers.friction import FrictionSystem
 
 from .clutch import FrictionElement, _Z3_LAW, interface_variables
 from .variables import BOOLEAN, INTEGER, J_MIN, inertia, input_, output, parameter

@@ -8,7 +8,7 @@ like NonlinearSpring's (a doStep with another step is refused).
 """
 from __future__ import annotations
 
-from solvers.compliance import spring_damper_torque, spring_energy
+from drivetrain_fmu.solvers.compliance import spring_damper_torque, spring_energy
 
 from .compliance import ComplianceElement, compliance_variables
 from .variables import output, parameter

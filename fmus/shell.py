@@ -41,7 +41,7 @@ import weakref
 try:
     import cython
 except ImportError:         # uncompiled, where Cython is not installed
-    from solvers import cython_fallback as cython
+    from drivetrain_fmu.solvers import cython_fallback as cython
 from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Initial, Fmi2Status

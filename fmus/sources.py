@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import sys
 
-from solvers.signal import gated_sine, quadratic_speed_torque
+from drivetrain_fmu.solvers.signal import gated_sine, quadratic_speed_torque
 
 from .model import ClockedModel, StatelessModel
 from .variables import BOOLEAN, input_, output, parameter

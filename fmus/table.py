@@ -15,7 +15,7 @@ and ``Table`` a dimensionless signal (an engine's throttle).
 """
 from __future__ import annotations
 
-from solvers.signal import table_integral, table_points, table_value
+from drivetrain_fmu.solvers.signal import table_integral, table_points, table_value
 
 from .model import ClockedModel
 from .variables import BOOLEAN, INTEGER, Family, output, parameter

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 PARAMETER, INPUT, OUTPUT = "parameter", "input", "output"
 REAL, INTEGER, BOOLEAN = "Real", "Integer", "Boolean"
@@ -212,8 +212,6 @@ def dataclass_parameters(params_class, table: dict, positive=(), replace: dict |
     those in ``inertias`` at least J_MIN (:func:`inertia`), in ``masses`` at least M_MIN
     (:func:`mass`), the others >= 0; ``replace[name]`` is a ready Var used instead (other
     ranges or types)."""
-    from dataclasses import fields
-
     defaults, replace = params_class(), replace or {}
     return [replace.get(f.name)
             or (inertia(f.name, table[f.name][1], getattr(defaults, f.name)) if f.name in inertias else None)

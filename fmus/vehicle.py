@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from solvers.friction import FREE, STUCK
-from solvers.vehicle import PlanarVehicle, VehicleParams, VehicleState
+from drivetrain_fmu.solvers.friction import FREE, STUCK
+from drivetrain_fmu.solvers.vehicle import PlanarVehicle, VehicleParams, VehicleState
 
 from .model import Model
 from .variables import BOOLEAN, dataclass_parameters, input_, output, parameter

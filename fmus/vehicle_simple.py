@@ -12,7 +12,7 @@ import math
 import sys
 from dataclasses import fields
 
-from solvers.tire import TireVehicle, TireVehicleParams, TireVehicleState
+from drivetrain_fmu.solvers.tire import TireVehicle, TireVehicleParams, TireVehicleState
 
 from .model import Model
 from .variables import INTEGER, dataclass_parameters, derived_inertia_problem, input_, output, parameter

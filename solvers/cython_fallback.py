@@ -3,7 +3,7 @@ module run by a host without Cython: a build ``--pure-python``, or a host Python
 carries no compiled modules for): the declarations of Cython's pure-Python mode that the
 shipped code uses, without effect, as Cython's own ``cython`` module (its Shadow) has them
 in an uncompiled module.  A compiled module never imports either: Cython reads
-``import cython`` at compile time (compiled_modules).  tests/test_cython_fallback.py checks
+``import cython`` at compile time (compiled_modules).  tests/numerics/test_cython_fallback.py checks
 that every ``cython.X`` the shipped modules use is here."""
 import builtins
 

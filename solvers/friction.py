@@ -108,7 +108,7 @@ STUCK, FORWARD, BACKWARD, FREE = Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.F
 
 
 #: Stick/slip events of one step.  Floor 100: ten times the most events found in one step
-#: (10, for n = 6, in 240 000 random steps and 9 000 limit cases: tests/test_chain_chatter.py);
+#: (10, for n = 6, in 240 000 random steps and 9 000 limit cases: tests/numerics/test_chain_chatter.py);
 #: 10^4 per second: one event every 0.1 ms, 130 times Fan F2's judder (38 Hz, 76 events/s);
 #: cap 2000: about 0.1 s of CPU here at the measured 20-50 us per event.
 EVENT_BUDGET = Budget("stick/slip events", 100, 1e4, 2000)

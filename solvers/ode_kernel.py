@@ -29,7 +29,7 @@ def _rk_step(fun, t, y: list[float], k0: list[float], h: float):
     """One Dormand-Prince step from (t, y) with derivative k0 (lists); returns y_new, f_new,
     err.  Stage i is y + h sum_j a_ij k_j, each element summed in tableau order, one
     coefficient at a time from the left (zero coefficients left out): the same operations in
-    the same order as a loop over the tableau (tests/test_vehicle_solver.py), unrolled
+    the same order as a loop over the tableau (tests/numerics/test_vehicle_solver.py), unrolled
     because the stages run for every evaluation of every element's dynamics."""
     n = len(y)
     c0 = h * _A1[0]

@@ -3,7 +3,7 @@
     drivetrain-fmu export-fmu SYSTEM [--out DIR] [--input inst.var ...] [--output inst.var ...]
                                      [--internal-step H] [--rate INST=H ...] [--iterations N]
 
-writes ``DIR/<SYSTEM>.fmu`` (default ``results/``; the command is drivetrain_cli.export_fmu):
+writes ``DIR/<SYSTEM>.fmu`` (default ``results/``; the command is cli.export_fmu):
 one FMI 2.0 co-simulation FMU running every element of the system in-process
 (``systems/composite_slave.py``, see ``docs/composite-fmu.md``), with the same bundled
 runtime as the element FMUs (``build_fmus.build_system_fmu``).  SYSTEM is a documented
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from fmus.variables import INPUT, OUTPUT
+from drivetrain_fmu.fmus.variables import INPUT, OUTPUT
 
 from . import composite_slave
 from .rates import checked_rates

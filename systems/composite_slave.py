@@ -10,13 +10,14 @@ The system travels in ``resources/composite.json`` (written from the system's .s
 interface (inputs, outputs) and the internal step.  The elements are their models, driven
 here through the model protocol of :mod:`fmus.model` only; no FMI call passes between them.
 
-Exchange and stepping are those of ``systems.master.run``: at a communication point the
-connections whose source has no direct feedthrough are moved first (every get, then every
-set), then those whose source has (same), then every element steps from t to t + h with
-its inputs held.  Time is counted (t = t0 + n h), not accumulated.  A host step H = k h
-runs k internal steps, each with that exchange, the FMU inputs held over H.  With k = 1 the
-results are those of ``systems.master`` running the element FMUs (the same code, the same
-operations in the same order).
+Exchange and stepping are the one co-simulation algorithm (:mod:`systems.algorithm`,
+shipped beside this module), each element model a port of it (:class:`ModelPort`), as
+``systems.master.run`` drives it over the element FMUs: at a communication point the
+connections whose source has no direct feedthrough are moved first, then those whose
+source has, then every element steps from t to t + h with its inputs held.  Time is
+counted (t = t0 + n h), not accumulated.  A host step H = k h runs k internal steps, each
+with that exchange, the FMU inputs held over H.  With k = 1 the results are those of
+``systems.master`` running the element FMUs (the same code).
 
 Multi-rate (``rates``: {inst: H}, H = m h): such an element steps once per m internal
 steps, at the end of its step, with each connection-driven Real input at the mean of the
@@ -48,27 +49,29 @@ from functools import partial
 try:
     import cython
 except ImportError:         # uncompiled, where Cython is not installed
-    from solvers import cython_fallback as cython
+    from drivetrain_fmu.solvers import cython_fallback as cython
 from pythonfmu import Fmi2Slave
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
-import fmus
-from fmus.compliance import SLIVER, STEP_ROUNDING
-from fmus.model import ParameterError, StateError
-from fmus.shell import (CONVERT, INITIALIZED, INSTANTIATED, TERMINATED, FmiCallError, FmiCommonCalls, PlanCache,
+from drivetrain_fmu import fmus
+from drivetrain_fmu.fmus.compliance import SLIVER, STEP_ROUNDING
+from drivetrain_fmu.fmus.model import ParameterError, StateError
+from drivetrain_fmu.fmus.shell import (CONVERT, INITIALIZED, INSTANTIATED, TERMINATED, FmiCallError, FmiCommonCalls, PlanCache,
                         fmi_entry, fmi_step_entry, fmi_variable, raise_to_host, repeat_until_done, state_from_bytes,
                         state_to_bytes, take_pending_signals)
-from fmus.native_exit import order_native_exit
-from fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
-from solvers.budget import Budget
+from drivetrain_fmu.fmus.native_exit import order_native_exit
+from drivetrain_fmu.fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
+from drivetrain_fmu.solvers.budget import Budget
+
+from .algorithm import Algorithm, Refused, Variable, stages
 
 DESCRIPTION_FILE = "composite.json"
 FORMAT = 1
 #: the FMU parameter holding the internal step
 INTERNAL_STEP = "internal_step"
 #: the declared range of ``internal_step``, s: down to the smallest step the fuzz campaign
-#: checks every element at (tests/fuzz_campaign.py STEP_MIN; 50 times finer than the finest
+#: checks every element at (tests/elements/fuzz_campaign.py STEP_MIN; 50 times finer than the finest
 #: internal step of a documented system, Fan F2's 5e-5 s; below it one simulated second is
 #: more than 10^6 internal steps), up to its longest (STEP_MAX; the documented systems step
 #: with 5e-5 to 2e-3 s, and the elements' budgets are set for such steps)
@@ -86,12 +89,16 @@ _ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
 
 
 def source_fingerprint() -> str:
-    """SHA-256 of this module's source (the composite runtime); the slave script compares it
-    with the build's (one copy of this module per process, as for the element code).  The
-    source lies beside the module also when the FMU runs it compiled (compiled_modules)."""
-    source = os.path.join(os.path.dirname(__file__), __name__.rpartition(".")[2] + ".py")
-    with open(source, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
+    """SHA-256 of the composite runtime's sources: this module and the co-simulation
+    algorithm beside it (systems/algorithm.py, shipped as drivetrain_composite/algorithm.py);
+    the slave script compares it with the build's (one copy of the runtime per process, as
+    for the element code).  The sources lie beside the modules also when the FMU runs them
+    compiled (compiled_modules)."""
+    digest = hashlib.sha256()
+    for module in (__name__.rpartition(".")[2], "algorithm"):
+        with open(os.path.join(os.path.dirname(__file__), module + ".py"), "rb") as handle:
+            digest.update(handle.read())
+    return digest.hexdigest()
 
 
 _LOADED_FINGERPRINT = source_fingerprint()
@@ -182,21 +189,6 @@ def _read_attributes(pairs, convert: type) -> list:
     return values
 
 
-@cython.locals(moves=list, i=cython.Py_ssize_t, source=dict, target=dict, speeds=dict)
-def _move(moves, lags: dict):
-    """Move the values of a stage's connections (Composite._plan's ``moves``: source
-    attributes, name, target attributes or inbox, name, and for an angle read ahead the
-    attributes and name of its speed and the instance whose lag it is advanced over, else
-    None).  systems.master.run gets every value of a stage, then sets them; here each value
-    moves at once, which is the same: a stage's targets are inputs, its sources outputs."""
-    for i in range(len(moves)):
-        source, name, target, target_name, speeds, speed_name, inst = moves[i]
-        if speeds is None:
-            target[target_name] = source[name]
-        else:
-            target[target_name] = source[name] + speeds[speed_name] * lags[inst]
-
-
 def _get_plan(elements: dict, table: dict, kind: str, vrs):
     """(models whose feedthrough to bring up to date, _attribute_pairs of the element variables, positions of
     internal_step) for the value references ``vrs`` of type ``kind`` (``elements``: instance name -> element;
@@ -213,7 +205,7 @@ def _get_plan(elements: dict, table: dict, kind: str, vrs):
 
 def _feedthrough_sources(elements) -> list:
     """Each of ``elements`` once, in order of first appearance (whose feedthrough outputs
-    Composite._refresh brings up to date)."""
+    a get brings up to date)."""
     return list({id(element): element for element in elements}.values())
 
 
@@ -225,12 +217,56 @@ def read_description(resources: str) -> dict:
     return description
 
 
-class _Refused(Exception):
-    """An internal step that an element refused (its messages are in its log queue)."""
-
-
 class _Unconnected(Exception):
     """The connections could not be evaluated (args[0]: the cause)."""
+
+
+class ModelPort:
+    """An element model in-process as a port of the co-simulation algorithm
+    (systems.algorithm), driven through the model protocol (fmus.model) only: its readers and
+    writers are the model's variables (items of ``vars(model)``, names interned as the
+    attributes' own), a reader of a feedthrough output first brings the model's feedthrough
+    outputs up to date, its step is ``take_step`` (Refused, with ``label``, when the model
+    refuses it), its saved state the model's immutable state and its inputs."""
+
+    def __init__(self, label: str, model):
+        self.label, self.model = label, model
+        self._declared = {v.name: v for v in model.VARIABLES}
+        self._input_names = [v.name for v in model.input_variables]
+
+    def variable(self, name: str) -> Variable | None:
+        var = self._declared.get(name)
+        return None if var is None else Variable(var.causality, var.type, var.unit, tuple(var.depends))
+
+    def reader(self, names):
+        through = any(self._declared[name].causality == OUTPUT and self._declared[name].depends for name in names)
+        return vars(self.model), [sys.intern(name) for name in names], self.model.update_feedthrough if through else None
+
+    def writer(self, names):
+        return vars(self.model), [sys.intern(name) for name in names], None
+
+    def skips(self, h: float) -> bool:
+        """A stateless model (no state, outputs follow the inputs) that takes steps of h has
+        nothing to advance."""
+        return self.model.stateless and self.model.accepts_step(h)
+
+    def step(self, t: float, h: float):
+        problem = self.model.take_step(t, h)
+        if problem is not None:
+            raise Refused(self.label, problem)
+
+    def save(self, inputs: bool = True):
+        model = self.model
+        return model.state, model.read_inputs(model) if inputs else None
+
+    def restore(self, saved):
+        state, inputs = saved
+        if inputs is not None:
+            vars(self.model).update(zip(self._input_names, inputs))
+        self.model.put_back(state)
+
+    def release(self, saved):
+        pass
 
 
 # ---------------------------------------------------------------------------- the slave
@@ -242,8 +278,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     # what every step reads and writes, as slots: a slot is found by the class's (cached)
     # look-up alone, an attribute in the instance dict also needs that dict's (internal_step
     # is not one: fmi2SetReal writes it into the instance dict, as an element's parameters)
-    __slots__ = ("_n", "_extra", "_due", "_at", "_fresh", "_lags", "_stages", "_get_plans",
-                 "_order", "_stepped", "iterations", "_slow", "_inbox",
+    __slots__ = ("_n", "_extra", "_due", "_get_plans", "_order", "_ports", "algorithm", "iterations",
                  "_fmu_inputs", "_fmi_phase", "_whole_steps", "_frame", "_restage", "_chained")
     _raise_to_host = raise_to_host
     _fmu_state_from_bytes = staticmethod(state_from_bytes)
@@ -265,7 +300,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         self._due = 2                       # 2: full exchange due, 1: stage 2 only, 0: none
         self.rates = {inst: float(h) for inst, h in self.system.get("rates", {}).items()}
         self.iterations = int(self.system.get("iterations", 0))
-        self._slow, self._frame, self._at = [], 1, (0.0, 0.0)
+        self.algorithm, self._frame = None, 1
 
         classes = element_classes()
         self.elements = {}
@@ -275,11 +310,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             self.elements[inst] = element
         self._order = list(self.elements.values())
         self._labels = {id(el): f"{inst} ({type(el).__name__})" for inst, el in self.elements.items()}
-        self._stepped = list(self._order)
-        self._input_names = {id(el): [v.name for v in el.input_variables] for el in self._order}
-        # the models whose feedthrough outputs are up to date in their variables (_refresh):
-        # emptied by whatever changes a state or an input, as the exchange knows which
-        self._fresh = set()
+        self._ports = {inst: ModelPort(self._labels[id(el)], el) for inst, el in self.elements.items()}
 
         self.variables = interface(self.system)
         self._vars = {v.name: v for v in self.variables}
@@ -310,64 +341,21 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         self._plan(fmu_inputs)
 
     def _is_feedthrough(self, inst: str, name: str) -> bool:
-        """inst.name is an output with direct feedthrough (read through _refresh)."""
+        """inst.name is an output with direct feedthrough (a get brings it up to date first)."""
         return any(v.name == name and v.causality == OUTPUT and v.depends for v in self.elements[inst].VARIABLES)
-
-    @cython.locals(fresh=set)
-    def _refresh(self, elements):
-        """Bring each model's feedthrough outputs up to date in its variables, unless they are
-        already: a model in ``_fresh`` has had no new state or input since (_exchange,
-        _set_values, _restore and _set_state keep the set)."""
-        fresh = self._fresh
-        for element in elements:     # _feedthrough_sources
-            if element not in fresh:
-                element.update_feedthrough()
-                fresh.add(element)
 
     # ------------------------------------------------------------------ exchange plan
     def _plan(self, fmu_inputs):
-        """The two exchange stages of systems.master.run, as (models whose feedthrough to
-        bring up to date, moves, copies, models written).  ``moves`` (see _move) has one entry per connection:
-        a connection to an element with its own rate writes into that element's inbox;
-        ``copies`` moves a stage's inbox values into the element when its step starts (its
-        lag is 0).  A compliance's angle phi_X driven by such an element, with its w_X from
-        the same element, is read advanced by the held speed over the lag."""
+        """What the exchange means for the FMI calls: does a stage-2 source's value depend
+        without delay on a stage-2 target?  Then an exchange cut short (an interrupt) and run
+        again moves other values than one run once: a step then saves the inputs before its
+        exchange (do_step).  Does a new FMU input value change what stage 2 moves?  Then a set
+        of it makes stage 2 due again."""
         links = self.system["connections"]
-        slow = set(self.rates)
-        self._lags = {inst: 0.0 for inst in slow}
-        self._inbox = {inst: {c[3]: getattr(self.elements[inst], c[3]) for c in links if c[2] == inst}
-                       for inst in slow}
-        speed_source = {(c[2], c[3]): (c[0], c[1]) for c in links}
-        stages = [[c for c in links if not self._is_feedthrough(c[0], c[1])],
-                  [c for c in links if self._is_feedthrough(c[0], c[1])]]
-        self._stages = []
-        for stage, chosen in enumerate(stages):
-            moves = []
-            for c in chosen:
-                target = {v.name: v for v in self.elements[c[2]].VARIABLES if v.causality == INPUT}
-                speed = "w_" + c[3][len("phi_"):]
-                ahead = (c[0] in slow and c[3].startswith("phi_") and target[c[3]].unit == "rad"
-                         and speed in target and target[speed].unit == "rad/s"
-                         and speed_source.get((c[2], speed), ("",))[0] == c[0])
-                speeds, speed_name = (vars(self.elements[c[0]]), sys.intern(speed_source[(c[2], speed)][1])) \
-                    if ahead else (None, None)
-                # names interned as in _attribute_pairs
-                moves.append((vars(self.elements[c[0]]), sys.intern(c[1]),
-                              self._inbox[c[2]] if c[2] in slow else vars(self.elements[c[2]]), sys.intern(c[3]),
-                              speeds, speed_name, c[0]))
-            through = _feedthrough_sources(self.elements[c[0]] for c in chosen if self._is_feedthrough(c[0], c[1]))
-            copies = [(inst, vars(self.elements[inst]), self._inbox[inst], [c[3] for c in chosen if c[2] == inst])
-                      for inst in self.rates if any(c[2] == inst for c in chosen)]
-            # the models whose inputs this stage sets (directly or from an inbox)
-            written = {self.elements[c[2]] for c in chosen}
-            self._stages.append((through, moves, copies, written))
-        # does a stage-2 source's value depend without delay on a stage-2 target?  Then an
-        # exchange cut short (an interrupt) and run again moves other values than one run once:
-        # a step then saves the inputs before its exchange (do_step)
-        targets = {f"{c[2]}.{c[3]}" for c in stages[1]}
-        self._chained = any(targets & self._input_reach(c[0], c[1]) for c in stages[1])
-        # does a new FMU input value change what stage 2 moves?
-        sources = {f"{c[0]}.{c[1]}" for c in stages[1]}
+        late = stages(self._ports, links)[1]
+        targets = {f"{c[2]}.{c[3]}" for c in late}
+        self._chained = any(targets & self._input_reach(c[0], c[1]) for c in late)
+        sources = {f"{c[0]}.{c[1]}" for c in late}
         reach = set()
         for inst, element in self.elements.items():
             for var in element.VARIABLES:
@@ -389,23 +377,11 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                         found |= self._input_reach(*source, seen + (key,))
         return found
 
-    def _exchange(self, stages=None):
-        lags, fresh = self._lags, self._fresh
-        fresh.clear()
-        for through, moves, copies, written in (self._stages if stages is None else stages):
-            self._refresh(through)
-            _move(moves, lags)
-            for inst, element_values, inbox, names in copies:
-                if not lags[inst]:            # its step starts: these are its inputs
-                    for name in names:
-                        element_values[name] = inbox[name]
-            fresh.difference_update(written)
+    def _exchange(self, first_stage: int = 0):
+        """The connections at the communication point now (from ``first_stage``: 1, stage 2
+        only)."""
+        self.algorithm.exchange(0, first_stage)
         self._due = 0
-
-    def _targets(self) -> list:
-        """The values the connections have set, per stage (an element with its own rate:
-        its inbox)."""
-        return [[move[2][move[3]] for move in moves] for _, moves, _, _ in self._stages]
 
     # ------------------------------------------------------------------ FMI
     @fmi_entry("fmi2ExitInitializationMode")
@@ -452,19 +428,12 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         # a ClutchChain's clamps beyond n_bodies are not), and always refused when not finite
         self._input_checks = [(var, element, name, any(v.name == name for v in element.checked_inputs))
                               for var, element, name in self._fmu_inputs]
-        # a stateless model (fmus.model: no state, outputs follow the inputs) that takes the
-        # internal step has nothing to advance: it is not stepped
-        self._stepped = [el for el in self._order if not (el.stateless and el.accepts_step(self.internal_step))]
-        # multi-rate: [inst, element, multiple, Real inputs the connections drive, their sums]
-        slow = {id(self.elements[inst]) for inst in self.rates}
-        self._fast_steps = [el for el in self._stepped if id(el) not in slow]
-        self._slow = []
-        for inst, rate in self.rates.items():
-            element = self.elements[inst]
-            kinds = {v.name: v.type for v in element.VARIABLES}
-            self._slow.append([inst, element, round(rate / self.internal_step),
-                               [name for name in self._inbox[inst] if kinds[name] == REAL], []])
-        self._frame = math.lcm(1, *(s[2] for s in self._slow))
+        multiples = {inst: round(rate / self.internal_step) for inst, rate in self.rates.items()}
+        self.algorithm = Algorithm(self._ports, self.system["connections"], self.internal_step, multiples,
+                                   self.iterations)
+        self._frame = self.algorithm.frame
+        for inst, own in self.algorithm.own.items():     # a communication point: the inputs set
+            own.inbox.update((name, getattr(self.elements[inst], name)) for name in own.inbox)
         self._whole_steps = {}          # host step size -> (count, h) of _sub_steps
         if self._fmi_phase is not TERMINATED:
             self._fmi_phase = INITIALIZED
@@ -512,7 +481,7 @@ class Composite(FmiCommonCalls, Fmi2Slave):
     def _frame_problem(self, step_size: float, h: float) -> str:
         """Why a host step of ``step_size`` (a whole number of internal steps ``h``) does not
         fit the steps of the elements with their own rate."""
-        longest = ", ".join(f"{s[0]} {s[2] * h!r} s" for s in self._slow)
+        longest = ", ".join(f"{inst} {own.multiple * h!r} s" for inst, own in self.algorithm.own.items())
         return (f"communication step h = {step_size!r} is not a whole multiple of {self._frame * h!r} s, "
                 f"the steps of the elements with their own rate ({longest}): give the host a step of "
                 f"n x {self._frame * h:g} s")
@@ -545,19 +514,17 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         # and, where the connections move within the step (several internal steps, iterations,
         # multi-rate) or an exchange run again would not move the same values, the inputs
         # before this step's exchange (otherwise the exchange is due again and moves the same)
-        saved = self._snapshot(count > 1 or bool(self.iterations) or bool(self._slow) or self._chained)
-        inboxes = [dict(inbox) for inbox in self._inbox.values()] if self._inbox else None
+        own = self.algorithm.own
+        saved = self._snapshot(count > 1 or bool(self.iterations) or bool(own) or self._chained)
+        inboxes = [dict(rate.inbox) for rate in own.values()] if own else None
         n, extra, due = self._n, self._extra, self._due
         try:
             if due:
                 try:
-                    self._exchange(None if due == 2 else self._stages[1:])
+                    self._exchange(0 if due == 2 else 1)
                 except Exception as exc:
                     raise _Unconnected(exc) from None
-            if self._slow and h == self.internal_step:
-                self._multirate(count, h)
-            else:
-                self._uniform(count, h)
+            self._internal_steps(count, h)
         except BaseException as exc:             # refused, failed or interrupted: undone
             repeat_until_done(self._put_back, saved, inboxes, n, extra, due)
             if not isinstance(exc, Exception):    # an interrupt: the entry passes it on
@@ -565,12 +532,12 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             if isinstance(exc, _Unconnected):
                 return self._refuse(f"the connections cannot be evaluated at t = {self._time()!r}: "
                                     f"{type(exc.args[0]).__name__}: {exc.args[0]}; step refused")
-            t, h = self._at
+            t, h = self.algorithm.at
             where = f"the internal step from t = {t!r} with h = {h!r}"
-            if isinstance(exc, _Refused):
-                element, problem = exc.args
-                self.log(f"{self._labels[id(element)]}: {problem}", Fmi2Status.error)
-                return self._refuse(f"{self._labels[id(element)]} refused {where}; the system keeps the state "
+            if isinstance(exc, Refused):
+                label, problem = exc.args
+                self.log(f"{label}: {problem}", Fmi2Status.error)
+                return self._refuse(f"{label} refused {where}; the system keeps the state "
                                     f"of t = {self._time()!r}")
             return self._refuse(f"{where} failed ({type(exc).__name__}: {exc}); the system keeps the state of "
                                 f"t = {self._time()!r}")
@@ -580,11 +547,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         """The system as at the start of a doStep (do_step's ``saved`` etc.)."""
         self._restore(saved)
         if inboxes:
-            for inbox, values in zip(self._inbox.values(), inboxes):
-                inbox.clear()
-                inbox.update(values)
-        for inst in self._lags:
-            self._lags[inst] = 0.0
+            for own, values in zip(self.algorithm.own.values(), inboxes):
+                own.inbox.clear()
+                own.inbox.update(values)
         self._n, self._extra, self._due = n, extra, due
 
     def _over_budget(self, step_size: float, count: int, h: float, work: int) -> str:
@@ -598,102 +563,38 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             f"{work} element steps; give the host a step of at most {longest} x {h!r} = {longest * h!r} s, "
             f"or a longer {INTERNAL_STEP}")) + "; step refused, the state is kept"
 
-    def _uniform(self, count: int, h: float):
-        """``count`` internal steps of every element with h (systems.master.run's step)."""
-        start, internal_step = self.start_time, self.internal_step
-        iterated, stepped, internal = self.iterations, self._stepped, h == internal_step
+    def _internal_steps(self, count: int, h: float):
+        """``count`` internal steps of h, each after the exchange (the first's is done):
+        the algorithm's step (multi-rate when h is the internal step, the ports with their
+        own rate stepping at the end of their steps; iterated), or, for a host's final
+        remainder, every element over h."""
+        algorithm, start, internal_step = self.algorithm, self.start_time, self.internal_step
+        internal = h == internal_step
+        whole = internal or bool(self.iterations)
         for j in range(count):
-            t = start + self._n * internal_step + self._extra        # _time()
-            self._at = (t, h)
+            n = self._n
+            t = start + n * internal_step + self._extra        # _time()
+            algorithm.at = (t, h)
             if j:
-                self._exchange()
-            if iterated:
-                self._iterated(t, h)
+                algorithm.exchange(n if internal else 0)
+            if whole:
+                algorithm.step(n, t, h, start, self._extra)
             else:
-                for element in stepped:
-                    problem = element.take_step(t, h)
-                    if problem is not None:
-                        raise _Refused(element, problem)
+                algorithm.step_all(t, h)
             if internal:
-                self._n += 1
+                self._n = n + 1
             else:
                 self._extra += h
             self._due = 2
 
-    def _iterated(self, t: float, h: float):
-        """One internal step repeated ``iterations`` times from the saved states with every
-        connection at the mean of its values at t and at t + h (systems.master.run's
-        ``iterate``: the same operations in the same order)."""
-        start = self._targets()
-        saved = self._snapshot(True)
-        for round_ in range(self.iterations + 1):
-            if round_:
-                self._exchange()
-                end = self._targets()
-                self._restore(saved)
-                for (_, moves, _, _), first, last in zip(self._stages, start, end):
-                    for (_, _, target, name, *_), a, b in zip(moves, first, last):
-                        target[name] = 0.5 * (a + b)
-            for element in self._stepped:
-                problem = element.take_step(t, h)
-                if problem is not None:
-                    raise _Refused(element, problem)
-
-    def _multirate(self, count: int, h: float):
-        """``count`` internal steps (a whole number of frames): the elements without a rate
-        step every internal step; one with a rate (multiple m) steps at the end of its m
-        internal steps from their start, with its Real inputs the mean of the m values the
-        connections gave it (summed in order, divided by m)."""
-        lags, slow, fast = self._lags, self._slow, self._fast_steps
-        start, extra = self.start_time, self._extra
-        try:
-            for j in range(count):
-                n = self._n
-                t = start + n * h + extra
-                self._at = (t, h)
-                for inst, _, m, _, _ in slow:
-                    lags[inst] = (n % m) * h
-                if j:
-                    self._exchange()
-                for entry in slow:
-                    inbox, keys = self._inbox[entry[0]], entry[3]
-                    if n % entry[2]:
-                        entry[4] = [a + inbox[k] for a, k in zip(entry[4], keys)]
-                    else:
-                        entry[4] = [inbox[k] for k in keys]
-                for element in fast:
-                    problem = element.take_step(t, h)
-                    if problem is not None:
-                        raise _Refused(element, problem)
-                self._n = n + 1
-                for inst, element, m, keys, sums in slow:
-                    if (n + 1) % m == 0:
-                        values = vars(element)
-                        for k, a in zip(keys, sums):
-                            values[k] = a / m
-                        self._at = (start + (n + 1 - m) * h + extra, m * h)
-                        problem = element.take_step(self._at[0], m * h)
-                        if problem is not None:
-                            raise _Refused(element, problem)
-                self._due = 2
-        finally:
-            for inst in lags:
-                lags[inst] = 0.0
-
     def _snapshot(self, with_inputs: bool):
-        """(the elements' states, their inputs if ``with_inputs`` else None), for _restore."""
-        states = [el.state for el in self._order]
-        return states, [el.read_inputs(el) for el in self._order] if with_inputs else None
+        """The ports' saved states (with their inputs if ``with_inputs``), for _restore."""
+        return [port.save(with_inputs) for port in self._ports.values()]
 
     def _restore(self, snapshot):
         """Put the elements back at the states (and inputs, when saved) of ``snapshot``."""
-        states, inputs = snapshot
-        if inputs is not None:
-            for element, values in zip(self._order, inputs):
-                vars(element).update(zip(self._input_names[id(element)], values))
-        for element, state in zip(self._order, states):
-            element.put_back(state)
-        self._fresh.clear()
+        for port, saved in zip(self._ports.values(), snapshot):
+            port.restore(saved)
 
     # ------------------------------------------------------------------ get / set
     def _get_values(self, vrs, kind: str):
@@ -705,13 +606,14 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             if self._chained:       # an interrupted get is run again (fmus.shell): the same exchange
                 saved, due = self._snapshot(True), self._due
                 try:
-                    self._exchange(None if due == 2 else self._stages[1:])
+                    self._exchange(0 if due == 2 else 1)
                 except BaseException:
                     repeat_until_done(self._put_back, saved, None, self._n, self._extra, due)
                     raise
             else:
-                self._exchange(None if self._due == 2 else self._stages[1:])
-        self._refresh(through)
+                self._exchange(0 if self._due == 2 else 1)
+        for element in through:
+            element.update_feedthrough()
         values = _read_attributes(pairs, CONVERT[kind])
         for position in own:
             values.insert(position, self.internal_step)
@@ -731,7 +633,6 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                                  "fmi2ExitInitializationMode")
         for (target, name, _), value in zip(targets, values):
             vars(target)[name] = value
-        self._fresh.clear()
         if self._fmi_phase is not INSTANTIATED and self._restage and not self._due:
             self._due = 1
 
@@ -770,7 +671,6 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             if problem is not None:
                 raise StateError(f"{self._labels[id(element)]}: {problem}")
         before = self._get_fmu_state.__wrapped__(self)
-        self._fresh.clear()
         try:
             self._set_state(saved)
         except BaseException:       # an error, or an interrupt (the call is then run again)
@@ -795,6 +695,3 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             self._fmi_phase = INSTANTIATED
         if saved["initialized"]:        # what doStep uses, for these elements and internal step
             self._prepare_stepping()
-        for inst, inbox in self._inbox.items():       # a communication point: the inputs set
-            inbox.update((name, getattr(self.elements[inst], name)) for name in inbox)
-        self._fresh.clear()

@@ -1,12 +1,9 @@
 """A fixed-step co-simulation master on fmpy's FMU2Slave API.
 
-At every communication point the master propagates the connections (outputs of body
-elements into compliance elements, whose outputs follow their inputs without delay,
-then those outputs into the body inputs), then steps every FMU from t to t + h with
-its inputs held (zero-order hold).  Time is counted, t = t0 + n h, not accumulated.
-Multi-rate (``run``'s ``rates``): an FMU with its own step, m base steps, steps once per m
-of them with its inputs at the mean of what the connections gave it, as the system FMU's
-runtime steps an element with its own rate (docs/composite-fmu.md).
+:func:`run` drives separate FMUs with the one co-simulation algorithm
+(:mod:`systems.algorithm`: the stages, iterations, multi-rate means and angle lead), each
+FMU instance a port of it (:class:`FmuPort`); the system FMU runs the same algorithm over
+its element models in-process.  Time is counted, t = t0 + n h, not accumulated.
 
 Every FMI call goes through :class:`Instance`, which turns a failing status into
 :class:`CoSimulationError` carrying the FMU's own log messages.
@@ -29,6 +26,8 @@ from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFr
                        fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
 from fmpy import calloc, free
 
+from .algorithm import Algorithm, Variable
+
 _STATUS = ["OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING"]
 
 
@@ -39,8 +38,7 @@ _FMI2_WARNING = 1
 
 # The per-step FMI calls, bound directly to the FMU's library (fmpy's wrappers convert
 # lists and check status in Python on every call; these move numpy buffers in place).
-_VALUE_TYPES = {"Real": (ctypes.c_double, np.float64), "Integer": (ctypes.c_int, np.int32),
-                "Boolean": (ctypes.c_int, np.int32)}
+_VALUE_TYPES = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int}
 _DO_STEP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_double, ctypes.c_double, ctypes.c_int)
 
 
@@ -179,10 +177,9 @@ class Instance:
             raise CoSimulationError(f"{self.name}: {function} failed with status {status} ({_status_name(status).lower()})",
                                     [r.message for r in self.log[log_start:]])
 
-    def transfer(self, kind: str, vrs: list[int], write: bool, buffer=None) -> "Transfer":
-        """A prepared get (write=False) or set of fixed value references of one type
-        (through ``buffer``, if given: see :class:`Transfer`)."""
-        return Transfer(self, kind, vrs, write, buffer)
+    def transfer(self, kind: str, vrs: list[int], write: bool) -> "Transfer":
+        """A prepared get (write=False) or set of fixed value references of one type."""
+        return Transfer(self, kind, vrs, write)
 
     def vr(self, name: str):
         try:
@@ -211,75 +208,86 @@ class Instance:
         log_start = len(self.log)
         self._checked("fmi2DoStep", self._do_step(self.slave.component, t, h, int(no_rollback)), log_start)
 
-    def stepper(self, no_rollback: bool = True):
-        """``step(t, h)``: :meth:`do_step` with its arguments bound once (the run loop's call)."""
-        return _Steps([self], no_rollback)
-
     def free(self):
         self.slave.terminate()
         self.slave.freeInstance()
 
 
-class _Steps:
-    """``steps(t, h)``: fmi2DoStep of each of ``instances`` in turn from ``t`` over ``h``,
-    its arguments bound once: one pair of C doubles serves every instance (set once per
-    call, ``h`` only when it changes)."""
-
-    def __init__(self, instances: list[Instance], no_rollback: bool = True):
-        self._t, self._h, self._last_h = ctypes.c_double(), ctypes.c_double(), None
-        self._calls = [(inst, _unconverted(inst.slave.dll, "fmi2DoStep", inst.keeps_the_gil), inst.log,
-                        (ctypes.c_void_p(inst.slave.component), self._t, self._h, int(no_rollback)))
-                       for inst in instances]
-
-    def __call__(self, t: float, h: float):
-        self._t.value = t
-        if h != self._last_h:
-            self._h.value = self._last_h = h
-        for inst, call, log, arguments in self._calls:
-            log_start = len(log)
-            status = call(*arguments)
-            if status > _FMI2_WARNING:
-                inst._checked("fmi2DoStep", status, log_start)
-
-
 class Transfer:
-    """fmi2Get/Set<kind> of fixed value references through one numpy buffer, ``values``
-    (its own, or ``buffer``: a contiguous 1-d array of the kind's dtype and of the length
-    of ``vrs``, e.g. a slice of a larger buffer, which the call then reads or fills)."""
+    """fmi2Get/Set<kind> of fixed value references through one C array, ``values``: a call
+    fills it (get) or sends it (set)."""
 
-    def __init__(self, instance: Instance, kind: str, vrs: list[int], write: bool, buffer=None):
+    def __init__(self, instance: Instance, kind: str, vrs: list[int], write: bool):
         if kind not in _VALUE_TYPES:
             raise ValueError(f"kind = {kind!r} must be one of {', '.join(_VALUE_TYPES)}")
-        c_type, dtype = _VALUE_TYPES[kind]
         self.instance = instance
         self.function = f"fmi2{'Set' if write else 'Get'}{kind}"
         self._call = _unconverted(instance.slave.dll, self.function, instance.keeps_the_gil)
         self._vrs = (ctypes.c_uint * len(vrs))(*vrs)
-        if buffer is None:
-            buffer = np.zeros(len(vrs), dtype=dtype)
-        elif buffer.dtype != dtype or buffer.shape != (len(vrs),) or not buffer.flags.c_contiguous:
-            raise ValueError(f"buffer must be a contiguous {dtype.__name__} array of {len(vrs)} values")
-        self._values = buffer
-        self._pointer = self._values.ctypes.data_as(ctypes.POINTER(c_type))
+        #: the values the call reads (set) or fills (get); its items are Python numbers
+        self.values = (_VALUE_TYPES[kind] * len(vrs))()
         # the call's arguments as the C types of fmi2Get/Set<kind> (fmi2Component, const
         # fmi2ValueReference[], size_t, values[]), bound once (the component is fixed once instantiated)
         self._arguments = (ctypes.c_void_p(instance.slave.component), self._vrs, ctypes.c_size_t(len(vrs)),
-                           self._pointer)
+                           self.values)
         self._log = instance.log
 
-    @property
-    def values(self) -> np.ndarray:
-        """The buffer the FMI call reads (set) or fills (get): assign into it
-        (``values[:] = ...``), the call keeps a pointer to this array."""
-        return self._values
-
-    def __call__(self) -> np.ndarray:
+    def __call__(self):
         """Move the values (a set sends ``values``, a get fills it) and return ``values``."""
         log_start = len(self._log)
         status = self._call(*self._arguments)
         if status > _FMI2_WARNING:
             self.instance._checked(self.function, status, log_start)
-        return self._values
+        return self.values
+
+
+class FmuPort:
+    """An FMU instance as a port of the co-simulation algorithm (systems.algorithm): its
+    readers and writers are prepared transfers (one C array each), its step fmi2DoStep,
+    its saved state an FMU state.  ``no_rollback``: fmi2DoStep's
+    noSetFMUStatePriorToCurrentPoint."""
+
+    def __init__(self, instance: Instance, no_rollback: bool = True):
+        self.instance, self.name = instance, instance.name
+        self._depends = {u.variable.name: tuple(d.name for d in (u.dependencies or ())) for u in instance.model.outputs}
+        self._t, self._h = ctypes.c_double(), ctypes.c_double()
+        self._do_step = _unconverted(instance.slave.dll, "fmi2DoStep", instance.keeps_the_gil)
+        self._step_arguments = (ctypes.c_void_p(instance.slave.component), self._t, self._h, int(no_rollback))
+
+    def variable(self, name: str) -> Variable | None:
+        var = self.instance.variables.get(name)
+        return None if var is None else Variable(var.causality, var.type, var.unit, self._depends.get(name, ()))
+
+    def _transfer(self, names, write: bool):
+        kind, = {self.instance.variables[name].type for name in names}
+        transfer = self.instance.transfer(kind, [self.instance.vr(name) for name in names], write)
+        return transfer.values, range(len(names)), transfer
+
+    def reader(self, names):
+        return self._transfer(names, False)
+
+    def writer(self, names):
+        return self._transfer(names, True)
+
+    def skips(self, h: float) -> bool:
+        return False
+
+    def step(self, t: float, h: float):
+        self._t.value, self._h.value = t, h
+        log = self.instance.log
+        log_start = len(log)
+        status = self._do_step(*self._step_arguments)
+        if status > _FMI2_WARNING:
+            self.instance._checked("fmi2DoStep", status, log_start)
+
+    def save(self):
+        return self.instance.call("getFMUstate")
+
+    def restore(self, saved):
+        self.instance.call("setFMUstate", saved)
+
+    def release(self, saved):
+        self.instance.call("freeFMUstate", saved)
 
 
 @dataclass(frozen=True)
@@ -345,247 +353,6 @@ class Result:
         return self.time if key == "time" else self.signals[key]
 
 
-def _groups(instances, names, types=("Real",)):
-    """{(instance, type): [(position in ``names``, value reference)...]} of the variables
-    'inst.var' of ``names``, in order of first appearance; a variable of a type not in
-    ``types`` (or one that does not exist) is refused, naming it."""
-    groups = {}
-    for pos, key in enumerate(names):
-        inst_name, var = key.split(".", 1)
-        inst = instances[inst_name]
-        kind = inst.variables[var].type if var in inst.variables else inst.vr(var)
-        if kind not in types:
-            raise ValueError(f"{key} is a {kind} variable; allowed here: {', '.join(types)}")
-        groups.setdefault((inst_name, kind), []).append((pos, inst.vr(var)))
-    return groups
-
-
-class _Exchange:
-    """The connections' transfers, laid out once so that a communication point moves every
-    value with one get and one set per instance and type, and no Python per value.
-
-    Every Real value read (connection sources, each once, and the Real recorded variables
-    that are not taken from the exchange) has a slot in one buffer, ``read``: each get
-    fills its instance's contiguous slice.  Every input set has a slot in ``written``:
-    each set sends its instance's contiguous slice.  A stage copies its values from
-    ``read`` to ``written`` with one numpy take; when every input's slot is the slot of the
-    value it gets in the same order (each source read once, in the order of its targets)
-    and ``may_share`` (nothing is written into ``written`` but the stages' copies and the
-    iterations' means, both from values read at the same point), ``written`` is the start
-    of ``read`` itself and no copy is made.  An instance that no stage-2 get reads
-    has its stage-1 inputs set together with its stage-2 inputs (one set instead of two):
-    no value read in stage 2 depends on them.
-
-    Recording: ``rows`` rows (filled by :meth:`_Phase.record`) of the recorded Real values
-    in ``real_rows`` and of the others (Boolean, Integer) in ``int_rows``; ``signals``
-    turns them into the result's arrays."""
-
-    def __init__(self, instances, stages, record, moved_at, may_share=False, rows=1):
-        sources, targets = [], []          # checked in the order of the stages: sources, then targets
-        for stage in stages:
-            sources.append(_groups(instances, [f"{c.source}.{c.output}" for c in stage]))
-            targets.append(_groups(instances, [f"{c.target}.{c.input}" for c in stage]))
-        fetched = [pos for pos, key in enumerate(record) if key not in moved_at]
-        recorded = _groups(instances, [record[pos] for pos in fetched], ("Real", "Boolean", "Integer"))
-        slot, read_layout = {}, []          # (instance, vr) -> slot in read; [(instance, [vr...], offset)]
-
-        def place(inst_name, vrs, table):
-            fresh = [vr for vr in dict.fromkeys(vrs) if (inst_name, vr) not in table]
-            offset = sum(len(v) for _, v, _ in read_layout)
-            for i, vr in enumerate(fresh):
-                table[inst_name, vr] = offset + i
-            read_layout.append((inst_name, fresh, offset))
-            return fresh
-
-        stage_reads = []
-        for groups in sources:
-            stage_reads.append([len(read_layout)])
-            for (inst_name, _), members in groups.items():
-                place(inst_name, [vr for _, vr in members], slot)
-            stage_reads[-1].append(len(read_layout))
-        record_slot = {}
-        real_recorded = [(key, members) for key, members in recorded.items() if key[1] == "Real"]
-        first_recorder = len(read_layout)
-        for (inst_name, _), members in real_recorded:
-            place(inst_name, [vr for _, vr in members], record_slot)
-        self.read = np.zeros(sum(len(v) for _, v, _ in read_layout))
-        gets = [instances[inst_name].transfer("Real", vrs, False, self.read[offset:offset + len(vrs)])
-                for inst_name, vrs, offset in read_layout]
-        self.stage_gets = [[g for g in gets[a:b] if len(g._vrs)] for a, b in stage_reads]
-        self.record_gets = [g for g in gets[first_recorder:] if len(g._vrs)]
-
-        # the sets: per stage, per instance; stage-1 sets of an instance no stage-2 get reads
-        # join its stage-2 set
-        stage2_read = {inst_name for inst_name, _ in sources[1]} if len(sources) > 1 else set()
-        writes = [{}, {}]
-        for stage, groups in enumerate(targets):
-            for (inst_name, _), members in groups.items():
-                link_sources = [f"{c.source}.{c.output}" for c in stages[stage]]
-                entries = [(vr, slot[self._source_key(instances, link_sources[pos])]) for pos, vr in members]
-                writes[stage].setdefault(inst_name, []).extend(entries)
-        for inst_name in list(writes[0]):
-            if (inst_name, "Real") in targets[1] and inst_name not in stage2_read:
-                writes[1][inst_name] = writes[0].pop(inst_name) + writes[1][inst_name]
-        order = [list(w.items()) for w in writes]
-        sources_of_inputs = [i for w in order for _, entries in w for _, i in entries]
-        self.shared = may_share and sources_of_inputs == list(range(len(sources_of_inputs)))
-        self.written = self.read[:len(sources_of_inputs)] if self.shared else np.zeros(len(sources_of_inputs))
-        self.stage_sets, self.takes, offset = [], [], 0
-        # where each input's value is: written index by (instance, vr), stage by written index
-        self.read_slot, self.written_slot, self.written_stage = slot, {}, []
-        for stage, w in enumerate(order):
-            sets, first = [], offset
-            for inst_name, entries in w:
-                size = len(entries)
-                sets.append(instances[inst_name].transfer("Real", [vr for vr, _ in entries], True,
-                                                          self.written[offset:offset + size]))
-                for i, (vr, _) in enumerate(entries):
-                    self.written_slot[inst_name, vr] = offset + i
-                self.written_stage += [stage] * size
-                offset += size
-            self.stage_sets.append(sets)
-            # mode 'clip' (the indices are valid): numpy's 'raise' takes through a temporary copy
-            self.takes.append([] if self.shared else
-                              [(np.array(sources_of_inputs[first:offset], dtype=np.intp), self.written[first:offset])])
-
-        # the recorded values: the Real ones from read (its slice spanning them, or, when that
-        # would hold more than twice as many values, a buffer one take fills), the others from
-        # gets into one int32 buffer; ``columns``: a record position's (Real?, column)
-        real_slots, real_positions = [], []
-        for pos, key in enumerate(record):
-            if key in moved_at:
-                inst_name, var = key.split(".", 1)
-                real_slots.append(slot[inst_name, instances[inst_name].vr(var)])
-                real_positions.append(pos)
-        for (inst_name, _), members in real_recorded:
-            for pos, vr in members:
-                real_slots.append(record_slot[inst_name, vr])
-                real_positions.append(fetched[pos])
-        self.record, self.columns = list(record), [None] * len(record)
-        first, last = min(real_slots, default=0), max(real_slots, default=-1) + 1
-        if last - first <= 2 * len(real_slots):
-            self.record_take, self.record_reals = None, self.read[first:last]
-            for pos, read_at in zip(real_positions, real_slots):
-                self.columns[pos] = (True, read_at - first)
-        else:
-            self.record_take = np.array(real_slots, dtype=np.intp)
-            self.record_reals = np.zeros(len(real_slots))
-            for column, pos in enumerate(real_positions):
-                self.columns[pos] = (True, column)
-        others = [(key, members) for key, members in recorded.items() if key[1] != "Real"]
-        self.record_ints = np.zeros(sum(len(members) for _, members in others), dtype=np.int32)
-        self.record_others, column = [], 0
-        for (inst_name, kind), members in others:
-            self.record_others.append(instances[inst_name].transfer(kind, [vr for _, vr in members], False,
-                                                                    self.record_ints[column:column + len(members)]))
-            for i, (pos, _) in enumerate(members):
-                self.columns[fetched[pos]] = (False, column + i)
-            column += len(members)
-        self.real_rows = np.empty((rows, len(self.record_reals)))
-        self.int_rows = np.empty((rows, len(self.record_ints)), dtype=np.int32)
-
-    def signals(self, rows: int) -> dict[str, np.ndarray]:
-        """{recorded variable: its values in the first ``rows`` rows} (float64, as every
-        value recorded: a Boolean as 0.0 or 1.0)."""
-        return {key: self.real_rows[:rows, column] if real else self.int_rows[:rows, column].astype(np.float64)
-                for key, (real, column) in zip(self.record, self.columns)}
-
-    @staticmethod
-    def _source_key(instances, key):
-        inst_name, var = key.split(".", 1)
-        return inst_name, instances[inst_name].vr(var)
-
-    def set_all(self):
-        """Send ``written`` to every input (both stages)."""
-        for sets in self.stage_sets:
-            for put in sets:
-                put()
-
-
-class _Phase:
-    """The transfers of one communication point (``exchange``, then ``record``), laid out
-    once from an exchange plan.  The instances of ``held`` are within a step of their own
-    rate (multi-rate, :func:`run`): they are neither read (they have not stepped and no
-    input of theirs has been set since their step began, so their outputs are what was read
-    then) nor set (their inputs stay those of their step's start); what the connections
-    give them still lands in ``written``.  ``advances`` [(written index, read slot, lag)]:
-    after its stage's take, the value at the written index (an angle phi_X of an instance
-    in its own step, for a compliance that reads w_X from the same instance) is advanced by
-    the speed at the read slot times the lag, the time since that instance's step began:
-    phi + w (t - t_s), as the system FMU's runtime reads it (docs/composite-fmu.md)."""
-
-    def __init__(self, plan: _Exchange, held=frozenset(), advances=()):
-        self.read, self.written = plan.read, plan.written
-        self.stages = []
-        for stage, (gets, sets, copies) in enumerate(zip(plan.stage_gets, plan.stage_sets, plan.takes)):
-            # a few values: scalar arithmetic (a numpy expression on index arrays costs 7 times more)
-            moved = [(index, speed, lag) for index, speed, lag in advances if plan.written_stage[index] == stage]
-            self.stages.append(([g for g in gets if g.instance not in held], copies, moved,
-                                [s for s in sets if s.instance not in held]))
-        self.record_gets = [g for g in plan.record_gets if g.instance not in held]
-        self.record_take, self.record_reals, self.real_rows = plan.record_take, plan.record_reals, plan.real_rows
-        # a held instance's Boolean and Integer values: those its last get left in the buffer
-        self.record_others = [g for g in plan.record_others if g.instance not in held]
-        self.record_ints, self.int_rows = plan.record_ints, plan.int_rows
-
-    def exchange(self):
-        """Propagate the connections (both stages)."""
-        read, written = self.read, self.written
-        take = read.take
-        for gets, copies, advances, sets in self.stages:
-            for get in gets:
-                get()
-            for indices, out in copies:
-                take(indices, None, out, "clip")
-            for index, speed, lag in advances:
-                written[index] += read[speed] * lag
-            for put in sets:
-                put()
-
-    def record(self, row: int):
-        """Fill row ``row`` of the plan's ``real_rows`` and ``int_rows`` with the recorded
-        values of now (a held instance's: those of its last get)."""
-        for get in self.record_gets:
-            get()
-        if self.record_take is not None:
-            self.read.take(self.record_take, None, self.record_reals, "clip")
-        self.real_rows[row] = self.record_reals
-        for get in self.record_others:
-            get()
-        if len(self.record_ints):
-            self.int_rows[row] = self.record_ints
-
-
-class _OwnRate:
-    """An instance with its own step, ``multiple`` base steps (:func:`run`'s ``rates``): it
-    steps once per ``multiple`` base steps, at the end of the last of them, from the start
-    of its step, with each connection-driven input at the mean of the values the
-    connections gave it at those base steps (summed in order, divided by ``multiple``)."""
-
-    def __init__(self, instance: Instance, multiple: int, written: np.ndarray, inputs: dict, stepper):
-        self.multiple = multiple
-        # its inputs' slots in ``written``; their sums: scalars (a few values: cheaper than numpy)
-        self._written, self._slots, self._sum = written, list(inputs.values()), []
-        self._mean = instance.transfer("Real", list(inputs), True) if inputs else None
-        self._step = stepper
-
-    def collect(self, first: bool):
-        """Add the values the connections give it now (``first``: its step begins)."""
-        written = self._written
-        if first:
-            self._sum = [written[i] for i in self._slots]
-        else:
-            self._sum = [a + written[i] for a, i in zip(self._sum, self._slots)]
-
-    def step(self, n: int, h: float):
-        """Its step ending with base step ``n`` (of size ``h``), its inputs the means."""
-        m = self.multiple
-        if self._mean is not None:
-            self._mean.values[:] = [a / m for a in self._sum]
-            self._mean()
-        self._step((n + 1 - m) * h, m * h)
-
-
 def _rate_multiples(rates, instances, step: float) -> dict[str, int]:
     """{instance: m} of ``rates`` ({instance: H in s}), checked: each names an instance, with
     a finite H that is a whole multiple m >= 1 of ``step`` (to 1e-9 of H)."""
@@ -601,49 +368,6 @@ def _rate_multiples(rates, instances, step: float) -> dict[str, int]:
                              f"(nearest: {max(multiple, 1)} x {step!r} = {max(multiple, 1) * step!r} s)")
         multiples[inst] = multiple
     return multiples
-
-
-def _angle_advances(instances, connections, multiples):
-    """[(angle connection, speed connection)]: an instance with its own rate drives a
-    target's phi_X (rad) and the same target's w_X (rad/s): the compliance reads the angle
-    advanced with the speed (the rule of systems/composite_slave.py ``_plan``)."""
-    drivers = {(c.target, c.input): c for c in connections}
-    found = []
-    for c in connections:
-        if c.source not in multiples or not c.input.startswith("phi_"):
-            continue
-        inputs = {name: v for name, v in instances[c.target].variables.items() if v.causality == "input"}
-        speed = "w_" + c.input[len("phi_"):]
-        driver = drivers.get((c.target, speed))
-        if (inputs[c.input].unit == "rad" and speed in inputs and inputs[speed].unit == "rad/s"
-                and driver is not None and driver.source == c.source):
-            found.append((c, driver))
-    return found
-
-
-def _phases(plan: _Exchange, instances, connections, multiples: dict[str, int], step: float, no_rollback: bool,
-            angle_links):
-    """[(phase, [(own-rate instance, its step begins)...], [own-rate instances whose step
-    ends)...]] for the base steps n = 0 .. frame - 1 (repeating with period frame, the least
-    common multiple of the multiples), and ``steps(t, h)`` of the other instances
-    (``angle_links``: :func:`_angle_advances`)."""
-    own = {}
-    for inst, multiple in multiples.items():
-        vr = instances[inst].vr
-        inputs = {vr(c.input): plan.written_slot[inst, vr(c.input)] for c in connections if c.target == inst}
-        own[inst] = _OwnRate(instances[inst], multiple, plan.written, inputs, instances[inst].stepper(no_rollback))
-    advances = [(plan.written_slot[c.target, instances[c.target].vr(c.input)],
-                 plan.read_slot[speed.source, instances[speed.source].vr(speed.output)], c.source)
-                for c, speed in angle_links]
-    frame = math.lcm(1, *multiples.values())
-    phases = []
-    for n in range(frame):
-        lags = {inst: (n % m) * step for inst, m in multiples.items()}
-        phase = _Phase(plan, {instances[inst] for inst, lag in lags.items() if lag},
-                       [(index, speed, lags[source]) for index, speed, source in advances if lags[source]])
-        phases.append((phase, [(own[inst], n % m == 0) for inst, m in multiples.items()],
-                       [own[inst] for inst, m in multiples.items() if (n + 1) % m == 0]))
-    return phases, _Steps([inst for name, inst in instances.items() if name not in multiples], no_rollback)
 
 
 #: the most steps of one run: its times t = n h stay distinct doubles (t + h > t needs
@@ -718,48 +442,10 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
         raise ValueError(f"stop = {stop!r} is not a whole number of the steps of the instances with their own "
                          f"rate ({longest}): give a stop of n x {frame * step:g} s")
 
-    def feedthrough(c: Connection):
-        return any(u.variable.name == c.output and u.dependencies for u in instances[c.source].model.outputs)
-
-    stages = [[c for c in connections if not feedthrough(c)], [c for c in connections if feedthrough(c)]]
-    # a recorded output that a connection moves is taken from the exchange's buffer, unless
-    # it was read before one of its own inputs was set (a stage-2 output depending on a
-    # stage-2 target): then a fresh get after the exchange is what a record means
-    late_inputs = {(c.target, c.input) for c in stages[1]}
-
-    def settled(c: Connection) -> bool:
-        return not any((c.source, dep.name) in late_inputs for u in instances[c.source].model.outputs
-                       if u.variable.name == c.output for dep in (u.dependencies or ()))
-
-    moved_at = {f"{c.source}.{c.output}": (stage, i) for stage, links in enumerate(stages)
-                for i, c in enumerate(links) if stage == 0 or settled(c)}
-    angle_links = _angle_advances(instances, connections, multiples)
-    # the rows recorded: plan.real_rows and plan.int_rows
-    plan = _Exchange(instances, stages, record, moved_at, not angle_links, n_steps // every + 1)
-    slaves = list(instances.values())
-    phases, step_fast = _phases(plan, instances, connections, multiples, step, not iterations, angle_links)
-
-    def exchange(t, phase, external=True):
-        """Propagate the connections; returns (a copy of) the values set."""
-        if inputs is not None and external:
-            for key, value in inputs(t).items():
-                name, var = key.split(".", 1)
-                instances[name].set(var, value)
-        phase.exchange()
-        return plan.written.copy() if iterations else None
-
-    def iterate(t, start_values, saved):
-        for _ in range(iterations):
-            end_values = exchange(t + step, phases[0][0], external=False)
-            for inst, state in zip(slaves, saved):
-                inst.call("setFMUstate", state)
-            plan.written[:] = 0.5 * (start_values + end_values)
-            plan.set_all()
-            for inst in slaves:
-                inst.do_step(t, step, no_rollback=False)
-        for inst, state in zip(slaves, saved):
-            inst.call("freeFMUstate", state)
-
+    ports = {name: FmuPort(inst, not iterations) for name, inst in instances.items()}
+    algorithm = Algorithm(ports, [(c.source, c.output, c.target, c.input) for c in connections], step, multiples,
+                          iterations)
+    recorder = _Recorder(algorithm, instances, record, n_steps // every + 1)
     iterator = range(n_steps + 1)
     if progress:
         from .optional import optional
@@ -770,29 +456,68 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     recorded = 0
 
     def result(rows: int) -> Result:
-        return Result(np.arange(0, rows * every, every) * step, plan.signals(rows))
+        return Result(np.arange(0, rows * every, every) * step, recorder.signals(rows))
 
     try:
         for n in iterator:
             t = n * step
-            phase, collecting, ending = phases[n % frame]
-            start_values = exchange(t, phase)
+            if inputs is not None:
+                for key, value in inputs(t).items():
+                    name, var = key.split(".", 1)
+                    instances[name].set(var, value)
+            algorithm.exchange(n)
             if n % every == 0:
-                phase.record(n // every)
+                recorder.record(n // every, n)
                 recorded = n // every + 1
             if n == n_steps:
                 break
-            if iterations:
-                saved = [inst.call("getFMUstate") for inst in slaves]
-                step_fast(t, step)
-                iterate(t, start_values, saved)
-            else:
-                for own, first in collecting:
-                    own.collect(first)
-                step_fast(t, step)
-                for own in ending:
-                    own.step(n, step)
+            algorithm.step(n, t, step)
     except KeyboardInterrupt as exc:     # Ctrl-C: the rows recorded so far go with it
         exc.partial = result(recorded)
         raise
     return result(n_steps // every + 1)
+
+
+class _Recorder:
+    """The recorded variables of a run, ``rows`` rows of them.  A variable a connection
+    reads is taken from the exchange's reader, unless it was read before one of its own
+    inputs was set (a stage-2 output depending on a stage-2 target: then a fresh get after
+    the exchange is what a record means); the others have record readers of their own, per
+    instance and type (an instance within a step of its own rate is not read again: its
+    recorded values are those of its step's start)."""
+
+    def __init__(self, algorithm: Algorithm, instances: dict[str, Instance], record: list[str], rows: int):
+        self.algorithm, self.keys = algorithm, list(record)
+        late = {(c[2], c[3]) for c in algorithm.stages[1]}
+        own, places = {}, []
+        for key in self.keys:
+            inst, name = key.split(".", 1)
+            port = algorithm.ports[inst]
+            var = port.variable(name)
+            if var is None:
+                instances[inst].vr(name)          # KeyError naming it
+            if var.type not in _VALUE_TYPES:
+                raise ValueError(f"{key} is a {var.type} variable; allowed here: {', '.join(_VALUE_TYPES)}")
+            if (inst, name) in algorithm.sources and not any((inst, d) in late for d in var.depends):
+                places.append((None, algorithm.sources[inst, name]))
+            else:
+                names = own.setdefault((inst, var.type), [])
+                places.append(((inst, var.type), len(names)))
+                names.append(name)
+        readers = {group: algorithm.ports[group[0]].reader(names) for group, names in own.items()}
+        self.cells = [cell if group is None else (readers[group][0], readers[group][1][cell])
+                      for group, cell in places]
+        self.refreshes = [[reader[2] for (inst, _), reader in readers.items() if inst not in held]
+                          for _, held in algorithm.phases]
+        self.rows = np.empty((rows, len(self.keys)))
+
+    def record(self, row: int, n: int):
+        """Row ``row``: the recorded values now, at base step ``n``."""
+        for refresh in self.refreshes[n % self.algorithm.frame]:
+            refresh()
+        self.rows[row] = [values[key] for values, key in self.cells]
+
+    def signals(self, rows: int) -> dict[str, np.ndarray]:
+        """{recorded variable: its values in the first ``rows`` rows} (float64, as every
+        value recorded: a Boolean as 0.0 or 1.0)."""
+        return {key: self.rows[:rows, column] for column, key in enumerate(self.keys)}

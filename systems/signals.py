@@ -8,7 +8,7 @@ system exported as one FMU (systems/composite.py) has the same signals as its de
 """
 from __future__ import annotations
 
-from fmus import ELEMENTS
+from drivetrain_fmu.fmus import ELEMENTS
 
 from .catalog import fan, msl, r3, z3
 

@@ -61,7 +61,7 @@ def _elements() -> list:
     """fmus.ELEMENTS, imported when first asked for, not with this module: a process that
     runs the FMUs of another build through :func:`run_system` must let them load their own
     element code first (pythonfmu's module names are process-global, build_fmus.SLAVE_SCRIPT)."""
-    from fmus import ELEMENTS
+    from drivetrain_fmu.fmus import ELEMENTS
 
     return ELEMENTS
 
@@ -460,7 +460,7 @@ def parameter_problems(components: dict[str, Component]) -> list[str]:
     initialization (unknown element or parameter, a value outside its declared range, a
     relation between parameters such as mu_k <= mu_s), without loading an FMU: one message
     per problem, naming the component."""
-    from fmus.variables import INPUT, PARAMETER    # not with this module either: _elements
+    from drivetrain_fmu.fmus.variables import INPUT, PARAMETER    # not with this module either: _elements
 
     classes = {element.__name__: element for element in _elements()}
     problems = []

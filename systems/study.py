@@ -67,7 +67,7 @@ def _steady(result, fraction=2.0 / 3.0):
 def reads(*signals):
     """Declare the signals ('inst.var') a metric reads: its co-simulations record only
     those: every recorded signal costs FMI gets at every communication point, and
-    recording fewer leaves a run's values bit for bit as they were (tests/test_study.py)."""
+    recording fewer leaves a run's values bit for bit as they were (tests/cli/test_study.py)."""
     def declare(metric):
         metric.signals = list(signals)
         return metric

@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
+# The tests' own process runs the element code from its sources (the reference; the FMUs a
+# test starts in other processes run it compiled): imported here, before any test module
+# imports the command, whose import prefers the compiled modules of the cache
+# (compiled_modules.prefer_compiled) and would otherwise decide it by the collection order.
+from drivetrain_fmu import fmus  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 #: the prebuilt third-party hosts (OMSimulator, fmusim, fmuCheck) of ../shared/tools/hosts
 HOSTS = Path(os.environ.get("DRIVETRAIN_FMU_HOSTS", ROOT.parent / "shared" / "tools" / "hosts"))
 
@@ -35,7 +40,7 @@ def temporary_folder_of_the_run(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def fmu_dir(tmp_path_factory):
-    import build_fmus
+    from drivetrain_fmu import build_fmus
 
     out = tmp_path_factory.mktemp("fmus")
     build_fmus.build_all(out)
@@ -44,7 +49,7 @@ def fmu_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def ecos_host(tmp_path_factory):
-    """tests/ecos_host.c, a non-Python co-simulation host, compiled against a copy of
+    """tests/hosts/ecos_host.c, a non-Python co-simulation host, compiled against a copy of
     ecospy's libecosc outside the Python prefix (so it still runs where that is hidden)."""
     try:
         import ecospy  # loads libecosc: needs Debian's libtbb12
@@ -54,6 +59,6 @@ def ecos_host(tmp_path_factory):
     library = folder / "lib"
     shutil.copytree(Path(ecospy.__file__).parent / "binaries", library)
     host = folder / "ecos_host"
-    subprocess.run(["gcc", "-O2", "-o", str(host), str(Path(__file__).with_name("ecos_host.c")),
+    subprocess.run(["gcc", "-O2", "-o", str(host), str(Path(__file__).parent / "hosts" / "ecos_host.c"),
                     f"-L{library}", "-lecosc", f"-Wl,-rpath,{library}"], check=True)
     return host

@@ -23,7 +23,7 @@ names C types, inferred from the reference:
 
 On C doubles the compiled code does the same IEEE operations in the same order as Python on
 its floats (compiled_modules: gcc -ffp-contract=off; a division by zero still raises), so a
-kernel is bit-identical to its reference (tests/test_kernels.py).  A kernel refuses to be
+kernel is bit-identical to its reference (tests/numerics/test_kernels.py).  A kernel refuses to be
 imported uncompiled (the reference module then keeps its own functions).
 """
 from __future__ import annotations

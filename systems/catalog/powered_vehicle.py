@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solvers.friction import InterfaceLaw
-from solvers.rigid import engine_torque
-from solvers.vehicle import PlanarVehicle, VehicleParams, VehicleState
+from drivetrain_fmu.solvers.friction import InterfaceLaw
+from drivetrain_fmu.solvers.rigid import engine_torque
+from drivetrain_fmu.solvers.vehicle import PlanarVehicle, VehicleParams, VehicleState
 
 
 @dataclass(frozen=True)

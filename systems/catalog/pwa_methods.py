@@ -20,8 +20,8 @@ from typing import Callable
 
 import numpy as np
 
-from solvers.exponential import expm2
-from solvers.pwa import OscillatorState, PwaOscillator
+from drivetrain_fmu.solvers.exponential import expm2
+from drivetrain_fmu.solvers.pwa import OscillatorState, PwaOscillator
 
 from ..optional import require
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from fmus import PlanetaryGear
-from solvers.friction import FrictionChain, InterfaceLaw, Mode
-from solvers.pwa import Characteristic, OscillatorState, PwaOscillator
-from solvers.signal import table_points, table_value
-from solvers.vehicle import VehicleParams
+from drivetrain_fmu.fmus import PlanetaryGear
+from drivetrain_fmu.solvers.friction import FrictionChain, InterfaceLaw, Mode
+from drivetrain_fmu.solvers.pwa import Characteristic, OscillatorState, PwaOscillator
+from drivetrain_fmu.solvers.signal import table_points, table_value
+from drivetrain_fmu.solvers.vehicle import VehicleParams
 
 from ..optional import require
 from ..ssp import load_system

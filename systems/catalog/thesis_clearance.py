@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers.backlash import BacklashPair
+from drivetrain_fmu.solvers.backlash import BacklashPair
 
 from .pwa_methods import zoh
 

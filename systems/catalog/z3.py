@@ -13,7 +13,7 @@ second time.
 """
 from __future__ import annotations
 
-from solvers.signal import table_points, table_value
+from drivetrain_fmu.solvers.signal import table_points, table_value
 
 from ..master import Result
 from ..ssp import load_system, run_system

