@@ -18,12 +18,17 @@ would reject an ``IntEnum``), functions are real function objects (``binding``: 
 with ``functools.wraps`` works), and gcc may not fuse a multiply and an add
 (``-ffp-contract=off``).
 
-The Vehicle's hot numerics (solvers/vehicle.py's closed-form dynamics, solvers/ode.py's
-stage sums and error norm) declare C doubles in Cython's pure-Python mode
-(``@cython.locals``): compiled, they are the same IEEE operations in the same order without
-a Python float per operation, so results stay bit-identical.  Cython reads ``import cython``
-at compile time (the extension module imports nothing); the uncompiled sources import
-Cython's ``cython`` module, or solvers/cython_fallback.py where Cython is not installed.
+The solvers' hot numerics are kernels (``solvers/*_kernel.py``): tools/generate_kernels.py
+generates each from its reference functions (solvers/ode.py's stage sums and error norm,
+solvers/vehicle_closed_form.py's closed-form dynamics), declaring C doubles, ints and lists
+for their locals in Cython's pure-Python mode (``@cython.locals``): compiled, they are the
+same IEEE operations in the same order without a Python float per operation, so results
+stay bit-identical (tests/numerics/test_kernels.py).  Cython reads ``import cython`` at compile time
+(the extension module imports nothing); an uncompiled kernel refuses to be imported, and
+its reference module keeps its own functions.  The other modules are compiled unchanged;
+those that still declare C types (fmus/model.py, fmus/shell.py, systems/composite_slave.py)
+import Cython's ``cython`` module uncompiled, or solvers/cython_fallback.py where Cython is
+not installed.
 
 Every CPython host, compiled: the FMUs carry the extension modules of each CPython minor
 version of :data:`HOST_VERSIONS` the build machine has an interpreter for (with its C

@@ -9,11 +9,6 @@ T_c = mu_k r_eff n_surfaces f_n (kinetic) and the Stribeck law of eq. 2.
 """
 from __future__ import annotations
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from drivetrain_fmu.solvers import cython_fallback as cython
-
 from drivetrain_fmu.solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
 
 from .model import Model, items_getter
@@ -189,7 +184,6 @@ class FrictionElement(Model):
         start = self._resolution if self.fresh else None
         return self.chain.advance(self.state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
 
-    @cython.locals(i=cython.int, values=list, names=list, attributes=dict)
     def outputs(self):
         state = self.state
         values = self.chain.member_motion(state)       # the angles, then the speeds
@@ -202,8 +196,6 @@ class FrictionElement(Model):
             attributes[names[i]] = values[i]
         return values           # every state output that changes (the inactive members' stay 0)
 
-    @cython.locals(j=cython.int, mode=cython.int, stuck=cython.int, sign=cython.double, torque=cython.double,
-                   slip=cython.double, p_loss=cython.double, values=dict, names=list)
     def feedthrough(self, prepared):
         _, t_s, t_c, (_, g) = prepared
         _, _, _, slips, modes_start, _ = self.state

@@ -12,27 +12,24 @@ so an explicit co-simulation neither feeds energy into the coupled bodies nor ta
 """
 from __future__ import annotations
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from . import cython_fallback as cython
 
-
-@cython.locals(phi_1=cython.double, w_1=cython.double, phi_2=cython.double, w_2=cython.double,
-               ratio=cython.double, phi_rel_start=cython.double)
 def twist(phi_1: float, w_1: float, phi_2: float, w_2: float, ratio: float, phi_rel_start: float):
     """(phi_rel, w_rel) of body 1 through the gear against body 2."""
     return phi_1 / ratio - phi_2 + phi_rel_start, w_1 / ratio - w_2
 
 
-@cython.locals(k=cython.double, d=cython.double, phi_rel=cython.double, w_rel=cython.double, t_comm=cython.double)
 def spring_damper_torque(k: float, d: float, phi_rel: float, w_rel: float, t_comm: float) -> float:
     """k (phi_rel + w_rel t_comm / 2) + d w_rel: the spring torque's mean over the coming
     step of t_comm along the held relative speed, plus the damper's."""
     return k * (phi_rel + 0.5 * w_rel * t_comm) + d * w_rel
 
 
-@cython.locals(k=cython.double, phi_rel=cython.double)
 def spring_energy(k: float, phi_rel: float) -> float:
     """k phi_rel^2 / 2."""
     return 0.5 * k * phi_rel * phi_rel
+
+
+try:        # compiled, their kernel (tools/generate_kernels.py) replaces the reference functions above
+    from .compliance_kernel import spring_damper_torque, spring_energy, twist
+except ImportError:
+    pass

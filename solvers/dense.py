@@ -23,6 +23,7 @@ import math
 import sys
 from itertools import chain
 from operator import mul
+from typing import Sequence
 
 from .contract import SolverError
 
@@ -48,19 +49,37 @@ def transpose(a) -> list[list[float]]:
     return [list(column) for column in zip(*a)]
 
 
-def dot(x, y) -> float:
-    return sum(map(mul, x, y), 0.0)
+def dot(x: Sequence[float], y: Sequence[float]) -> float:
+    """x . y: the products summed from 0.0 in index order, one rounding per addition on every
+    CPython (``sum()`` of floats compensates its rounding from CPython 3.12 on); y at least as
+    long as x."""
+    total = 0.0
+    for i in range(len(x)):
+        total += x[i] * y[i]
+    return total
 
 
-def matvec(a, x) -> list[float]:
-    """A x."""
-    return [sum(map(mul, row, x), 0.0) for row in a]
+def matvec(a: Sequence[Sequence[float]], x: Sequence[float]) -> list[float]:
+    """A x, each row's product summed as :func:`dot` sums it (its loop inlined: the rows are
+    few and short, and the friction chain's step takes several products)."""
+    products = []
+    for row in a:
+        total = 0.0
+        for i in range(len(row)):
+            total += row[i] * x[i]
+        products.append(total)
+    return products
+
+
+def quadratic_form(a: Sequence[Sequence[float]], x: Sequence[float]) -> float:
+    """x . (A x), summed as ``dot(x, matvec(a, x))``."""
+    return dot(x, matvec(a, x))
 
 
 def matmul(a, b) -> list[list[float]]:
-    """A B."""
+    """A B, each entry summed as :func:`dot` sums it."""
     columns = list(zip(*b))
-    return [[sum(map(mul, row, column), 0.0) for column in columns] for row in a]
+    return [[dot(row, column) for column in columns] for row in a]
 
 
 def submatrix(a, rows, cols) -> list[list[float]]:
@@ -224,3 +243,9 @@ def _back_substitution(rows, rank, z):
             u_i -= row[j] * u[j]
         u[i] = u_i / row[i]
     return u
+
+
+try:        # compiled, their kernel (tools/generate_kernels.py) replaces the reference functions above
+    from .dense_kernel import dot, matvec, quadratic_form
+except ImportError:
+    pass

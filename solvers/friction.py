@@ -88,14 +88,10 @@ from enum import IntEnum
 from functools import lru_cache, partial
 from typing import NamedTuple
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from . import cython_fallback as cython
 
 from .budget import Budget, StepError
 from .contract import StepResult, check_step
-from .dense import dot, identity, inverse, matmul, matvec, solve, submatrix, transpose, zeros
+from .dense import dot, identity, inverse, matmul, matvec, quadratic_form, solve, submatrix, transpose, zeros
 from .ode import IntegrationError, integrate
 
 
@@ -108,10 +104,6 @@ class Mode(IntEnum):
     FREE = 2       # zero capacity (normal force 0): only viscous friction
 
 
-# The modes by plain module names: on CPython 3.11 each ``Mode.X`` attribute lookup costs
-# about as much as a function call, and the stick/slip decision runs at every step.  The
-# loops of each step copy them into local C ints (``stuck = STUCK`` with ``stuck`` declared
-# cython.int): compiled, a mode test is then an integer comparison, not a Python call.
 STUCK, FORWARD, BACKWARD, FREE = Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.FREE
 
 
@@ -134,51 +126,6 @@ _ADVICE = ("take a smaller communication step, or make the slip dynamics less st
 _INFINITY = math.inf
 _STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19 (module docstring)
 _STICK_SLACK = 1.0 + _STICK_TOL
-
-
-@cython.locals(i=cython.int, n=cython.int, total=cython.double, x=cython.double, y=cython.double)
-def _dot(a, b) -> float:
-    """a . b summed from 0.0 in index order: the float sum(map(mul, a, b)) gives (for len(a) <= len(b))."""
-    n = len(a)
-    total = 0.0
-    for i in range(n):
-        x, y = a[i], b[i]
-        total += x * y
-    return total
-
-
-@cython.locals(i=cython.int, n=cython.int, total=cython.double, a=cython.double, b=cython.double, row=list,
-               products=list)
-def _row_products(rows, x) -> list[float]:
-    """The matrix-vector product [row . x for each row], each as :func:`_dot` sums it (in one
-    call: the rows are few and short); ``rows``: a matrix of :mod:`solvers.dense`, a list of lists."""
-    products = []
-    for row in rows:
-        n = len(row)
-        total = 0.0
-        for i in range(n):
-            a, b = row[i], x[i]
-            total += a * b
-        products.append(total)
-    return products
-
-
-@cython.locals(i=cython.int, j=cython.int, n=cython.int, total=cython.double, row_total=cython.double,
-               a=cython.double, b=cython.double, row=list)
-def _quadratic_form(rows, x) -> float:
-    """x . (rows x), summed as ``_dot(x, _row_products(rows, x))`` sums it (each row's product,
-    then the total, from 0.0 in index order), without the list of row products."""
-    n = len(x)
-    total = 0.0
-    for i in range(n):
-        row = rows[i]
-        row_total = 0.0
-        for j in range(len(row)):
-            a, b = row[j], x[j]
-            row_total += a * b
-        a = x[i]
-        total += a * row_total
-    return total
 
 
 def stribeck_decay(x: float, alpha: float) -> float:
@@ -240,8 +187,7 @@ class InterfaceLaw:
 
 
 class ChainState(NamedTuple):
-    """State in decoupled coordinates (angles of the mean and relative motion); immutable
-    (a NamedTuple: built at every step, it costs a fraction of a frozen dataclass).
+    """State in decoupled coordinates (angles of the mean and relative motion); immutable.
 
     theta_mean, w_mean : J-weighted mean angle and speed (eq. 8)
     q, s               : relative angles and slips, q_j = phi_j - phi_(j+1), s = q'
@@ -385,9 +331,6 @@ class FrictionSystem:
             e_loss=e_loss,
         )
 
-    @cython.locals(theta=cython.double, w_mean=cython.double, x=cython.double, offset=cython.double,
-                   relative_speed=cython.double, i=cython.int, n=cython.int, free=list, offsets=list,
-                   relative=list, motion=list)
     def member_motion(self, state: ChainState) -> list[float]:
         """Member angles E (N theta_mean + K q), then member speeds E (N w_mean + K s), in one
         list (K q computed again only when q changes: never while stuck; stuck interfaces add
@@ -395,14 +338,14 @@ class FrictionSystem:
         theta, w_mean, q, s, _, _ = state
         known_q, offsets = self._offsets
         if q is not known_q:
-            offsets = _row_products(self.k, q)
+            offsets = matvec(self.k, q)
             self._offsets = (q, offsets)
         n, free, motion = self.n, self.free_members, []
         for i in range(n):
             x, offset = free[i], offsets[i]
             motion.append(x * theta + offset)
         if any(s):
-            relative = _row_products(self.k, s)
+            relative = matvec(self.k, s)
             for i in range(n):
                 x, relative_speed = free[i], relative[i]
                 motion.append(x * w_mean + relative_speed)
@@ -420,24 +363,20 @@ class FrictionSystem:
         """Member speeds E (N w_mean + K s) (:meth:`member_motion`)."""
         return self.member_motion(state)[self.n:]
 
-    @cython.locals(relative=cython.double)
     def kinetic_energy(self, w_mean: float, s) -> float:
         """0.5 v^T M_q v = 0.5 N^T M_q N w_mean^2 + 0.5 s^T M^-1 s (the parts are M_q-orthogonal).
-        w_mean stays a Python float: its square is then Python's power, the C library's pow;
-        typed, gcc would fold pow(w_mean, 2.0) into w_mean * w_mean, which differs from pow in
-        the last bit for some w_mean."""
-        relative = _quadratic_form(self.m_inv, s)
+        w_mean^2 is Python's power, the C library's pow: a kernel taking this must keep it (gcc
+        folds pow(x, 2.0) of a C double into x * x, which differs from pow in the last bit)."""
+        relative = quadratic_form(self.m_inv, s)
         free = 0.5 * self.j_total * w_mean**2 if w_mean else 0.0
         return free + 0.5 * relative
 
     def free_acceleration(self, torques) -> float:
         """w_mean' = N^T E^T tau / N^T M_q N: friction does no work on the free motion
         (the mean motion of a chain, eq. 8; 0 without a free motion)."""
-        return _dot(self.free_members, torques) / self.j_total
+        return dot(self.free_members, torques) / self.j_total
 
     # ------------------------------------------------------------------ friction
-    @cython.locals(i=cython.int, f_n=cython.double, static_lever=cython.double, kinetic_lever=cython.double,
-                   static=list, kinetic=list, static_levers=list, kinetic_levers=list)
     def capacities(self, normal_forces):
         """(T_s, T_c) lists of every interface at the given normal forces (the same
         products as :meth:`InterfaceLaw.capacities`)."""
@@ -450,9 +389,8 @@ class FrictionSystem:
 
     def relative_free_acceleration(self, torques) -> list[float]:
         """g = D J^-1 F: slip accelerations without friction (a list)."""
-        return _row_products(self.g_of_torques, torques)
+        return matvec(self.g_of_torques, torques)
 
-    @cython.locals(i=cython.int, others=list, rhs=list)
     def stuck_torques(self, stuck, g, tau):
         """Friction of the stuck interfaces (eq. 19): their slip accelerations vanish,
         g_xi - M_xi,rest tau_rest - M_xixi tau_xi = 0, with ``tau`` holding the others."""
@@ -462,17 +400,12 @@ class FrictionSystem:
             others[i] = 0.0                         # M_xi,rest tau_rest: the stuck ones left out
         rhs = []
         for i in stuck:
-            rhs.append(g[i] - _dot(mm[i], others))
+            rhs.append(g[i] - dot(mm[i], others))
         if len(stuck) == 1:
             i = stuck[0]
             return [rhs[0] / mm[i][i]]
         return solve(submatrix(mm, stuck, stuck), rhs)
 
-    @cython.locals(m=cython.int, j=cython.int, i=cython.int, n_zero=cython.int, mode=cython.int,
-                   stuck_mode=cython.int, forward=cython.int,
-                   slip=cython.double, capacity=cython.double, accel=cython.double, allowed=cython.bint,
-                   consistent=cython.bint,
-                   new_modes=list, tau=list, zero=list, stuck=list, trial=list, one_way=list)
     def resolve(self, s, modes, g, t_s, t_c, breaking=None, refuted=()):
         """Modes and friction torques at an instant (the exact stuck set).
 
@@ -541,7 +474,7 @@ class FrictionSystem:
             for i in range(n_zero):
                 j, mode = zero[i], assignment[i]
                 if mode != stuck_mode:
-                    accel = g[j] - _dot(mm[j], trial)
+                    accel = g[j] - dot(mm[j], trial)
                     if mode * accel <= 0.0:
                         consistent = False
                         break
@@ -553,8 +486,6 @@ class FrictionSystem:
                 return new_modes, trial
         raise StepError(f"no consistent stick/slip assignment for interfaces {zero} (g = {list(g)})")
 
-    @cython.locals(i=cython.int, j=cython.int, x=cython.double, capacity=cython.double, limit=cython.double,
-                   slack=cython.double, one_way=list)
     def _holds(self, torques, interfaces, t_s) -> bool:
         """The hold rule (eq. 20) for the frictions ``torques`` of the stuck ``interfaces``:
         |tau_j| <= T_s,j (1 + _STICK_TOL); a freewheel's only limit is tau_j >= -T_s,j (1 + ...)."""
@@ -577,7 +508,7 @@ class FrictionSystem:
     def step_inputs(self, torques):
         """(a_mean, g) of the external torques, for :meth:`advance`: the products of
         :meth:`free_acceleration` and :meth:`relative_free_acceleration` at once."""
-        products = _row_products(self._input_rows, torques)
+        products = matvec(self._input_rows, torques)
         a_mean = products.pop(0) / self.j_total          # the first row: N^T E^T
         return a_mean, products                           # the others: g
 
@@ -591,7 +522,6 @@ class FrictionSystem:
             self._all_hold_of = (g, t_s, held)
         return held
 
-    @cython.locals(j=cython.int, slack=cython.double, torque=cython.double, capacity=cython.double)
     def all_stuck_holds(self, g, t_s) -> bool:
         """Every interface holds stuck at the slip accelerations ``g`` (the all-stuck
         candidate that resolve() tries first is consistent: |tau_j| <= T_s,j, eq. 19-21)."""
@@ -612,7 +542,7 @@ class FrictionSystem:
         """Eq. 19 with every interface stuck: M tau = g, tau = M^-1 g (one formula for the
         shortcut in :meth:`advance` and the all-stuck candidate of :meth:`resolve`, so both
         decide alike to the last bit)."""
-        return _row_products(self.m_inv, g)
+        return matvec(self.m_inv, g)
 
     def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
         """Advance ``state`` by ``h`` with constant external torques and capacities;
@@ -625,13 +555,6 @@ class FrictionSystem:
         new_state = self.advance(state, torques, t_s, t_c, h, events)
         return StepResult(new_state, tuple(events))
 
-    @cython.locals(step=cython.double, a_mean=cython.double, theta=cython.double, w_mean=cython.double,
-                   t=cython.double, dt=cython.double, d_theta=cython.double, work=cython.double,
-                   ke_start=cython.double, ke_end=cython.double, torque=cython.double, x=cython.double,
-                   relative_turn=cython.double, theta_start=cython.double, w_start=cython.double,
-                   i=cython.int, j=cython.int, m=cython.int, phase=cython.int, mode=cython.int, stuck=cython.int,
-                   max_events=cython.int, substeps=cython.int, used=cython.int,
-                   all_stuck=cython.bint, s=list, q=list, modes=list, dq=list, free=list)
     def advance(self, state: ChainState, torques, t_s, t_c, h: float, events=None,
                 start=None, inputs=None) -> ChainState:
         """The state of :meth:`step` alone (the FMU's per-step call); the events' (time,
@@ -713,7 +636,7 @@ class FrictionSystem:
         for j in range(m):
             dq.append(q[j] - q_start[j])
         d_theta = theta - theta_start
-        free, relative, work = self.free_members, _row_products(self.k, dq), 0.0
+        free, relative, work = self.free_members, matvec(self.k, dq), 0.0
         for i in range(self.n):                         # work of member i's torque over its rotation
             torque, x, relative_turn = torques[i], free[i], relative[i]
             work += torque * (x * d_theta + relative_turn)
@@ -723,8 +646,6 @@ class FrictionSystem:
         self._energy_of = (new_state, ke_end)     # the next step's ke_start, if it starts here
         return new_state
 
-    @cython.locals(j=cython.int, mode=cython.int, stuck=cython.int, free=cython.int, d_visc=list,
-                   has_stribeck=list)
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
         """True when every non-stuck interface has a constant torque in its mode."""
         d_visc, has_stribeck, stuck, free = self._d_visc, self._has_stribeck, STUCK, FREE
@@ -738,14 +659,10 @@ class FrictionSystem:
                 return False
         return True
 
-    @cython.locals(m=cython.int, j=cython.int, event=cython.int, mode=cython.int, stuck=cython.int,
-                   forward=cython.int, backward=cython.int, dt=cython.double,
-                   t_zero=cython.double, slip=cython.double, a=cython.double, g_j=cython.double,
-                   friction_j=cython.double, accel=list, friction=list)
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
         m, stuck, forward, backward = self.n_interfaces, STUCK, FORWARD, BACKWARD
-        friction = _row_products(self.m, tau)
+        friction = matvec(self.m, tau)
         accel = []                  # s' = g - M tau (module docstring, "Decoupling"); 0 while stuck
         for j in range(m):
             mode = modes[j]

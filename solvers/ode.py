@@ -29,11 +29,6 @@ from __future__ import annotations
 import math
 from typing import Callable, NamedTuple, Sequence
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from . import cython_fallback as cython
-
 from .budget import BudgetExceeded
 
 _C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
@@ -76,63 +71,46 @@ class OdeResult(NamedTuple):
 _A1, _A2, _A3, _A4, _A5, _A6 = _A[1:]
 
 
-def _listed(values) -> list:
+def _listed(values) -> list[float]:
     """``values`` as a list (the object itself when it is one): the derivatives a function
-    returns as any sequence, indexed by :func:`_rk_step` as lists (at C speed, compiled)."""
+    returns as any sequence, indexed by :func:`_rk_step` as lists."""
     return values if type(values) is list else list(values)
 
 
-# The coefficients as C doubles and each comprehension a C loop over the state's index i:
-# each element of a stage sum is the same IEEE operations in the same order (gcc
-# -ffp-contract=off) on the values read from the lists (float(): a C double from a Python
-# float), with one Python float allocated for the result instead of one per operation and
-# no tuple per element (as a zip over the lists made).
-@cython.locals(c0=cython.double, c1=cython.double, c2=cython.double, c3=cython.double, c4=cython.double,
-               c5=cython.double, e0=cython.double, e2=cython.double, e3=cython.double, e4=cython.double,
-               e5=cython.double, e6=cython.double, n=cython.int, i=cython.int, y=list, k0=list,
-               k1=list, k2=list, k3=list, k4=list, k5=list, k6=list)
-def _rk_step(fun, t, y, k0, h):
+def _rk_step(fun, t, y: list[float], k0: list[float], h: float):
     """One Dormand-Prince step from (t, y) with derivative k0 (lists); returns y_new, f_new,
-    err.  Each stage sum is one comprehension adding the terms in tableau order, one
+    err.  Stage i is y + h sum_j a_ij k_j, each element summed in tableau order, one
     coefficient at a time from the left (zero coefficients left out): the same operations in
-    the same order as a loop over the tableau, at a fraction of its cost for a few dozen states."""
+    the same order as a loop over the tableau (tests/numerics/test_vehicle_solver.py), unrolled
+    because the stages run for every evaluation of every element's dynamics."""
     n = len(y)
     c0 = h * _A1[0]
-    k1 = _listed(fun(t + _C[1] * h, [float(y[i]) + c0 * float(k0[i]) for i in range(n)]))
+    k1 = _listed(fun(t + _C[1] * h, [y[i] + c0 * k0[i] for i in range(n)]))
     c0, c1 = h * _A2[0], h * _A2[1]
-    k2 = _listed(fun(t + _C[2] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) for i in range(n)]))
+    k2 = _listed(fun(t + _C[2] * h, [y[i] + c0 * k0[i] + c1 * k1[i] for i in range(n)]))
     c0, c1, c2 = h * _A3[0], h * _A3[1], h * _A3[2]
-    k3 = _listed(fun(t + _C[3] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
-                                     for i in range(n)]))
+    k3 = _listed(fun(t + _C[3] * h, [y[i] + c0 * k0[i] + c1 * k1[i] + c2 * k2[i] for i in range(n)]))
     c0, c1, c2, c3 = h * _A4[0], h * _A4[1], h * _A4[2], h * _A4[3]
-    k4 = _listed(fun(t + _C[4] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
-                                     + c3 * float(k3[i]) for i in range(n)]))
+    k4 = _listed(fun(t + _C[4] * h, [y[i] + c0 * k0[i] + c1 * k1[i] + c2 * k2[i] + c3 * k3[i]
+                                     for i in range(n)]))
     c0, c1, c2, c3, c4 = h * _A5[0], h * _A5[1], h * _A5[2], h * _A5[3], h * _A5[4]
-    k5 = _listed(fun(t + _C[5] * h, [float(y[i]) + c0 * float(k0[i]) + c1 * float(k1[i]) + c2 * float(k2[i])
-                                     + c3 * float(k3[i]) + c4 * float(k4[i]) for i in range(n)]))
+    k5 = _listed(fun(t + _C[5] * h, [y[i] + c0 * k0[i] + c1 * k1[i] + c2 * k2[i] + c3 * k3[i] + c4 * k4[i]
+                                     for i in range(n)]))
     c0, c2, c3, c4, c5 = h * _A6[0], h * _A6[2], h * _A6[3], h * _A6[4], h * _A6[5]     # _A6[1] == 0
-    y_new = [float(y[i]) + c0 * float(k0[i]) + c2 * float(k2[i]) + c3 * float(k3[i]) + c4 * float(k4[i])
-             + c5 * float(k5[i]) for i in range(n)]
+    y_new = [y[i] + c0 * k0[i] + c2 * k2[i] + c3 * k3[i] + c4 * k4[i] + c5 * k5[i] for i in range(n)]
     k6 = _listed(fun(t + _C[6] * h, y_new))      # stage 7 is evaluated at the 5th-order solution (FSAL)
     e0, e2, e3, e4, e5, e6 = h * _E[0], h * _E[2], h * _E[3], h * _E[4], h * _E[5], h * _E[6]  # _E[1] == 0
-    err = [0.0 + e0 * float(k0[i]) + e2 * float(k2[i]) + e3 * float(k3[i]) + e4 * float(k4[i])
-           + e5 * float(k5[i]) + e6 * float(k6[i]) for i in range(n)]
+    err = [0.0 + e0 * k0[i] + e2 * k2[i] + e3 * k3[i] + e4 * k4[i] + e5 * k5[i] + e6 * k6[i] for i in range(n)]
     return y_new, k6, err
 
 
-# The tolerances, the sum and the loop variables as C doubles, one C loop over the index:
-# the same IEEE operations in the same order as the RMS of the list of scaled errors (the
-# sum of the squares from 0.0, left to right, as sum() of floats; division by zero still
-# raises), no Python float per element.
-@cython.locals(atol=cython.double, rtol=cython.double, e=cython.double, a=cython.double, b=cython.double,
-               value=cython.double, total=cython.double, n=cython.int, i=cython.int)
-def _error_norm(err, y, y_new, atol, rtol) -> float:
+def _error_norm(err: Sequence[float], y: Sequence[float], y_new: Sequence[float], atol: float, rtol: float) -> float:
     """RMS of e / (atol + rtol max(|a|, |b|)) over the error estimates e of a step from the
-    states a to b, the absolute values and the maximum taken without a call."""
+    states a to b (the squares summed from 0.0 in index order, as sum() of floats)."""
     n = len(err)
     total = 0.0
     for i in range(n):
-        e, a, b = float(err[i]), float(y[i]), float(y_new[i])
+        e, a, b = err[i], y[i], y_new[i]
         a = -a if a < 0.0 else a
         b = -b if b < 0.0 else b
         value = e / (atol + rtol * (a if a >= b else b))
@@ -145,10 +123,6 @@ def _rms(values) -> float:
     return math.sqrt(sum(v * v for v in values) / len(values))
 
 
-# The counters, the event index and the event values as C values (each value read once
-# from its function; the same comparisons); the rest stays Python.
-@cython.locals(max_steps=cython.int, n_steps=cython.int, attempts=cython.int,
-               i=cython.int, n_events=cython.int, g_new=cython.double)
 def integrate(
     fun: Callable[[float, list[float]], Sequence[float]],
     t0: float,
@@ -273,3 +247,9 @@ def _locate(fun, t, y, f, h, g, lo, g_lo, y_lo, hi, g_hi, y_hi, counter):
         if (hi - lo) * h <= LOCATE_TOL * max(1.0, abs(t)) or g_mid == 0.0:
             break
     return lo, y_lo, hi, y_hi
+
+
+try:        # compiled, their kernel (tools/generate_kernels.py) replaces the reference functions above
+    from .ode_kernel import _error_norm, _rk_step
+except ImportError:
+    pass

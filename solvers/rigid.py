@@ -16,11 +16,6 @@ import math
 from functools import partial
 from typing import NamedTuple
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from . import cython_fallback as cython
-
 from .budget import Budget
 from .ode import IntegrationError, integrate
 
@@ -33,8 +28,7 @@ ENGINE_SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 20_000)
 
 
 class BodyState(NamedTuple):
-    """Angle and speed of a body; immutable (a NamedTuple: built at every step, it costs a
-    fraction of a frozen dataclass, as solvers.friction.ChainState)."""
+    """Angle and speed of a body; immutable."""
 
     phi: float
     w: float
@@ -50,20 +44,15 @@ class BodyState(NamedTuple):
 _new_body_state = partial(tuple.__new__, BodyState)     # BodyState from a tuple, no Python-level __new__
 
 
-@cython.locals(inertia=cython.double, torque=cython.double, damping=cython.double, h=cython.double,
-               phi=cython.double, w=cython.double, x=cython.double, impulse=cython.double, p1=cython.double,
-               p2=cython.double, expm1_x=cython.double)
-def step_damped(state: BodyState, inertia: float, torque: float, damping: float, h: float) -> BodyState:
-    """Exact step of J w' = T - d w (module docstring), with x = d h / J:
+def damped_motion(phi: float, w: float, inertia: float, torque: float, damping: float, h: float) -> tuple:
+    """(phi, w) after the exact step of J w' = T - d w (module docstring), with x = d h / J:
 
     p1(x) = (1 - e^-x) / x, accurate for every x >= 0 (expm1);
     p2(x) = (x - 1 + e^-x) / x^2: below x = 0.05 the Taylor series sum_k (-x)^k / (k + 2)! to
     k = 6 (truncation below 5e-15 relative); above, the closed form, whose cancellation costs
-    2 eps / x (below 1e-14 there).  Computed here, not in functions of their own: a call
-    costs more than the arithmetic (e^-x - 1 is evaluated once for both)."""
-    phi, w = state
+    2 eps / x (below 1e-14 there); e^-x - 1 is evaluated once for both."""
     if damping == 0.0:
-        return _new_body_state((phi + w * h + 0.5 * torque / inertia * h * h, w + torque / inertia * h))
+        return phi + w * h + 0.5 * torque / inertia * h * h, w + torque / inertia * h
     x = damping * h / inertia
     impulse = torque * h / inertia
     if x < 0.05:
@@ -73,7 +62,13 @@ def step_damped(state: BodyState, inertia: float, torque: float, damping: float,
         expm1_x = math.expm1(-x)
         p1 = -expm1_x / x
         p2 = (x + expm1_x) / (x * x)
-    return _new_body_state((phi + w * h * p1 + impulse * h * p2, w * math.exp(-x) + impulse * p1))
+    return phi + w * h * p1 + impulse * h * p2, w * math.exp(-x) + impulse * p1
+
+
+def step_damped(state: BodyState, inertia: float, torque: float, damping: float, h: float) -> BodyState:
+    """The state after h: :func:`damped_motion`."""
+    phi, w = state
+    return _new_body_state(damped_motion(phi, w, inertia, torque, damping, h))
 
 
 def engine_torque(t: float, w: float, mean: float, h2: float, h4: float) -> float:
@@ -100,3 +95,9 @@ def step_engine(state: BodyState, inertia: float, t0: float, h: float, mean: flo
             f"at w = {state.w!r} rad/s (or the engine speeds up too fast: T0 = {mean!r} N.m on J = {inertia!r} "
             "kg.m2) to be resolved in this step: take a smaller communication step") from None
     return BodyState(*result.y)
+
+
+try:        # compiled, its kernel (tools/generate_kernels.py) replaces the reference function above
+    from .rigid_kernel import damped_motion
+except ImportError:
+    pass

@@ -11,14 +11,7 @@ import math
 import sys
 from bisect import bisect_right
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from . import cython_fallback as cython
 
-
-@cython.locals(t=cython.double, index=cython.int, n=cython.int, t_i=cython.double, t_next=cython.double,
-               y_i=cython.double, y_next=cython.double, fraction=cython.double)
 def table_value(times, values, hold: bool, t: float) -> float:
     """The table (strictly increasing ``times``, same-length ``values``) at time ``t``."""
     n = len(times)

@@ -42,12 +42,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 from typing import NamedTuple
-from operator import mul
-
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from . import cython_fallback as cython
 
 from .budget import Budget
 from .dense import dot, identity, matmul, matvec, min_norm_solve, pivoted_cholesky, transpose
@@ -55,6 +49,7 @@ from .contract import GRAVITY, StepResult, check_step
 from .friction import BACKWARD, FORWARD, FREE, STUCK, Mode
 from .lcp import LcpError, lemke
 from .ode import IntegrationError, integrate
+from .vehicle_closed_form import closed_form_dynamics, closed_form_snap
 
 CONTACTS = ("slip_f", "roll_f", "slip_r", "roll_r")
 #: Stick/slip events of one step (each an LCP, a velocity projection and a restart of the
@@ -143,8 +138,7 @@ class VehicleParams:
 
 
 class VehicleState(NamedTuple):
-    """q, q' and the contact modes (a named tuple, as solvers.friction.ChainState: made at
-    every step, at the cost of a tuple)."""
+    """q, q' and the contact modes."""
 
     q: tuple
     qd: tuple
@@ -159,8 +153,7 @@ class VehicleState(NamedTuple):
 
 
 class Forces(NamedTuple):
-    """Everything the outputs need at one instant (a named tuple: made at every evaluation
-    of the forces, at the cost of a tuple)."""
+    """Everything the outputs need at one instant."""
 
     qdd: list
     normal: tuple          # F_N front, rear
@@ -169,8 +162,7 @@ class Forces(NamedTuple):
 
 
 def _within_capacity(tangential, capacity, contacts) -> bool:
-    """True when |tangential[j]| <= capacity[j] for every contact j in ``contacts`` (a loop
-    that stops at the first one beyond, as all() over them did, without a generator)."""
+    """True when |tangential[j]| <= capacity[j] for every contact j in ``contacts``."""
     for j in contacts:
         if not abs(tangential[j]) <= capacity[j]:
             return False
@@ -189,7 +181,7 @@ def _schur_complement(C, inv_mass):
     A = [[0.0] * k for _ in range(k)]
     for i, left in enumerate(CMinv):
         for j in range(i, k):
-            A[i][j] = A[j][i] = sum(map(mul, left, C[j]), 0.0)
+            A[i][j] = A[j][i] = dot(left, C[j])
     return pivoted_cholesky(A), CMinv
 
 
@@ -221,16 +213,13 @@ class PlanarVehicle:
         Wt[3][8] = 1.0                         # rolling rear
         self.Wt = Wt
         self._cache_key, self._cache_value = None, None
-        # the closed-form path (_fast_accel) is this class's own dynamics; a subclass that
+        # the closed-form path (solvers.vehicle_closed_form) is this class's own dynamics; a subclass that
         # changes the coordinates, forces or contacts (systems.catalog.powered_vehicle) takes the
         # generic matrix path of forces()
         cls = type(self)
         self._fast = all(getattr(cls, name) is getattr(PlanarVehicle, name)
                          for name in ("N_COORDINATES", "applied", "capacities", "snap", "forces"))
         self._fast_cache, self._phase_cache = {}, {}
-        self._k = (p.m_body * GRAVITY, p.m_wheel_f * GRAVITY, p.m_wheel_r * GRAVITY,
-                   1.0 / p.m_body, 1.0 / p.J_body, 1.0 / p.m_wheel_f, 1.0 / p.J_wheel_f,
-                   1.0 / p.m_wheel_r, 1.0 / p.J_wheel_r)
 
     # ----------------------------------------------------------------- geometry
     def initial_state(self, x=0.0, v=0.0, w_wheel_f=None, w_wheel_r=None, settle=True) -> VehicleState:
@@ -355,206 +344,25 @@ class PlanarVehicle:
             entry = self._fast_cache[modes] = (evaluate, torque, last) if evaluate else None
         return entry
 
-    # The constants of the closure as C doubles, ints and booleans (Cython keeps them in the
-    # closure's C struct): converted once from Python floats, bools and small ints, exactly.
-    @cython.locals(sl_sf=cython.int, sl_rf=cython.int, sl_sr=cython.int, sl_rr=cython.int,
-                   st_sf=cython.bint, st_rf=cython.bint, st_sr=cython.bint, st_rr=cython.bint,
-                   w_m1=cython.double, w_mf=cython.double, w_mr=cython.double, im1=cython.double,
-                   iJ1=cython.double, imf=cython.double, iJf=cython.double, imr=cython.double,
-                   iJr=cython.double, a=cython.double, b=cython.double, R=cython.double, mb=cython.double,
-                   k_s=cython.double, c_s=cython.double, k_t=cython.double, L0f=cython.double,
-                   L0r=cython.double, ctf=cython.double, ctr=cython.double, mu_s=cython.double,
-                   mu_k=cython.double, delta=cython.double, alpha=cython.double, beta=cython.double,
-                   mf=cython.double, mr=cython.double, Jf=cython.double, Jr=cython.double, mRf=cython.double,
-                   mRr=cython.double, JRf=cython.double, JRr=cython.double, Dsf=cython.double,
-                   Dsr=cython.double)
     def _fast_dynamics(self, modes, torque, last):
         """``evaluate(t, yy) -> y'`` (y = q, q') for fixed contact modes with the wheel
         torques ``torque`` = [tau_f, tau_r] (read at every call), which leaves
         ``last`` = [yy, tangential, static capacities, F_N]: :meth:`forces` of this class in
-        scalar closed form, or None when all four contacts stick (redundant constraints: the
-        minimum-norm multipliers of the generic path).
-
-        The same equations as :meth:`forces`: with a = M^-1 Q the unconstrained
-        accelerations, the multipliers solve (C M^-1 C^T) mu = b - C a.  The contact rows
-        touch one wheel's x and angle only, so their block of C M^-1 C^T is constant and
-        block diagonal per wheel (slip: 1/m + R^2/J, rolling: 1/J, coupling -R/J) and
-        couples to the wheel's own joint only (c / m); eliminating it per wheel in closed
-        form leaves the 2 x 2 joint system, solved by symmetric elimination (positive
-        definite: each joint keeps the wheel's vertical mass 1/m at least).  The
-        multipliers agree with the pivoted Cholesky factors of the generic path to rounding."""
-        p = self.p
+        scalar closed form (solvers.vehicle_closed_form), or None when all four contacts
+        stick (redundant constraints: the minimum-norm multipliers of the generic path)."""
         if all(m == STUCK for m in modes[:4]):
             return None
-        sl_sf, sl_rf, sl_sr, sl_rr = (int(m) if m in (FORWARD, BACKWARD) else 0 for m in modes[:4])
-        st_sf, st_rf, st_sr, st_rr = (m == STUCK for m in modes[:4])
-        w_m1, w_mf, w_mr, im1, iJ1, imf, iJf, imr, iJr = self._k
-        a, b, R = p.a, p.b, p.R
-        mb = -b
-        k_s, c_s, k_t = p.k_susp, p.c_susp, p.k_tire
-        L0f, L0r = self.free_length
-        ctf, ctr = self.damping_tire
-        mu_s, mu_k, delta = p.mu_s_road, p.mu_k_road, p.delta_roll
-        alpha, beta = p.alpha_bg, p.beta_bg
-        mf, mr, Jf, Jr = p.m_wheel_f, p.m_wheel_r, p.J_wheel_f, p.J_wheel_r
-        mRf, mRr = mf * R, mr * R
-        JRf, JRr = Jf + mf * R * R, Jr + mr * R * R
-        Dsf, Dsr = imf + R * R * iJf, imr + R * R * iJr      # slip rows' diagonal
-        cos, sin = math.cos, math.sin
+        p = self.p
 
-        # Every float of the evaluation a C double: the same IEEE operations in the same order
-        # as on Python floats (gcc -O2 -ffp-contract=off, division by zero still raises),
-        # without a Python float allocated per operation.
-        @cython.locals(x1=cython.double, y1=cython.double, th=cython.double, xf=cython.double,
-                       yf=cython.double, thf=cython.double, xr=cython.double, yr=cython.double,
-                       thr=cython.double, x1d=cython.double, y1d=cython.double, thd=cython.double,
-                       xfd=cython.double, yfd=cython.double, thfd=cython.double, xrd=cython.double,
-                       yrd=cython.double, thrd=cython.double, tau_f=cython.double, tau_r=cython.double,
-                       c=cython.double, s=cython.double, nx=cython.double, dx=cython.double, dy=cython.double,
-                       dxd=cython.double, dyd=cython.double, du_f=cython.double, push_f=cython.double,
-                       rho_f=cython.double, g_f=cython.double, du_r=cython.double, push_r=cython.double,
-                       rho_r=cython.double, g_r=cython.double, fn_f=cython.double, fn_r=cython.double,
-                       Q0=cython.double, Q1=cython.double, Q2=cython.double, Q3=cython.double,
-                       Q4=cython.double, Q5=cython.double, Q6=cython.double, Q7=cython.double,
-                       Q8=cython.double, t_sf=cython.double, t_rf=cython.double, t_sr=cython.double,
-                       t_rr=cython.double, a0=cython.double, a1=cython.double, a2=cython.double,
-                       a3=cython.double, a4=cython.double, a5=cython.double, a6=cython.double,
-                       a7=cython.double, a8=cython.double, body=cython.double, r0=cython.double,
-                       r1=cython.double, cc=cython.double, S00=cython.double, S01=cython.double,
-                       S11=cython.double, e_f=cython.double, rs_f=cython.double, rr_f=cython.double,
-                       e_r=cython.double, rs_r=cython.double, rr_r=cython.double, ratio=cython.double,
-                       pivot=cython.double, mu0=cython.double, mu1=cython.double, u=cython.double,
-                       ts_f=cython.double, tr_f=cython.double, ts_r=cython.double, tr_r=cython.double,
-                       joints=cython.double)
-        def evaluate(_t, yy):
-            (x1, y1, th, xf, yf, thf, xr, yr, thr,
-             x1d, y1d, thd, xfd, yfd, thfd, xrd, yrd, thrd) = yy
-            tau_f, tau_r = torque
-            c, s = cos(th), sin(th)
-            nx = -s
-            # suspension (applied()): L = -(p_i - p_1) . n, push k (L0 - L) - c L'
-            dx, dy, dxd, dyd = xf - x1, yf - y1, xfd - x1d, yfd - y1d
-            du_f = dx * c + dy * s
-            push_f = k_s * (L0f - -(dx * nx + dy * c)) - c_s * (-(dxd * nx + dyd * c) + thd * du_f)
-            rho_f = -dx * s + dy * c
-            g_f = -(2.0 * thd * (-dxd * s + dyd * c) - thd * thd * du_f) \
-                - alpha * (-c * x1d + -s * y1d + rho_f * thd + c * xfd + s * yfd) - beta * (du_f - a)
-            dx, dy, dxd, dyd = xr - x1, yr - y1, xrd - x1d, yrd - y1d
-            du_r = dx * c + dy * s
-            push_r = k_s * (L0r - -(dx * nx + dy * c)) - c_s * (-(dxd * nx + dyd * c) + thd * du_r)
-            rho_r = -dx * s + dy * c
-            g_r = -(2.0 * thd * (-dxd * s + dyd * c) - thd * thd * du_r) \
-                - alpha * (-c * x1d + -s * y1d + rho_r * thd + c * xrd + s * yrd) - beta * (du_r + b)
-            # tire normal forces (never pulling)
-            fn_f = fn_r = 0.0
-            if R - yf > 0.0:
-                fn_f = k_t * (R - yf) - ctf * yfd
-                if not fn_f > 0.0:
-                    fn_f = 0.0
-            if R - yr > 0.0:
-                fn_r = k_t * (R - yr) - ctr * yrd
-                if not fn_r > 0.0:
-                    fn_r = 0.0
-            Q3 = -(push_f * nx)
-            Q5 = tau_f
-            Q6 = -(push_r * nx)
-            Q8 = tau_r
-            t_sf = t_rf = t_sr = t_rr = 0.0
-            if sl_sf:                         # sliding: kinetic force against the slip
-                t_sf = -(mu_k * fn_f) * sl_sf
-                Q3 += t_sf
-                Q5 += -R * t_sf
-            if sl_rf:
-                t_rf = -(delta * fn_f) * sl_rf
-                Q5 += t_rf
-            if sl_sr:
-                t_sr = -(mu_k * fn_r) * sl_sr
-                Q6 += t_sr
-                Q8 += -R * t_sr
-            if sl_rr:
-                t_rr = -(delta * fn_r) * sl_rr
-                Q8 += t_rr
-            Q0 = push_f * nx + push_r * nx
-            Q1 = -w_m1 + push_f * c + push_r * c
-            Q2 = push_f * a + push_r * mb
-            Q4 = -w_mf - push_f * c + fn_f
-            Q7 = -w_mr - push_r * c + fn_r
-            a0, a1, a2 = Q0 * im1, Q1 * im1, Q2 * iJ1
-            a3, a4, a5 = Q3 * imf, Q4 * imf, Q5 * iJf
-            a6, a7, a8 = Q6 * imr, Q7 * imr, Q8 * iJr
-            # joint rows J_i = (-c, -s, rho_i | c, s at the wheel): b - C a and C M^-1 C^T
-            body = -c * a0 - s * a1
-            r0 = g_f - (body + rho_f * a2 + c * a3 + s * a4)
-            r1 = g_r - (body + rho_r * a2 + c * a6 + s * a7)
-            cc = c * c + s * s
-            S01 = cc * im1 + rho_f * rho_r * iJ1
-            S00 = cc * (im1 + imf) + rho_f * rho_f * iJ1
-            S11 = cc * (im1 + imr) + rho_r * rho_r * iJ1
-            # stuck contacts of each wheel eliminated (held at g' = -alpha g)
-            if st_sf:
-                e_f = c * imf
-                rs_f = -alpha * (xfd - R * thfd) - (a3 - R * a5)
-                if st_rf:
-                    rr_f = -alpha * thfd - a5
-                    S00 -= e_f * e_f * mf
-                    r0 -= e_f * (mf * rs_f + mRf * rr_f)
-                else:
-                    S00 -= e_f * e_f / Dsf
-                    r0 -= e_f * rs_f / Dsf
-            elif st_rf:
-                t_rf = (-alpha * thfd - a5) * Jf
-            if st_sr:
-                e_r = c * imr
-                rs_r = -alpha * (xrd - R * thrd) - (a6 - R * a8)
-                if st_rr:
-                    rr_r = -alpha * thrd - a8
-                    S11 -= e_r * e_r * mr
-                    r1 -= e_r * (mr * rs_r + mRr * rr_r)
-                else:
-                    S11 -= e_r * e_r / Dsr
-                    r1 -= e_r * rs_r / Dsr
-            elif st_rr:
-                t_rr = (-alpha * thrd - a8) * Jr
-            ratio = S01 / S00
-            pivot = S11 - ratio * S01
-            if not pivot > 0.0:
-                # positive for any physical state; lost to cancellation only at states far
-                # outside one (seen inside a rejected Runge-Kutta stage of a too-long step
-                # on a 1 g wheel: pitch 1e20 rad): the generic path's minimum-norm
-                # multipliers keep the evaluation finite, the step's own checks reject it
-                f = self._matrix_forces(yy[:9], yy[9:], torque[0], torque[1], modes, _t)
-                last[0], last[1], last[2], last[3] = yy, f.tangential, f.capacity, f.normal
-                return list(yy[9:]) + list(f.qdd)
-            mu1 = (r1 - ratio * r0) / pivot
-            mu0 = (r0 - S01 * mu1) / S00
-            if st_sf:
-                u = rs_f - e_f * mu0
-                if st_rf:
-                    t_sf = mf * u + mRf * rr_f
-                    t_rf = mRf * u + JRf * rr_f
-                else:
-                    t_sf = u / Dsf
-            if st_sr:
-                u = rs_r - e_r * mu1
-                if st_rr:
-                    t_sr = mr * u + mRr * rr_r
-                    t_rr = mRr * u + JRr * rr_r
-                else:
-                    t_sr = u / Dsr
-            # q'' = M^-1 (Q + C^T mu); the sliding forces are in Q already
-            ts_f = t_sf if st_sf else 0.0
-            tr_f = t_rf if st_rf else 0.0
-            ts_r = t_sr if st_sr else 0.0
-            tr_r = t_rr if st_rr else 0.0
-            joints = mu0 + mu1
-            last[0], last[1] = yy, (t_sf, t_rf, t_sr, t_rr)
-            last[2], last[3] = (mu_s * fn_f, delta * fn_f, mu_s * fn_r, delta * fn_r), (fn_f, fn_r)
-            return [x1d, y1d, thd, xfd, yfd, thfd, xrd, yrd, thrd,
-                    (Q0 - c * joints) * im1, (Q1 - s * joints) * im1, (Q2 + rho_f * mu0 + rho_r * mu1) * iJ1,
-                    (Q3 + c * mu0 + ts_f) * imf, (Q4 + s * mu0) * imf, (Q5 - R * ts_f + tr_f) * iJf,
-                    (Q6 + c * mu1 + ts_r) * imr, (Q7 + s * mu1) * imr, (Q8 - R * ts_r + tr_r) * iJr]
+        def matrix_path(t, yy):         # where the closed form's joint system lost its positivity
+            f = self._matrix_forces(yy[:9], yy[9:], torque[0], torque[1], modes, t)
+            last[0], last[1], last[2], last[3] = yy, f.tangential, f.capacity, f.normal
+            return list(yy[9:]) + list(f.qdd)
 
-        return evaluate
+        return closed_form_dynamics(*modes[:4], p.m_body, p.J_body, p.m_wheel_f, p.J_wheel_f, p.m_wheel_r,
+                                    p.J_wheel_r, p.a, p.b, p.R, p.k_susp, p.c_susp, p.k_tire, *self.free_length,
+                                    *self.damping_tire, p.mu_s_road, p.mu_k_road, p.delta_roll, p.alpha_bg,
+                                    p.beta_bg, torque, last, matrix_path)
 
     # ----------------------------------------------------------------- dynamics
     def forces(self, q, qd, tau_f, tau_r, modes, t=0.0) -> Forces:
@@ -677,31 +485,9 @@ class PlanarVehicle:
                 corrected[k] = self.p.R * corrected[k + 2]
         return corrected
 
-    # The scalars as C doubles (float(): the values of qd's Python floats), the same IEEE
-    # operations in the same order, one Python float per value written.
-    @cython.locals(slip=cython.int, roll=cython.int, k=cython.int, R=cython.double, weight=cython.double,
-                   root=cython.double, change=cython.double, speed=cython.double)
     def _fast_snap(self, qd, contacts):
-        """:meth:`snap` of this class in closed form (the same operations: the contacts'
-        Schur complement is diagonal across the wheels, so its pivoted Cholesky factors are
-        the square roots of the diagonal).  A wheel with its rolling contact held gets
-        th' = 0 (and x' = 0 with its slip contact); one with its slip contact alone moves
-        along the mass-weighted direction M^-1 (e_x - R e_th) until x' = R th'."""
-        corrected = list(qd)
-        R, inv_mass = self.p.R, self.inv_mass
-        for slip, roll, k in ((0, 1, 3), (2, 3, 6)):
-            if roll in contacts:
-                corrected[k + 2] = 0.0
-                if slip in contacts:
-                    corrected[k] = R * 0.0
-            elif slip in contacts:
-                weight = -R * float(inv_mass[k + 2])
-                root = math.sqrt(float(inv_mass[k]) + weight * -R)
-                change = (float(qd[k]) + -R * float(qd[k + 2])) / root / root
-                speed = float(qd[k + 2]) - weight * change
-                corrected[k + 2] = speed
-                corrected[k] = R * speed
-        return corrected
+        """:meth:`snap` of this class in closed form (solvers.vehicle_closed_form)."""
+        return closed_form_snap(qd, contacts, self.p.R, self.inv_mass)
 
     def step(self, state: VehicleState, tau_f: float, tau_r: float, h: float, t0: float = 0.0) -> StepResult:
         """Advance by h from time ``t0`` with the drive torques held (event-driven, section 3)."""

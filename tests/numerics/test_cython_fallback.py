@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def shipped_modules() -> dict:
     """{module name as this checkout imports it: source} of every module the FMUs carry."""
     return {f"drivetrain_fmu.{package}.{path.stem}": path for package in ("solvers", "fmus")
-            for path in sorted((ROOT / package).glob("*.py")) if path.name != "__init__.py"} | {
+            for path in sorted((ROOT / package).glob("*.py"))
+            if path.name != "__init__.py" and not path.stem.endswith("_kernel")} | {       # kernels: compiled only
         "drivetrain_fmu.systems.composite_slave": ROOT / "systems" / "composite_slave.py"}
 
 
