@@ -45,6 +45,11 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
+try:
+    import cython
+except ImportError:         # uncompiled, where Cython is not installed
+    from drivetrain_fmu.solvers import cython_fallback as cython
+
 #: what a connection and the algorithm need to know of a port's variable
 Variable = namedtuple("Variable", "causality type unit depends")
 
@@ -75,6 +80,22 @@ def angle_links(ports: dict, connections, slow) -> list[tuple]:
                 and driver is not None and driver[0] == c[0]):
             found.append((c, driver))
     return found
+
+
+# the exchange's inner loops, typed for the compiled build (a list's items and a tuple's
+# fields read without the generic sequence protocol)
+@cython.locals(moves=list, move=tuple, i=cython.Py_ssize_t)
+def _move(moves):
+    """target[target_key] = source[key] for each (source, key, target, target_key) of ``moves``."""
+    for i in range(len(moves)):
+        move = moves[i]
+        move[2][move[3]] = move[0][move[1]]
+
+
+@cython.locals(calls=list, i=cython.Py_ssize_t)
+def _call_each(calls):
+    for i in range(len(calls)):
+        calls[i]()
 
 
 class _OwnRate:
@@ -170,13 +191,12 @@ class Algorithm:
             held = {name for name, lag in lags.items() if lag}
             program = []
             for s, links in enumerate(self.stages):
-                moves = []
-                for c in links:
-                    speed = speeds.get(c) if lags.get(c[0]) else None
-                    moves.append((*self.sources[c[0], c[1]], *targets[c[2], c[3]],
-                                  *(self.sources[speed[0], speed[1]] if speed else (None, None)),
-                                  lags.get(c[0], 0.0)))
-                program.append(([r for name, r in refreshes[s] if r is not None and name not in held], moves,
+                # plain moves, then the angles read ahead (a held source's phi advanced by its w)
+                moves = [(*self.sources[c[0], c[1]], *targets[c[2], c[3]]) for c in links
+                         if not (lags.get(c[0]) and c in speeds)]
+                leads = [(*self.sources[c[0], c[1]], *targets[c[2], c[3]], *self.sources[speeds[c][:2]], lags[c[0]])
+                         for c in links if lags.get(c[0]) and c in speeds]
+                program.append(([r for name, r in refreshes[s] if r is not None and name not in held], moves, leads,
                                 [start[1:] for start in starts[s] if start[0] not in held],
                                 [f for name, f in flushes[s] if f is not None]))
             self.phases.append((program, held))
@@ -192,21 +212,18 @@ class Algorithm:
     def exchange(self, n: int = 0, first_stage: int = 0):
         """Move the connections at base step ``n`` (its phase), from stage ``first_stage``
         on (1: the values of stage 2 only, when only they can have changed)."""
-        for refreshes, moves, starts, flushes in self.phases[n % self.frame][0][first_stage:]:
-            for refresh in refreshes:
-                refresh()
-            for source, key, target, target_key, speeds, speed_key, lag in moves:
-                if speeds is None:
-                    target[target_key] = source[key]
-                else:
+        for refreshes, moves, leads, starts, flushes in self.phases[n % self.frame][0][first_stage:]:
+            _call_each(refreshes)
+            _move(moves)
+            if leads:
+                for source, key, target, target_key, speeds, speed_key, lag in leads:
                     target[target_key] = source[key] + speeds[speed_key] * lag
             for inbox, values, pairs, flush in starts:
                 for name, key in pairs:
                     values[key] = inbox[name]
                 if flush is not None:
                     flush()
-            for flush in flushes:
-                flush()
+            _call_each(flushes)
 
     def connected_values(self) -> list:
         """The values the connections have set, per stage (a port with its own rate: its inbox)."""

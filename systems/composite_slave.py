@@ -240,10 +240,19 @@ class ModelPort:
 
     def reader(self, names):
         through = any(self._declared[name].causality == OUTPUT and self._declared[name].depends for name in names)
-        return vars(self.model), [sys.intern(name) for name in names], self.model.update_feedthrough if through else None
+        return vars(self.model), [sys.intern(name) for name in names], self.refresh if through else None
 
     def writer(self, names):
-        return vars(self.model), [sys.intern(name) for name in names], None
+        return vars(self.model), [sys.intern(name) for name in names], self.written
+
+    def refresh(self):
+        """The feedthrough outputs brought up to date, where ``fresh`` says they are stale."""
+        if not self.model.fresh:
+            self.model.update_feedthrough()
+
+    def written(self):
+        """Inputs were written into the model's variables: its feedthrough outputs are stale."""
+        self.model.fresh = False
 
     def skips(self, h: float) -> bool:
         """A stateless model (no state, outputs follow the inputs) that takes steps of h has
@@ -255,9 +264,9 @@ class ModelPort:
         if problem is not None:
             raise Refused(self.label, problem)
 
-    def save(self, inputs: bool = True):
+    def save(self):
         model = self.model
-        return model.state, model.read_inputs(model) if inputs else None
+        return model.state, model.read_inputs(model)
 
     def restore(self, saved):
         state, inputs = saved
@@ -589,7 +598,9 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
     def _snapshot(self, with_inputs: bool):
         """The ports' saved states (with their inputs if ``with_inputs``), for _restore."""
-        return [port.save(with_inputs) for port in self._ports.values()]
+        if with_inputs:
+            return [port.save() for port in self._ports.values()]
+        return [(model.state, None) for model in self._order]       # a port's saved state, inputs kept
 
     def _restore(self, snapshot):
         """Put the elements back at the states (and inputs, when saved) of ``snapshot``."""
@@ -613,7 +624,8 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             else:
                 self._exchange(0 if self._due == 2 else 1)
         for element in through:
-            element.update_feedthrough()
+            if not element.fresh:       # every writer of inputs clears it (ModelPort.written, _set_values)
+                element.update_feedthrough()
         values = _read_attributes(pairs, CONVERT[kind])
         for position in own:
             values.insert(position, self.internal_step)
@@ -631,8 +643,10 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             if fixed:
                 raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "
                                  "fmi2ExitInitializationMode")
-        for (target, name, _), value in zip(targets, values):
+        for (target, name, causality), value in zip(targets, values):
             vars(target)[name] = value
+            if causality == INPUT:
+                target.fresh = False
         if self._fmi_phase is not INSTANTIATED and self._restage and not self._due:
             self._due = 1
 

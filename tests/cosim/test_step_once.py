@@ -158,8 +158,8 @@ def test_the_exchange_plan_sets_an_instance_once_when_no_stage_2_get_reads_it(fm
     z3.simulate(fmu_dir, step=z3.SYSTEM.step, stop=4 * z3.SYSTEM.step)
     plan, = plans
     (program, held), = plan.phases
-    gets = [[get.instance.name for get in refreshes] for refreshes, _, _, _ in program]
-    sets = [[put.instance.name for put in flushes] for _, _, _, flushes in program]
+    gets = [[get.instance.name for get in refreshes] for refreshes, *_ in program]
+    sets = [[put.instance.name for put in flushes] for *_, flushes in program]
     # the clutch's engine torque and clamp forces (stage 1) go with its shaft torques (stage 2)
     assert sorted(gets[0]) == ["clamp_a", "clamp_b", "clutch", "engine_torque", "vehicle"]
     assert sorted(gets[1]) == ["shaft_even", "shaft_odd"]
