@@ -133,7 +133,8 @@ def run_arguments(system: str) -> dict:
         raise _Captured
 
     modules = [m for name, m in list(sys.modules.items())
-               if name.split(".")[0] in ("systems", "drivetrain_cli") and getattr(m, "run_system", None) is original]
+               if name.startswith(("drivetrain_fmu.systems", "drivetrain_fmu.cli"))
+               and getattr(m, "run_system", None) is original]
     for module in modules:
         module.run_system = capture
     try:
