@@ -27,6 +27,7 @@ from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFr
 from fmpy import calloc, free
 
 from .algorithm import Algorithm, Variable
+from .optional import optional
 
 _STATUS = ["OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING"]
 
@@ -448,8 +449,6 @@ def run(instances: dict[str, Instance], connections: list[Connection], stop: flo
     recorder = _Recorder(algorithm, instances, record, n_steps // every + 1)
     iterator = range(n_steps + 1)
     if progress:
-        from .optional import optional
-
         tqdm = optional("tqdm")          # the [cli] extra's; without it (a plain install) no bar
         if tqdm is not None:
             iterator = tqdm.tqdm(iterator, desc="co-simulation", unit="step")

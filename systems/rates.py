@@ -11,10 +11,8 @@ def checked_rates(rates, components: dict, step: float, classes, step_name: str 
     component (``where``: of what, for the message) that has a state to advance, once, with
     a finite step that is a whole multiple (>= 1) of ``step`` (the system FMU's internal
     step; for systems.ssp.run_system, the master's step: ``step_name``)."""
-    from drivetrain_fmu.fmus.model import StatelessModel     # not at import: systems.ssp imports this (ssp._elements)
-
     allowed = [inst for inst, c in components.items()
-               if not issubclass(classes.get(c.element, object), StatelessModel)]
+               if not getattr(classes.get(c.element), "stateless", False)]     # fmus.model contract, point 9
     pairs = rates.items() if isinstance(rates, dict) else [_rate_text(text) for text in rates]
     chosen = {}
     for inst, value in pairs:
