@@ -8,6 +8,8 @@ f_pump, f_turbine: the fluid's torques (solvers.fluid_coupling, eq. 1-3): in dri
 f_pump = -(w_pump / K(SR))^2 and f_turbine = -TR(SR) f_pump with SR = w_turbine / w_pump, the
 steady-state characteristic of Simscape Driveline's Torque Converter and Chrono's
 ChShaftsTorqueConverter (the stator's reaction, -(f_pump + f_turbine), goes to the housing).
+Outputs in the interface contract's signs: tau_fluid_pump = -f_pump, the torque the pump
+gives the fluid ((w_pump / K)^2 in drive), and tau_fluid_turbine = f_turbine (TR times it).
 K and TR are tables of six breakpoints SR_1 < ... < SR_6 < 1 (K_i, TR_i), linear between them,
 held below SR_1; above SR_6 the capacity 1 / K^2 falls linearly to 0 at SR = 1 (zero slip:
 no circulation, no torque) with TR held at TR_6.  Reverse flow (the turbine overrunning,
@@ -26,9 +28,9 @@ point TR = 1 at SR = 0.87, K(0) = 14 rad/s/sqrt(N.m) (stall: 150 N.m of engine t
 the pump at 14 sqrt(150) = 171 rad/s, 1640 rpm) rising steeply towards the coupling range
 (K = 28 at SR = 0.95).  Its efficiency SR TR peaks at 0.90 below the coupling point (SR = 0.8)
 and rises to 1 only as the torque vanishes at SR = 1.  K's unit, rad/s/sqrt(N.m), has
-fractional base-unit exponents, which FMI 2.0's unit definitions cannot express: the K_i are
-declared without a unit and name it in their descriptions.  The lock-up clutch's defaults are
-a wet clutch's (mu about 0.1 in transmission fluid), also illustrative.
+fractional base-unit exponents, which FMI 2.0's BaseUnit cannot express: the K_i declare the
+unit by its name alone (fmus/variables.py's UNITS).  The lock-up clutch's defaults are a wet
+clutch's (mu about 0.1 in transmission fluid), also illustrative.
 
 The fluid torque in a step.  solvers.friction holds the member torques over a step, so the
 fluid torque enters as a held value; held at its start value (zero-order hold) the coupling
@@ -78,10 +80,10 @@ _INPUTS = ("tau_pump", "tau_turbine", "f_n")
 def _table_variables():
     variables = []
     for stem, values, unit, what, extra in (
-            ("SR", _SR, None, "speed ratio w_turbine / w_pump of table point {i}", dict(low=0.0, high=1.0)),
-            ("K", _K, None, "capacity factor K at SR_{i}, in rad/s/sqrt(N.m) (pump torque (w_pump / K)^2)",
+            ("SR", _SR, "1", "speed ratio w_turbine / w_pump of table point {i}", dict(low=0.0, high=1.0)),
+            ("K", _K, "rad/s/sqrt(N.m)", "capacity factor K at SR_{i} (pump torque (w_pump / K)^2)",
              dict(low=K_MIN)),
-            ("TR", _TR, None, "torque ratio at SR_{i}: turbine torque / pump torque", dict(low=0.0))):
+            ("TR", _TR, "1", "torque ratio at SR_{i}: turbine torque / pump torque", dict(low=0.0))):
         for i, value in enumerate(values, start=1):
             variables.append(parameter(f"{stem}_{i}", unit, what.format(i=i), value, family=Family(stem, i), **extra))
     return variables
@@ -126,10 +128,10 @@ class TorqueConverter(FrictionElement):
         output("w_pump", "rad/s", "speed of the pump"),
         output("phi_turbine", "rad", "angle of the turbine"),
         output("w_turbine", "rad/s", "speed of the turbine"),
-        output("tau_pump_fluid", "N.m", "torque the fluid applies to the pump, positive accelerating it "
-               "(in drive -(w_pump / K(SR))^2)"),
-        output("tau_turbine_fluid", "N.m", "torque the fluid applies to the turbine, positive accelerating "
-               "it (in drive -TR(SR) tau_pump_fluid)"),
+        output("tau_fluid_pump", "N.m", "torque the pump gives the fluid, opposing the pump: in drive "
+               "(w_pump / K(SR))^2, negative when the fluid drives the pump (reverse flow)"),
+        output("tau_fluid_turbine", "N.m", "torque the fluid gives the turbine, driving it: in drive "
+               "TR(SR) tau_fluid_pump, negative when the turbine drives the fluid (reverse flow)"),
         output("tau_fric", "N.m", "torque the lock-up clutch passes from the pump to the turbine",
                depends=_INPUTS),
         output("w_slip", "rad/s", "slip speed of the lock-up clutch, w_pump - w_turbine"),
@@ -139,8 +141,8 @@ class TorqueConverter(FrictionElement):
                depends=("f_n",)),
         output("e_loss", "J", "energy dissipated by the converter since the start: the lock-up clutch's "
                "plus e_loss_fluid"),
-        output("p_loss_fluid", "W", "power the fluid dissipates, -(tau_pump_fluid w_pump + "
-               "tau_turbine_fluid w_turbine)"),
+        output("p_loss_fluid", "W", "power the fluid dissipates, tau_fluid_pump w_pump - "
+               "tau_fluid_turbine w_turbine"),
         output("e_loss_fluid", "J", "energy the fluid has dissipated since the start"),
     )
 
@@ -234,10 +236,10 @@ class TorqueConverter(FrictionElement):
         chain, e_fluid, f_pump, f_turbine = self.state
         phi_pump, phi_turbine, w_pump, w_turbine = self.chain.member_motion(chain)
         p_fluid = -(f_pump * w_pump + f_turbine * w_turbine)
-        values = (phi_pump, w_pump, phi_turbine, w_turbine, f_pump, f_turbine, chain.s[0],
+        values = (phi_pump, w_pump, phi_turbine, w_turbine, -f_pump, f_turbine, chain.s[0],
                   chain.e_loss + e_fluid, p_fluid, e_fluid)
-        (self.phi_pump, self.w_pump, self.phi_turbine, self.w_turbine, self.tau_pump_fluid,
-         self.tau_turbine_fluid, self.w_slip, self.e_loss, self.p_loss_fluid, self.e_loss_fluid) = values
+        (self.phi_pump, self.w_pump, self.phi_turbine, self.w_turbine, self.tau_fluid_pump,
+         self.tau_fluid_turbine, self.w_slip, self.e_loss, self.p_loss_fluid, self.e_loss_fluid) = values
         return values
 
     def feedthrough(self, prepared):

@@ -1,7 +1,8 @@
 """TorqueConverter against the closed forms of its fluid coupling and its lock-up clutch.
 
-The fluid law (solvers/fluid_coupling.py): in drive the pump receives -(w_pump / K(SR))^2 and
-the turbine TR(SR) times its magnitude.  The slaves run in-process (the built FMU is checked
+The fluid law (solvers/fluid_coupling.py): in drive the pump gives the fluid
+tau_fluid_pump = (w_pump / K(SR))^2 and the turbine receives tau_fluid_turbine = TR(SR) times
+it (solvers.fluid_coupling's torques on the members are -tau_fluid_pump and tau_fluid_turbine).  The slaves run in-process (the built FMU is checked
 by the element-contract and fuzz tests).  Tolerances:
 - a fluid torque at a given state is a few operations of the table's formula: ROUNDING
   (1e-12 relative, as tests/elements/test_friction_elements.py);
@@ -40,8 +41,8 @@ def test_stall_torque_and_torque_ratio_at_sr_zero():
     communication point and through p_loss_fluid = T w_pump (all of the pump's power)."""
     tc = make(TorqueConverter, w_pump_start=200.0, w_turbine_start=0.0)
     stall = (200.0 / K0) ** 2
-    assert tc.tau_pump_fluid == pytest.approx(-stall, rel=ROUNDING)
-    assert tc.tau_turbine_fluid == pytest.approx(TR0 * stall, rel=ROUNDING)
+    assert tc.tau_fluid_pump == pytest.approx(stall, rel=ROUNDING)
+    assert tc.tau_fluid_turbine == pytest.approx(TR0 * stall, rel=ROUNDING)
     assert tc.p_loss_fluid == pytest.approx(stall * 200.0, rel=ROUNDING)
 
 
@@ -67,13 +68,13 @@ def test_the_pump_spins_up_to_the_stall_speed_k0_sqrt_tau_against_a_held_turbine
         for _ in range(round(1.0 / step)):
             t = advance(tc, t, step)
             error = max(error, abs(tc.w_pump - closed_form(t)))
-            assert tc.tau_turbine_fluid == pytest.approx(-TR0 * tc.tau_pump_fluid, rel=ROUNDING)
+            assert tc.tau_fluid_turbine == pytest.approx(TR0 * tc.tau_fluid_pump, rel=ROUNDING)
         errors.append(error)
     assert errors[0] <= 1e-3
     assert 3.5 <= errors[0] / errors[1] <= 4.5
     advance(tc, t, 0.01, steps=400)
     assert tc.w_pump == pytest.approx(w_s, rel=1e-9)
-    assert tc.tau_pump_fluid == pytest.approx(-tau, rel=1e-9)
+    assert tc.tau_fluid_pump == pytest.approx(tau, rel=1e-9)
 
 
 @pytest.mark.parametrize("w_turbine, k, tr", [(174.0, 19.0, 1.0),                        # SR_5: TR = 1
@@ -85,10 +86,10 @@ def test_coupling_point_turbine_torque_equals_pump_torque(w_turbine, k, tr):
     breakpoints; the fluid dissipates T (w_pump - TR w_turbine) (efficiency SR TR)."""
     tc = make(TorqueConverter, w_pump_start=200.0, w_turbine_start=w_turbine)
     torque = (200.0 / k) ** 2
-    assert tc.tau_pump_fluid == pytest.approx(-torque, rel=ROUNDING)
-    assert tc.tau_turbine_fluid == pytest.approx(tr * torque, rel=ROUNDING)
+    assert tc.tau_fluid_pump == pytest.approx(torque, rel=ROUNDING)
+    assert tc.tau_fluid_turbine == pytest.approx(tr * torque, rel=ROUNDING)
     if tr == 1.0:
-        assert tc.tau_turbine_fluid == -tc.tau_pump_fluid
+        assert tc.tau_fluid_turbine == tc.tau_fluid_pump
     assert tc.p_loss_fluid == pytest.approx(torque * (200.0 - tr * w_turbine), rel=ROUNDING)
 
 
@@ -181,7 +182,7 @@ def test_energy_balance_through_a_launch_and_lock_up():
     assert not locked[352] and locked[353]
     assert tc.e_loss_fluid > 450.0 and tc.e_loss - tc.e_loss_fluid > 30.0
     assert work == pytest.approx(kinetic - kinetic_start + tc.e_loss, rel=1e-12)
-    assert tc.w_pump == tc.w_turbine and tc.tau_pump_fluid == tc.tau_turbine_fluid == 0.0
+    assert tc.w_pump == tc.w_turbine and tc.tau_fluid_pump == tc.tau_fluid_turbine == 0.0
 
 
 # ------------------------------------------------------------------------------ lock-up
@@ -253,7 +254,7 @@ def test_lock_up_engages_at_the_analytic_instant_and_then_turns_pump_and_turbine
         t = advance(tc, t, 5e-4, f_n=F_RATE * t)
         out = feedthrough(tc)
         assert out["locked"] and tc.w_pump == tc.w_turbine and tc.w_slip == 0.0
-        assert tc.tau_pump_fluid == tc.tau_turbine_fluid == 0.0 and out["p_loss"] == 0.0
+        assert tc.tau_fluid_pump == tc.tau_fluid_turbine == 0.0 and out["p_loss"] == 0.0
         assert out["tau_fric"] == pytest.approx(-TAU_TURBINE, rel=1e-9)
 
 
