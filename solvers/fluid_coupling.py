@@ -30,12 +30,13 @@ Whichever member turns faster drives the fluid (the larger |w|; the pump at a ti
 - SR > 1, the turbine overrunning (coasting, engine braking): the turbine drives the fluid, the
   roles of the two members swap (r = w_pump / w_turbine = 1 / SR) and the pump receives the
   torque the turbine loses, TR = 1: the stator freewheels, nothing is multiplied.  This is
-  Chrono's rule (TR = 1 in reverse flow: "the output torque cannot be increased"), but Chrono
+  Chrono's rule (coasting, its stator is inactive and passes no torque: TR = 1), but Chrono
   reflects the speed ratio (2 - SR) and keeps the pump's speed; we keep the driver's speed, so
   that a turbine spinning against a stopped pump is braked (T = C(0) w_turbine^2), where
   Chrono's torque would vanish with the pump's speed.  The same table C serves both ways:
-  a real converter coasting has a lower capacity (Simscape's two-mode option takes separate
-  coast tables); left out.
+  a real converter coasting has another capacity (Simscape's block models the coast mode,
+  power from the turbine to the impeller, apart from the drive mode); coast tables of
+  their own are left out here.
 - Opposite directions (r < 0, e.g. the turbine rolled backwards while the pump drives): the
   table's stall values at r = 0 (Chrono clamps SR < 0 to stall likewise), with the pump's g
   going linearly from TR(0) at r = 0 to 1 at r = -1, where the two rules meet.
@@ -44,11 +45,13 @@ Whichever member turns faster drives the fluid (the larger |w|; the pump at a ti
 Continuity: at |w_pump| = |w_turbine| with equal signs T = C(1) a^2 = 0 on both sides; with
 opposite signs both sides give T = C(0) a^2 with g = 1; at r = 0 both branches of g agree.
 
-Power: the fluid dissipates p_fluid = -(f_pump w_pump + f_turbine w_turbine), in drive
-T w_pump (1 - SR TR(SR)) >= 0 exactly when the efficiency SR TR(SR) <= 1, which
-:meth:`ConverterTable.problems` requires over the whole table (a converter cannot deliver
-more power than it takes); in every other case of eq. 3 p_fluid = T (|a| - g |b|) or
-T (|a| + g |b|) with g |b| <= |a| for r >= 0 (g = 1), >= 0 as well.
+Power: the fluid dissipates p_fluid = -(f_pump w_pump + f_turbine w_turbine), in eq. 3's
+terms p_fluid = T (|a| - sign(a) g b):
+- pump drives, r >= 0: T |a| (1 - r TR(r)) >= 0 exactly when the efficiency SR TR(SR) <= 1,
+  which :meth:`ConverterTable.problems` requires over the whole table (a converter cannot
+  deliver more power than it takes);
+- turbine drives, r >= 0 (g = 1): T (|a| - |b|) >= 0 since |b| <= |a|;
+- r < 0 (b against a): T (|a| + g |b|) > 0, g >= 0 between TR(0) and 1.
 
 Jacobian (:func:`fluid_jacobian`): with r = b / a, d(C a^2)/da = 2 C a - C' b and
 d(C a^2)/db = C' a; d(g C a^2)/da = g (2 C a - C' b) - C g' b and d(g C a^2)/db =
