@@ -161,7 +161,8 @@ def finish_model_description(xml_text: bytes, element) -> bytes:
         unit_defs = ET.Element("UnitDefinitions")
         for name in used_units:
             unit = ET.SubElement(unit_defs, "Unit", name=name)
-            ET.SubElement(unit, "BaseUnit", {k: str(e) for k, e in UNITS[name].items()})
+            if UNITS[name] is not None:     # None: no integer base-unit exponents (fmus.variables)
+                ET.SubElement(unit, "BaseUnit", {k: str(e) for k, e in UNITS[name].items()})
         position = list(root).index(root.find("CoSimulation")) + 1
         root.insert(position, unit_defs)
     structure = root.find("ModelStructure")

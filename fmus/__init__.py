@@ -10,7 +10,7 @@ from pathlib import Path
 from drivetrain_fmu import solvers
 
 from . import backlash, brake, clutch, differential, elasto_backlash, gear, inertia, nonlinear_spring, one_way_clutch
-from . import planetary_gear, shaft, sources, table, vehicle, vehicle_simple
+from . import planetary_gear, shaft, sources, table, torque_converter, vehicle, vehicle_simple
 from .shell import element_fmu
 
 #: the registry: one line per element model, in the order the build, the docs and the tests list them
@@ -22,6 +22,7 @@ MODELS = (
     one_way_clutch.OneWayClutch,
     planetary_gear.PlanetaryGear,
     differential.Differential,
+    torque_converter.TorqueConverter,
     inertia.Inertia,
     inertia.Engine,
     gear.Gear,

@@ -12,8 +12,10 @@ from dataclasses import dataclass, fields
 PARAMETER, INPUT, OUTPUT = "parameter", "input", "output"
 REAL, INTEGER, BOOLEAN = "Real", "Integer", "Boolean"
 
-#: SI base-unit exponents of every unit an FMU may use (FMI 2.0 BaseUnit attributes).
-UNITS: dict[str, dict[str, int]] = {
+#: SI base-unit exponents of every unit an FMU may use (FMI 2.0 BaseUnit attributes); None for a
+#: unit whose exponents are not integers (FMI 2.0 has none for it): declared by its name alone,
+#: without a BaseUnit, which FMI 2.0 allows.
+UNITS: dict[str, dict[str, int] | None] = {
     "1": {},                     # dimensionless, declared where a name alone does not say so
     "s": {"s": 1},
     "m": {"m": 1},
@@ -37,6 +39,7 @@ UNITS: dict[str, dict[str, int]] = {
     "kg.m2": {"kg": 1, "m": 2},
     "W": {"kg": 1, "m": 2, "s": -3},
     "J": {"kg": 1, "m": 2, "s": -2},
+    "rad/s/sqrt(N.m)": None,     # a torque converter's capacity factor K: rad kg^-1/2 m^-1
 }
 
 
