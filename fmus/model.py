@@ -51,11 +51,6 @@ from __future__ import annotations
 import math
 from operator import attrgetter, itemgetter
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from drivetrain_fmu.solvers import cython_fallback as cython
-
 from drivetrain_fmu.solvers.contract import SolverError
 
 from .variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var, count_parameters, in_use
@@ -71,14 +66,13 @@ class StateError(ValueError):
     """A saved state that cannot be set into this model."""
 
 
-@cython.locals(total=cython.double, value=cython.double)
 def all_finite_screen(values) -> bool:
     """True when the sum of ``values`` (in order, from 0.0) is finite, hence every value is
     (x - x == 0 exactly for a finite x); False when one is not, or when the sum of finite
-    values overflows: the caller's exact check then decides."""
-    total = 0.0
-    for value in values:
-        total += value
+    values overflows: the caller's exact check then decides.  (From CPython 3.12 on ``sum``
+    compensates its rounding: a sum that would overflow added in order may then be finite,
+    which is right as well: every value is finite.)"""
+    total = sum(values, 0.0)
     return total - total == 0.0
 
 
@@ -290,7 +284,6 @@ class Model:
             raise ArithmeticError(f"output {problem} at the inputs set now (inputs {inputs})"
                                   + (f": {cause}" if cause else ""))
 
-    @cython.locals(t=cython.double, h=cython.double)
     def take_step(self, t: float, h: float) -> str | None:
         """Step from t to t + h with the inputs held: None when taken, else why it is refused
         (the model then keeps the state of t).  The caller has checked that t and h are

@@ -38,10 +38,6 @@ import signal
 import threading
 import weakref
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from drivetrain_fmu.solvers import cython_fallback as cython
 from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Initial, Fmi2Status
@@ -430,7 +426,6 @@ class ElementShell(FmiCommonCalls, Fmi2Slave):
         self._fmi_phase = INITIALIZED
 
     @fmi_step_entry("fmi2DoStep")
-    @cython.locals(t=cython.double, h=cython.double)
     def do_step(self, current_time: float, step_size: float) -> bool:
         t, h = current_time, step_size
         # x - x == 0 exactly when x is finite: 0 < h < inf and t finite

@@ -46,10 +46,6 @@ import sys
 from dataclasses import replace
 from functools import partial
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from drivetrain_fmu.solvers import cython_fallback as cython
 from pythonfmu import Fmi2Slave
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
@@ -177,13 +173,11 @@ def _attribute_pairs(elements: dict, paths) -> list:
     return [(vars(elements[inst]), sys.intern(name)) for inst, name in (path.split(".", 1) for path in paths)]
 
 
-@cython.locals(pairs=list, i=cython.Py_ssize_t, attributes=dict, values=list)
 def _read_attributes(pairs, convert: type) -> list:
     """The values of ``pairs`` (_attribute_pairs) as the type ``convert`` (one already of that
     type as it is)."""
     values = []
-    for i in range(len(pairs)):
-        attributes, name = pairs[i]
+    for attributes, name in pairs:
         value = attributes[name]
         values.append(value if type(value) is convert else convert(value))
     return values
@@ -455,8 +449,6 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         take_pending_signals()
         return False
 
-    @cython.locals(current_time=cython.double, step_size=cython.double, expected=cython.double,
-                   h=cython.double)
     def _sub_steps(self, current_time: float, step_size: float):
         """(count, h) of internal steps for a host step, or the reason it is refused (not on
         this FMU's time, not a whole number of internal steps, more than STEP_BUDGET)."""
@@ -505,7 +497,6 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         return None
 
     @fmi_step_entry("fmi2DoStep")
-    @cython.locals(t=cython.double, h=cython.double)
     def do_step(self, current_time: float, step_size: float) -> bool:
         t, h = current_time, step_size
         # x - x == 0 exactly when x is finite: 0 < h < inf and t finite
