@@ -69,7 +69,6 @@ from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Intege
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Initial, Fmi2Status
 
-from .fingerprint import code_fingerprint
 from .model import ParameterError, StateError
 from .native_exit import order_native_exit
 from .variables import BOOLEAN, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -521,8 +520,9 @@ class Shell(Fmi2Slave):
             return f"not an FMU state: {saved!r}"
         if "invalid" in saved:
             return saved["invalid"]
-        if saved.get(kind) != name:
-            return f"a state of {saved.get(kind, 'another FMU')!r} cannot be set into a {self.state_title()}"
+        if saved.get(kind) != name:      # whose it is: an element's or a system's
+            whose = saved.get(kind, saved.get("element", saved.get("system", "another FMU")))
+            return f"a state of {whose!r} cannot be set into a {self.state_title()}"
         written, here = saved.get("code"), self.code_fingerprint()[:12]
         if self.SAME_CODE_ONLY and written != here:
             return (f"the state was written by {kind} code {written!r}, this FMU runs {here}: "
@@ -551,9 +551,10 @@ class Shell(Fmi2Slave):
             self._fmi_phase = INSTANTIATED if self.state is None else INITIALIZED
 
 
-def element_fmu(model: type) -> type:
+def element_fmu(model: type, code_fingerprint) -> type:
     """The FMU class of the element ``model`` (a :class:`fmus.model.Model`): the shell
-    around it, named as the model (pythonfmu's model identifier)."""
+    around it, named as the model (pythonfmu's model identifier); ``code_fingerprint()``: the
+    element code's (``fmus.code_fingerprint``), which its FMU states carry."""
     return type(model.__name__, (Shell, model), {
         "MODEL": model, "__doc__": model.__doc__, "__module__": model.__module__,
         "__qualname__": model.__qualname__, "code_fingerprint": staticmethod(code_fingerprint)})
