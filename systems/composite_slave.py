@@ -7,8 +7,9 @@ shell what its protocol asks (fmus.shell's docstring) and holds everything of th
 nothing FMI.
 
 This module runs inside the FMU (``build_fmus.build_system_fmu`` ships it as
-``resources/drivetrain_composite/slave.py``), so it imports the standard library, pythonfmu
-and the element code (``fmus``, ``solvers``) only; the build side is ``systems/composite.py``.
+``resources/drivetrain_composite/slave.py``), so it imports the standard library and the
+element code (``fmus``, ``solvers``; pythonfmu through :mod:`fmus.shell`) only; the build side
+is ``systems/composite.py``.
 
 The system travels in ``resources/composite.json`` (written from the system's .ssd by
 ``systems.composite.describe``; the .ssd itself is beside it for reference): its components
