@@ -226,8 +226,8 @@ class Runtime:
 
 
 #: shipped as source only: the packages' ``__init__`` (fmus/__init__.py fingerprints the sources
-#: beside it) and the uncompiled code's stand-in for Cython, which no compiled module imports
-SOURCE_ONLY = ("__init__.py", "cython_fallback.py")
+#: beside it)
+SOURCE_ONLY = ("__init__.py",)
 
 
 def element_modules() -> dict:

@@ -25,10 +25,8 @@ for their locals in Cython's pure-Python mode (``@cython.locals``): compiled, th
 same IEEE operations in the same order without a Python float per operation, so results
 stay bit-identical (tests/numerics/test_kernels.py).  Cython reads ``import cython`` at compile time
 (the extension module imports nothing); an uncompiled kernel refuses to be imported, and
-its reference module keeps its own functions.  The other modules are compiled unchanged;
-those that still declare C types (fmus/model.py, fmus/shell.py, systems/composite_slave.py)
-import Cython's ``cython`` module uncompiled, or solvers/cython_fallback.py where Cython is
-not installed.
+its reference module keeps its own functions.  Only the kernels know Cython: every other
+module is compiled unchanged, without a C type declared, and imports no ``cython``.
 
 Every CPython host, compiled: the FMUs carry the extension modules of each CPython minor
 version of :data:`HOST_VERSIONS` the build machine has an interpreter for (with its C

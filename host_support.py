@@ -106,8 +106,8 @@ OPTIONAL_EXTENSIONS = {
 # Modules the shipped code imports inside ``try`` with a fallback of its own when they are
 # absent; not shipped (a Python host may have them).
 OPTIONAL_IMPORTS = {
-    "cython": "Cython's pure-Python mode: a compiled module does not import it, a source falls back to "
-              "solvers/cython_fallback.py",
+    "cython": "Cython's pure-Python mode, imported by the solver kernels only: a compiled kernel does not "
+              "import it, an uncompiled one refuses to be imported and its reference module runs",
 }
 # Native libraries every Linux system has (glibc); any other dependency of a bundled
 # extension module is bundled next to libpython.

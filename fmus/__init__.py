@@ -13,6 +13,35 @@ from . import backlash, brake, clutch, differential, elasto_backlash, gear, iner
 from . import planetary_gear, shaft, sources, table, torque_converter, vehicle, vehicle_simple
 from .shell import element_fmu
 
+
+def source_fingerprint() -> str:
+    """SHA-256 of the ``fmus`` and ``solvers`` source files as they are on disk now (this
+    module is shipped as source only, build_fmus.SOURCE_ONLY: its ``__file__`` is the
+    folder of the sources also when the modules beside it run compiled)."""
+    digest = hashlib.sha256()
+    for package in (Path(__file__).parent, Path(solvers.__file__).parent):
+        for path in sorted(package.glob("*.py")):
+            digest.update(f"{package.name}/{path.name}".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+# Read when the code is loaded: the files may go away while the code stays in use (fmpy's
+# simulate_fmu deletes the extracted FMU, whose resources were the first copy imported).
+_LOADED_FINGERPRINT = source_fingerprint()
+
+
+def code_fingerprint() -> str:
+    """SHA-256 of the element code loaded in this process (``fmus`` and ``solvers`` sources,
+    read when ``fmus`` was imported).
+
+    Every FMU of a process shares one copy of these packages (the first FMU's resources
+    or an installed copy win the import), so each FMU checks at load time that the loaded
+    code is the code it was built with (see build_fmus.SLAVE_SCRIPT), and its FMU states
+    carry it (fmus.shell)."""
+    return _LOADED_FINGERPRINT
+
+
 #: the registry: one line per element model, in the order the build, the docs and the tests list them
 MODELS = (
     clutch.Clutch,
@@ -39,31 +68,7 @@ MODELS = (
     sources.SineTorque,
     sources.SpeedDependentTorque,
 )
-ELEMENTS = tuple(element_fmu(model) for model in MODELS)
+ELEMENTS = tuple(element_fmu(model, code_fingerprint) for model in MODELS)
 globals().update((element.__name__, element) for element in ELEMENTS)      # fmus.Clutch: the Clutch FMU
 __all__ = ["ELEMENTS", "MODELS"] + [e.__name__ for e in ELEMENTS]
 
-
-def source_fingerprint() -> str:
-    """SHA-256 of the ``fmus`` and ``solvers`` source files as they are on disk now."""
-    digest = hashlib.sha256()
-    for package in (Path(__file__).parent, Path(solvers.__file__).parent):
-        for path in sorted(package.glob("*.py")):
-            digest.update(f"{package.name}/{path.name}".encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-# Read when the code is loaded: the files may go away while the code stays in use (fmpy's
-# simulate_fmu deletes the extracted FMU, whose resources were the first copy imported).
-_LOADED_FINGERPRINT = source_fingerprint()
-
-
-def code_fingerprint() -> str:
-    """SHA-256 of the element code loaded in this process (``fmus`` and ``solvers`` sources,
-    read when ``fmus`` was imported).
-
-    Every FMU of a process shares one copy of these packages (the first FMU's resources
-    or an installed copy win the import), so each FMU checks at load time that the loaded
-    code is the code it was built with (see build_fmus.SLAVE_SCRIPT)."""
-    return _LOADED_FINGERPRINT

@@ -1,7 +1,8 @@
 """The model protocol: an element as plain physics, with nothing of FMI in it.
 
 A model is what an element FMU (:mod:`fmus.shell` around it) and a system FMU
-(``systems/composite_slave.py``, many of them in one process) both drive.  Its physics lives
+(``systems/composite_slave.py``: the same shell around a system model driving many of them
+in one process) both drive.  Its physics lives
 in :mod:`solvers`; the element adds its law in a few lines.
 
 To implement a new element, subclass :class:`Model` and:
@@ -41,20 +42,17 @@ To implement a new element, subclass :class:`Model` and:
    not step it at a step size it has accepted (``accepts_step``).
 
 Nothing else: no FMI, no caches, no plans.  Driving a model (what :mod:`fmus.shell` and the
-system FMU do, never the element) is the methods below: write parameters and inputs as
-attributes (or :meth:`Model.assign`), :meth:`Model.initialize`,
-:meth:`Model.take_step`, :meth:`Model.update_feedthrough` (the feedthrough outputs into
-their attributes), :meth:`Model.record` / :meth:`Model.restore` (a state and its values).
+system FMU do, never the element) is the methods below, which are also the shell protocol
+(:mod:`fmus.shell`'s docstring): write parameters and inputs as attributes (or
+:meth:`Model.assign`, or a :meth:`Model.writer`), :meth:`Model.initialize`,
+:meth:`Model.take_step` (and :meth:`Model.undo_step`), :meth:`Model.update_feedthrough` (the
+feedthrough outputs into their attributes; a :meth:`Model.reader` does it where needed),
+:meth:`Model.record` / :meth:`Model.restore` (a state and its values).
 """
 from __future__ import annotations
 
 import math
 from operator import attrgetter, itemgetter
-
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from drivetrain_fmu.solvers import cython_fallback as cython
 
 from drivetrain_fmu.solvers.contract import SolverError
 
@@ -71,14 +69,13 @@ class StateError(ValueError):
     """A saved state that cannot be set into this model."""
 
 
-@cython.locals(total=cython.double, value=cython.double)
 def all_finite_screen(values) -> bool:
     """True when the sum of ``values`` (in order, from 0.0) is finite, hence every value is
     (x - x == 0 exactly for a finite x); False when one is not, or when the sum of finite
-    values overflows: the caller's exact check then decides."""
-    total = 0.0
-    for value in values:
-        total += value
+    values overflows: the caller's exact check then decides.  (From CPython 3.12 on ``sum``
+    compensates its rounding: a sum that would overflow added in order may then be finite,
+    which is right as well: every value is finite.)"""
+    total = sum(values, 0.0)
     return total - total == 0.0
 
 
@@ -116,8 +113,7 @@ class Model:
     DEFAULT_STEP = 1e-3
     stateless = False
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, resources: str | None = None):
         variables = self.VARIABLES
         for var in variables:
             setattr(self, var.name, var.start if var.causality != OUTPUT else ZERO[var.type])
@@ -144,6 +140,7 @@ class Model:
         self.stored_variables = [v for v in variables if v.causality != OUTPUT or not v.depends]
         self._state_output_names = [v.name for v in variables if v.causality == OUTPUT and not v.depends]
         self._read_state_outputs = values_getter(self._state_output_names)
+        self._before_step = None
 
     # ------------------------------------------------------------------ the element's part
     def family_counts(self) -> dict:
@@ -190,6 +187,28 @@ class Model:
         return True
 
     # ------------------------------------------------------------------ driving a model
+    def interface(self):
+        """The variables a driver sees: the declared ones."""
+        return self.VARIABLES
+
+    def reader(self, names, convert):
+        """model -> list of the values of the variables ``names``, each as ``convert``
+        (float, int, bool); feedthrough outputs among them are brought up to date first
+        (:meth:`update_feedthrough`).  It holds no model."""
+        values = values_getter(names)
+        if self.feedthrough_names and not set(self.feedthrough_names).isdisjoint(names):
+            def read_through(model):
+                model.update_feedthrough()
+                return list(map(convert, values(model)))
+            return read_through
+        return lambda model: list(map(convert, values(model)))
+
+    def writer(self, names):
+        """(model, values) -> None writing the parameters and inputs ``names``."""
+        def write(model, values):
+            model.__dict__.update(zip(names, values))
+        return write
+
     def assign(self, values: dict):
         """Write parameters and inputs (name -> value)."""
         for name, value in values.items():
@@ -290,7 +309,6 @@ class Model:
             raise ArithmeticError(f"output {problem} at the inputs set now (inputs {inputs})"
                                   + (f": {cause}" if cause else ""))
 
-    @cython.locals(t=cython.double, h=cython.double)
     def take_step(self, t: float, h: float) -> str | None:
         """Step from t to t + h with the inputs held: None when taken, else why it is refused
         (the model then keeps the state of t).  The caller has checked that t and h are
@@ -306,7 +324,7 @@ class Model:
             return f"step from t = {t} with h = {h} refused: {exc}"
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
             return f"step from t = {t} with h = {h} refused by an internal error {type(exc).__name__}: {exc}"
-        previous = self.state
+        previous = self._before_step = self.state
         try:
             self.state = new_state
             self.fresh = False
@@ -323,6 +341,10 @@ class Model:
             self.put_back(previous)
             raise
         return None
+
+    def undo_step(self):
+        """The state before the last step taken, with its outputs (a step the driver undoes)."""
+        self.put_back(self._before_step)
 
     def put_back(self, state):
         """The state ``state`` of an earlier communication point again, with its outputs (a

@@ -1,23 +1,50 @@
-"""The FMI 2.0 shell: the one face of a model (:mod:`fmus.model`) towards pythonfmu.
+"""The FMI 2.0 shell: the one face of a model towards pythonfmu, for an element FMU and a system FMU.
 
-:func:`element_fmu` makes an element's FMU class: :class:`ElementShell` around its model.
-The shell holds everything FMI and nothing of the physics:
+:class:`Shell` is the FMU class around a model mixed into it (``type(name, (Shell, model))``,
+the model class as ``MODEL``): :func:`element_fmu` puts it around an element model
+(:mod:`fmus.model`), ``systems/composite_slave.py`` (``Composite``) around a whole system
+(``SystemModel``).  The shell holds everything FMI and nothing of the physics nor of the
+system:
 
 * one guard: the phase of the instance (instantiated, initialized, terminated) and the
   table ``REFUSED`` of the calls refused in a phase, with the reason (Reference-FMUs'
   fmi2Functions.c: one mask per call); a parameter set after initialization is refused by
   name (it is fixed);
-* the get/set tables, built once per instance: value reference -> variable name, per type,
-  and a reader made once per list of value references a host gets; a get of a feedthrough
-  output first brings the model's feedthrough outputs up to date (the model's ``fresh``
-  flag: :meth:`fmus.model.Model.update_feedthrough`);
-* the FMU-state funnel: fmi2Get/SetFMUstate and (de)serialization (a record of the model,
-  :meth:`fmus.model.Model.record`, with the element's name and the code's fingerprint);
+* the get/set tables, built once per instance from the model's ``interface()``: value
+  reference -> variable, per type, and a reader (writer) made once per list of value
+  references a host gets (sets), from the model's ``reader(names, convert)``
+  (``writer(names)``);
+* the FMU-state funnel: fmi2Get/SetFMUstate and (de)serialization (the model's ``record()``
+  with whose state it is, element or system, and the code's fingerprint;
+  ``record_problem`` and ``restore`` set it back);
 * the error funnel: a bad parameter makes ``fmi2ExitInitializationMode`` fail (pythonfmu turns
   the raised exception into fmi2Fatal and logs its text, which names the variable and the
-  allowed range; see :meth:`ElementShell._raise_to_host`); a bad input or an impossible step
-  makes ``fmi2DoStep`` return fmi2Discard with an error log naming the variable, and the
-  instance keeps the state of the last communication point.
+  allowed range; see :func:`raise_to_host`); a bad input or an impossible step makes
+  ``fmi2DoStep`` return fmi2Discard with an error log naming the variable (the model's
+  ``take_step`` says why), and the instance keeps the state of the last communication point.
+
+What the shell asks of a model (the shell protocol; :class:`fmus.model.Model` implements it
+for an element, ``systems.composite_slave.SystemModel`` for a system), nothing FMI in it:
+
+1. ``MODEL.__init__(self, resources=...)``: the model made, from the FMU's resources folder
+   where it needs one (a system reads its description there); ``DEFAULT_STOP``,
+   ``DEFAULT_STEP``, ``description``, ``start_time`` (fmi2SetupExperiment writes it).
+2. ``interface()``: the variables (:class:`fmus.variables.Var`) in value-reference order;
+   ``parameter_names``: the names of the parameters among them.
+3. ``reader(names, convert)``: a function model -> list of the values of ``names`` as
+   ``convert`` (float, int, bool), current (feedthrough outputs brought up to date);
+   ``writer(names)``: a function (model, values) -> None writing parameters and inputs.
+   Neither holds the model.
+4. ``initialize()``: the parameters checked (:class:`fmus.model.ParameterError` naming each
+   bad one), the start; ``state`` is None until then.
+5. ``take_step(t, h)`` (t finite, h > 0 finite): None when taken, else why it is refused
+   (a message, or a tuple of messages logged in order); a refused or interrupted step
+   leaves the model as it was.  ``undo_step()``: back to before the last step taken.
+6. ``record()`` (JSON-friendly), ``record_problem(saved, name)`` (why a record cannot be
+   set, or None) and ``restore(saved, why_not_restorable)`` (all or nothing).
+
+The FMU class says whose states it takes: ``STATE_KIND`` ("element", "system"),
+``state_owner()``, ``code_fingerprint`` and ``SAME_CODE_ONLY``.
 
 Interrupts (Ctrl-C in a Python host such as fmpy, where the FMU's code runs in the host's
 interpreter): an exception that is not an ``Exception`` (KeyboardInterrupt, or what a host's
@@ -38,15 +65,11 @@ import signal
 import threading
 import weakref
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from drivetrain_fmu.solvers import cython_fallback as cython
 from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Initial, Fmi2Status
 
-from .model import ParameterError, StateError, values_getter
+from .model import ParameterError, StateError
 from .native_exit import order_native_exit
 from .variables import BOOLEAN, INTEGER, OUTPUT, PARAMETER, REAL, Var
 
@@ -236,100 +259,6 @@ def phase_problem(call: str, phase: str) -> str | None:
     return REFUSED.get((call, phase))
 
 
-class FmiCommonCalls:
-    """The FMI calls every slave here answers alike: fmi2SetupExperiment keeps the start
-    time, fmi2Get/Set<type> go to the slave's ``_get_values(vrs, kind)`` /
-    ``_set_values(vrs, values, kind)``, String is refused by name (no slave here has String
-    variables).  ``_fmi_phase`` is the slave's phase (INSTANTIATED, INITIALIZED, TERMINATED)."""
-
-    _fmi_phase = INSTANTIATED
-
-    def _step_call_problem(self, current_time: float, step_size: float) -> str:
-        """Why fmi2DoStep may not be called now with these arguments (REFUSED in this phase,
-        a non-finite time or step, h <= 0); asked only when the doStep's own one-line test of
-        the same found one (no call per step)."""
-        problem = phase_problem("fmi2DoStep", self._fmi_phase)
-        if problem is not None:
-            return problem
-        if not (0.0 < step_size < math.inf and math.isfinite(current_time)):
-            return (f"communication point t = {current_time!r} and step size h = {step_size!r} "
-                    "must be finite, h > 0")
-        raise AssertionError("_step_call_problem asked about a call that is allowed")
-
-    @fmi_entry("fmi2SetupExperiment")
-    def setup_experiment(self, start_time, *args):
-        """Remember the start time (elements with time-dependent laws need it)."""
-        self.start_time = start_time
-
-    @fmi_entry("fmi2EnterInitializationMode")
-    def enter_initialization_mode(self):
-        pass
-
-    @fmi_entry("fmi2Terminate")
-    def terminate(self):
-        self._fmi_phase = TERMINATED
-
-    @fmi_step_entry("fmi2SetReal")
-    def set_real(self, vrs, values):
-        self._set_values(vrs, values, REAL)
-
-    @fmi_step_entry("fmi2SetInteger")
-    def set_integer(self, vrs, values):
-        self._set_values(vrs, values, INTEGER)
-
-    @fmi_step_entry("fmi2SetBoolean")
-    def set_boolean(self, vrs, values):
-        self._set_values(vrs, values, BOOLEAN)
-
-    get_real = _get_entry("fmi2GetReal", REAL)
-    get_integer = _get_entry("fmi2GetInteger", INTEGER)
-    get_boolean = _get_entry("fmi2GetBoolean", BOOLEAN)
-
-    @fmi_entry("fmi2GetString")
-    def get_string(self, vrs):
-        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
-
-    @fmi_entry("fmi2SetString")
-    def set_string(self, vrs, values):
-        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
-
-
-class PlanCache(dict):
-    """The readers of the lists of value references a host gets, by tuple: a hit is one
-    dict lookup (fmi2Get runs at every step); a missing one is made by ``make(key)`` and
-    kept, up to 256 lists (a host asks a few fixed lists; beyond, a reader is made per
-    call).  ``make`` must not hold the slave (the slave holds this cache)."""
-
-    def __init__(self, make):
-        super().__init__()
-        self._make = make
-
-    def __missing__(self, key):
-        plan = self._make(key)
-        if len(self) < 256:
-            self[key] = plan
-        return plan
-
-
-def _reader(readable: dict, through: set, kind: str, vrs):
-    """The reader of the values of the value references ``vrs`` of type ``kind`` (model ->
-    list), from the element's get tables (``readable``: value reference -> name of that
-    type; ``through``: those of feedthrough outputs, brought up to date first); TypeError
-    naming one that is not of that type.  It holds no model."""
-    try:
-        names = [readable[vr] for vr in vrs]
-    except KeyError as missing:
-        raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
-    values, convert = values_getter(names), CONVERT[kind]
-    if through.isdisjoint(vrs):
-        return lambda model: list(map(convert, values(model)))
-
-    def read_through(model):
-        model.update_feedthrough()
-        return list(map(convert, values(model)))
-    return read_through
-
-
 def fmi_variable(var: Var):
     """The pythonfmu record of the variable ``var``."""
     discrete = var.type != REAL
@@ -386,57 +315,97 @@ def state_to_bytes(state) -> bytes:
     return _static_call(_state_to_bytes, state)
 
 
-class ElementShell(FmiCommonCalls, Fmi2Slave):
-    """The FMI face of one element model (module docstring); :func:`element_fmu` puts it
-    around a model class."""
+class Shell(Fmi2Slave):
+    """The FMI face of one model (module docstring): :func:`element_fmu` puts it around an
+    element model, ``systems/composite_slave.py`` around a whole system (its ``Composite``).
+    The model is mixed into the same object (``type(name, (Shell, model), ...)``, the model
+    class as ``MODEL``); what the shell asks of it is the shell protocol (module docstring)."""
 
     author = "drivetrain-fmu"
     license = "MIT"
     version = "0.1.0"
     _raise_to_host = raise_to_host
+    _fmu_state_from_bytes = staticmethod(state_from_bytes)
+    _fmu_state_to_bytes = staticmethod(state_to_bytes)
+    #: the phase of the instance (INSTANTIATED, INITIALIZED, TERMINATED)
+    _fmi_phase = INSTANTIATED
+    #: the FMU-state funnel: an FMU state is {STATE_KIND: state_owner(), "code": the first 12
+    #: digits of code_fingerprint(), **the model's record}; SAME_CODE_ONLY: a state written by
+    #: other code is refused before its record is read (else only named when it fails)
+    STATE_KIND = "element"
+    SAME_CODE_ONLY = False
+
+    def state_owner(self) -> str:
+        """Whose states this FMU takes (the element's name)."""
+        return type(self).__name__
+
+    def state_title(self) -> str:
+        """The FMU in the message refusing another's state."""
+        return self.state_owner()
 
     def __init__(self, **kwargs):
         Fmi2Slave.__init__(self, **kwargs)
-        self.MODEL.__init__(self)
+        self.MODEL.__init__(self, resources=self.resources)
         if self.resources and not order_native_exit(self.resources, type(self).__name__):
             self.log(f"binaries/linux64/{type(self).__name__}.so not found next to the resources "
                      f"{self.resources}: its exit-order fix (fmus.native_exit) is not applied",
                      Fmi2Status.warning)
         self.default_experiment = DefaultExperiment(0.0, self.DEFAULT_STOP, self.DEFAULT_STEP)
         self._fmi_phase = INSTANTIATED
-        for var in self.VARIABLES:
-            self.register_variable(fmi_variable(var))
-        # the get/set tables: value reference -> name per type, the feedthrough outputs'
-        # value references per type, and value reference -> name of the settable variables;
-        # a reader per list of value references a host gets, made from them once
-        table = {v.name: v for v in self.VARIABLES}
-        readable = {kind: {} for kind in _FMI_TYPES}
-        through = {kind: set() for kind in _FMI_TYPES}
+        # the get/set tables: value reference -> variable, per type, and value reference ->
+        # name of the settable variables; a reader (writer) per list of value references a
+        # host gets (sets), made from them once
+        self._declared = {}
+        self._readable = {kind: {} for kind in _FMI_TYPES}
         self._settable = {kind: {} for kind in _FMI_TYPES}
-        for vr, registered in self.vars.items():
-            var = table[registered.name]
-            readable[var.type][vr] = var.name
-            if var.causality == OUTPUT and var.depends:
-                through[var.type].add(vr)
-            elif var.causality != OUTPUT:
+        for var in self.interface():
+            fmi = fmi_variable(var)
+            self.register_variable(fmi, nested=False)
+            vr = fmi.value_reference
+            self._declared[vr] = var
+            self._readable[var.type][vr] = var.name
+            if var.causality != OUTPUT:
                 self._settable[var.type][vr] = var.name
-        self._readers = {kind: PlanCache(functools.partial(_reader, readable[kind], through[kind], kind))
-                         for kind in _FMI_TYPES}
+        self._readers = {kind: {} for kind in _FMI_TYPES}
+        self._writers = {kind: {} for kind in _FMI_TYPES}
 
     # ------------------------------------------------------------------ FMI
+    @fmi_entry("fmi2SetupExperiment")
+    def setup_experiment(self, start_time, *args):
+        """Remember the start time (elements with time-dependent laws need it)."""
+        self.start_time = start_time
+
+    @fmi_entry("fmi2EnterInitializationMode")
+    def enter_initialization_mode(self):
+        pass
+
     @fmi_entry("fmi2ExitInitializationMode")
     def exit_initialization_mode(self):
         self.initialize()
         self._fmi_phase = INITIALIZED
 
+    @fmi_entry("fmi2Terminate")
+    def terminate(self):
+        self._fmi_phase = TERMINATED
+
+    def _step_call_problem(self, current_time: float, step_size: float) -> str:
+        """Why fmi2DoStep may not be called now with these arguments (REFUSED in this phase,
+        a non-finite time or step, h <= 0); asked only when the doStep's own one-line test of
+        the same found one (no call per step)."""
+        problem = phase_problem("fmi2DoStep", self._fmi_phase)
+        if problem is not None:
+            return problem
+        if not (0.0 < step_size < math.inf and math.isfinite(current_time)):
+            return (f"communication point t = {current_time!r} and step size h = {step_size!r} "
+                    "must be finite, h > 0")
+        raise AssertionError("_step_call_problem asked about a call that is allowed")
+
     @fmi_step_entry("fmi2DoStep")
-    @cython.locals(t=cython.double, h=cython.double)
     def do_step(self, current_time: float, step_size: float) -> bool:
         t, h = current_time, step_size
         # x - x == 0 exactly when x is finite: 0 < h < inf and t finite
         if self._fmi_phase is not INITIALIZED or not (0.0 < h and h - h == 0.0 and t - t == 0.0):
             return self._refuse(self._step_call_problem(current_time, step_size))
-        previous = self.state
         problem = self.take_step(current_time, step_size)
         if problem is not None:
             return self._refuse(problem)
@@ -444,75 +413,135 @@ class ElementShell(FmiCommonCalls, Fmi2Slave):
             try:
                 take_pending_signals()
             except BaseException:            # an interrupt: the step is undone
-                self.put_back(previous)
+                repeat_until_done(self.undo_step)
                 raise
         return True
 
-    def _refuse(self, message: str) -> bool:
-        self.log(message, Fmi2Status.error)
+    def _refuse(self, problem) -> bool:
+        """Log why a step is refused (one message, or a tuple of them in order): fmi2Discard."""
+        for message in (problem,) if type(problem) is str else problem:
+            self.log(message, Fmi2Status.error)
         take_pending_signals()
         return False
 
+    @fmi_step_entry("fmi2SetReal")
+    def set_real(self, vrs, values):
+        self._set_values(vrs, values, REAL)
+
+    @fmi_step_entry("fmi2SetInteger")
+    def set_integer(self, vrs, values):
+        self._set_values(vrs, values, INTEGER)
+
+    @fmi_step_entry("fmi2SetBoolean")
+    def set_boolean(self, vrs, values):
+        self._set_values(vrs, values, BOOLEAN)
+
+    get_real = _get_entry("fmi2GetReal", REAL)
+    get_integer = _get_entry("fmi2GetInteger", INTEGER)
+    get_boolean = _get_entry("fmi2GetBoolean", BOOLEAN)
+
+    @fmi_entry("fmi2GetString")
+    def get_string(self, vrs):
+        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
+
+    @fmi_entry("fmi2SetString")
+    def set_string(self, vrs, values):
+        raise TypeError(f"{type(self).__name__} has no String variables (valueReferences {list(vrs)})")
+
+    # ------------------------------------------------------------------ get / set
     def _get_values(self, vrs, kind: str):
-        """fmi2Get<kind>: the reader of this list of value references (:func:`_reader`)."""
-        return self._readers[kind][tuple(vrs)](self)
+        """fmi2Get<kind>: the reader of this list of value references, made once (the
+        model's ``reader``, the values converted to the type's Python type)."""
+        readers, key = self._readers[kind], tuple(vrs)
+        reader = readers.get(key)
+        if reader is None:
+            reader = self._kept(readers, key, self._reader(key, kind))
+        return reader(self)
+
+    def _reader(self, vrs, kind: str):
+        """The reader of the value references ``vrs`` (model -> list of values of ``kind``);
+        TypeError naming one that is not of that type."""
+        readable = self._readable[kind]
+        try:
+            names = [readable[vr] for vr in vrs]
+        except KeyError as missing:
+            raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
+        return self.reader(names, CONVERT[kind])
+
+    @staticmethod
+    def _kept(plans: dict, key, plan):
+        """``plan`` kept for ``key`` in ``plans``, up to 256 lists (a host asks a few fixed
+        lists; beyond, one is made per call)."""
+        if len(plans) < 256:
+            plans[key] = plan
+        return plan
 
     def _set_values(self, vrs, values, kind: str):
-        """fmi2Set<kind>: the names from the table, which also refuses outputs; a parameter
-        only before initialization."""
+        """fmi2Set<kind>: the model's writer of this list of value references (the names
+        from the table, which also refuses outputs); a parameter only before initialization."""
+        writers, key = self._writers[kind], tuple(vrs)
+        plan = writers.get(key)
+        if plan is None:
+            plan = self._kept(writers, key, self._writer(key, kind))
+        fixed, write = plan
+        if fixed and self._fmi_phase is not INSTANTIATED:
+            raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "
+                             "fmi2ExitInitializationMode (or after fmi2Reset)")
+        write(self, values)
+
+    def _writer(self, vrs, kind: str):
+        """(the parameters among ``vrs``, the model's writer of them)."""
         settable = self._settable[kind]
         try:
             names = [settable[vr] for vr in vrs]
         except KeyError as missing:
             raise self._not_settable(missing.args[0], kind) from None
-        if self._fmi_phase is not INSTANTIATED and not self.parameter_names.isdisjoint(names):
-            fixed = [name for name in names if name in self.parameter_names]
-            raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "
-                             "fmi2ExitInitializationMode (or after fmi2Reset)")
-        self.__dict__.update(zip(names, values))
+        return [name for name in names if name in self.parameter_names], self.writer(names)
 
     def _not_settable(self, vr, kind: str) -> TypeError:
         """The error of a set of value reference ``vr`` that is no settable ``kind``."""
-        var = next((v for v in self.VARIABLES if vr in self.vars and v.name == self.vars[vr].name), None)
+        var = self._declared.get(vr)
         what = "" if var is None else \
             f": {var.name} is {'an' if var.type == INTEGER else 'a'} {var.type} {var.causality}"
         return TypeError(f"variable with valueReference={vr} is not a settable "
                          f"{kind} (a parameter or input of this type){what}")
 
+    # ------------------------------------------------------------------ FMU state
     @fmi_entry("fmi2GetFMUstate")
     def _get_fmu_state(self):
-        from . import code_fingerprint      # fmus imports this module: looked up when called
-        return {"element": type(self).__name__, "code": code_fingerprint()[:12], **self.record()}
+        return {self.STATE_KIND: self.state_owner(), "code": self.code_fingerprint()[:12], **self.record()}
 
     def _state_problem(self, saved) -> str | None:
-        """Why ``saved`` is not a state of this element, in words naming the part that is
-        wrong, or None.  The variables must be this element's, of their declared types."""
-        name = type(self).__name__
+        """Why ``saved`` is not a state of this FMU, in words naming the part that is wrong,
+        or None: whose state it is, the code that wrote it (where the model takes states of
+        its own code only), then the model's record (``record_problem``)."""
+        name, kind = self.state_owner(), self.STATE_KIND
         if not isinstance(saved, dict):
             return f"not an FMU state: {saved!r}"
         if "invalid" in saved:
             return saved["invalid"]
-        if saved.get("element") != name:
-            return f"a state of {saved.get('element', 'another FMU')!r} cannot be set into a {name}"
+        if saved.get(kind) != name:      # whose it is: an element's or a system's
+            whose = saved.get(kind, saved.get("element", saved.get("system", "another FMU")))
+            return f"a state of {whose!r} cannot be set into a {self.state_title()}"
+        written, here = saved.get("code"), self.code_fingerprint()[:12]
+        if self.SAME_CODE_ONLY and written != here:
+            return (f"the state was written by {kind} code {written!r}, this FMU runs {here}: "
+                    "set states of the same build only")
         return self.record_problem(saved, name)
 
     def _version_note(self, saved) -> str:
-        from . import code_fingerprint
         written = saved.get("code")
-        here = code_fingerprint()[:12]
+        here = self.code_fingerprint()[:12]
         if written is None:
-            return "it was written by another version of the element code or altered"
+            return f"it was written by another version of the {self.STATE_KIND} code or altered"
         if written != here:
-            return f"it was written by element code {written}, this FMU runs {here}: set states of the same build only"
+            return (f"it was written by {self.STATE_KIND} code {written}, this FMU runs {here}: "
+                    "set states of the same build only")
         return "it was altered after fmi2GetFMUstate"
-
-    _fmu_state_from_bytes = staticmethod(state_from_bytes)
-    _fmu_state_to_bytes = staticmethod(state_to_bytes)
 
     @fmi_entry("fmi2SetFMUstate")
     def _set_fmu_state(self, saved):
-        """Restore the variables, the model built from the restored parameters (rebuilt when
-        they differ from those of the current model) and the solver state.  A state that
+        """Restore the model's record (``restore``: its variables and state).  A state that
         cannot be restored leaves the instance as it was."""
         problem = self._state_problem(saved)
         if problem is not None:
@@ -522,12 +551,13 @@ class ElementShell(FmiCommonCalls, Fmi2Slave):
             self._fmi_phase = INSTANTIATED if self.state is None else INITIALIZED
 
 
-def element_fmu(model: type) -> type:
+def element_fmu(model: type, code_fingerprint) -> type:
     """The FMU class of the element ``model`` (a :class:`fmus.model.Model`): the shell
-    around it, named as the model (pythonfmu's model identifier)."""
-    return type(model.__name__, (ElementShell, model), {
+    around it, named as the model (pythonfmu's model identifier); ``code_fingerprint()``: the
+    element code's (``fmus.code_fingerprint``), which its FMU states carry."""
+    return type(model.__name__, (Shell, model), {
         "MODEL": model, "__doc__": model.__doc__, "__module__": model.__module__,
-        "__qualname__": model.__qualname__})
+        "__qualname__": model.__qualname__, "code_fingerprint": staticmethod(code_fingerprint)})
 
 
 def _state_from_bytes(data) -> dict:

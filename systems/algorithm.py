@@ -45,11 +45,6 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from drivetrain_fmu.solvers import cython_fallback as cython
-
 #: what a connection and the algorithm need to know of a port's variable
 Variable = namedtuple("Variable", "causality type unit depends")
 
@@ -82,20 +77,15 @@ def angle_links(ports: dict, connections, slow) -> list[tuple]:
     return found
 
 
-# the exchange's inner loops, typed for the compiled build (a list's items and a tuple's
-# fields read without the generic sequence protocol)
-@cython.locals(moves=list, move=tuple, i=cython.Py_ssize_t)
 def _move(moves):
     """target[target_key] = source[key] for each (source, key, target, target_key) of ``moves``."""
-    for i in range(len(moves)):
-        move = moves[i]
-        move[2][move[3]] = move[0][move[1]]
+    for source, key, target, target_key in moves:
+        target[target_key] = source[key]
 
 
-@cython.locals(calls=list, i=cython.Py_ssize_t)
 def _call_each(calls):
-    for i in range(len(calls)):
-        calls[i]()
+    for call in calls:
+        call()
 
 
 class _OwnRate:

@@ -1,8 +1,15 @@
-"""Runtime of a system FMU: a whole system of element models as one FMI 2.0 co-simulation slave.
+"""Runtime of a system FMU: a whole system of element models as one model, in the FMI shell.
+
+The system FMU is the one FMI shell (:class:`fmus.shell.Shell`: its guard table, get/set
+tables, FMU-state and error funnels, interrupts) around :class:`SystemModel`, as an element
+FMU is the shell around its element model: ``Composite``.  :class:`SystemModel` gives the
+shell what its protocol asks (fmus.shell's docstring) and holds everything of the system,
+nothing FMI.
 
 This module runs inside the FMU (``build_fmus.build_system_fmu`` ships it as
-``resources/drivetrain_composite/slave.py``), so it imports the standard library, pythonfmu
-and the element code (``fmus``, ``solvers``) only; the build side is ``systems/composite.py``.
+``resources/drivetrain_composite/slave.py``), so it imports the standard library and the
+element code (``fmus``, ``solvers``; pythonfmu through :mod:`fmus.shell`) only; the build side
+is ``systems/composite.py``.
 
 The system travels in ``resources/composite.json`` (written from the system's .ssd by
 ``systems.composite.describe``; the .ssd itself is beside it for reference): its components
@@ -34,7 +41,6 @@ element at the state and inputs of the last communication point; so do interrupt
 (fmus.shell, "Interrupts"), and a host step of more element steps than STEP_BUDGET is refused
 before any is taken.  Values move through the models' variables (their attributes, read and
 written as items of ``vars(model)``).
-The FMI face is :mod:`fmus.shell`'s: its guard table, entry points and state (de)serialization.
 """
 from __future__ import annotations
 
@@ -44,24 +50,12 @@ import math
 import os
 import sys
 from dataclasses import replace
-from functools import partial
-
-try:
-    import cython
-except ImportError:         # uncompiled, where Cython is not installed
-    from drivetrain_fmu.solvers import cython_fallback as cython
-from pythonfmu import Fmi2Slave
-from pythonfmu.default_experiment import DefaultExperiment
-from pythonfmu.enums import Fmi2Status
 
 from drivetrain_fmu import fmus
 from drivetrain_fmu.fmus.compliance import SLIVER, STEP_ROUNDING
 from drivetrain_fmu.fmus.model import ParameterError, StateError
-from drivetrain_fmu.fmus.shell import (CONVERT, INITIALIZED, INSTANTIATED, TERMINATED, FmiCallError, FmiCommonCalls, PlanCache,
-                        fmi_entry, fmi_step_entry, fmi_variable, raise_to_host, repeat_until_done, state_from_bytes,
-                        state_to_bytes, take_pending_signals)
-from drivetrain_fmu.fmus.native_exit import order_native_exit
-from drivetrain_fmu.fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, Var
+from drivetrain_fmu.fmus.shell import Shell, repeat_until_done
+from drivetrain_fmu.fmus.variables import INPUT, OUTPUT, PARAMETER, REAL, Var
 from drivetrain_fmu.solvers.budget import Budget
 
 from .algorithm import Algorithm, Refused, Variable, stages
@@ -85,7 +79,6 @@ INTERNAL_STEP_RANGE = (1e-6, 1.0)
 STEP_BUDGET = Budget("element steps", 100_000, 0.0, 100_000)
 #: the element parameter a step-mean compliance averages over; it follows the internal step
 T_COMM = "T_comm"
-_ZERO = {REAL: 0.0, INTEGER: 0, BOOLEAN: False}
 
 
 def source_fingerprint() -> str:
@@ -177,32 +170,6 @@ def _attribute_pairs(elements: dict, paths) -> list:
     return [(vars(elements[inst]), sys.intern(name)) for inst, name in (path.split(".", 1) for path in paths)]
 
 
-@cython.locals(pairs=list, i=cython.Py_ssize_t, attributes=dict, values=list)
-def _read_attributes(pairs, convert: type) -> list:
-    """The values of ``pairs`` (_attribute_pairs) as the type ``convert`` (one already of that
-    type as it is)."""
-    values = []
-    for i in range(len(pairs)):
-        attributes, name = pairs[i]
-        value = attributes[name]
-        values.append(value if type(value) is convert else convert(value))
-    return values
-
-
-def _get_plan(elements: dict, table: dict, kind: str, vrs):
-    """(models whose feedthrough to bring up to date, _attribute_pairs of the element variables, positions of
-    internal_step) for the value references ``vrs`` of type ``kind`` (``elements``: instance name -> element;
-    ``table``: value reference -> (inst.var or None for internal_step, element whose
-    feedthrough output it is or None)); TypeError naming one that is not of that type."""
-    try:
-        sources = [table[vr] for vr in vrs]
-    except KeyError as missing:
-        raise TypeError(f"variable with valueReference={missing.args[0]} is not of type {kind}") from None
-    through = _feedthrough_sources(element for _, element in sources if element is not None)
-    own = [i for i, (path, _) in enumerate(sources) if path is None]
-    return through, _attribute_pairs(elements, [path for path, _ in sources if path is not None]), own
-
-
 def _feedthrough_sources(elements) -> list:
     """Each of ``elements`` once, in order of first appearance (whose feedthrough outputs
     a get brings up to date)."""
@@ -278,35 +245,39 @@ class ModelPort:
         pass
 
 
-# ---------------------------------------------------------------------------- the slave
-class Composite(FmiCommonCalls, Fmi2Slave):
-    """A whole system as one slave (module docstring).  The slave script binds a subclass
-    named after the system (pythonfmu's model identifier); everything else comes from the
-    FMU's resources."""
+# ---------------------------------------------------------------------------- the system as a model
+class SystemModel:
+    """A whole system as one model (module docstring): what the FMI shell (:mod:`fmus.shell`)
+    asks of a model, over the element models of ``resources/composite.json``:
+
+    * ``interface()``: the FMU's variables (:func:`interface`); ``parameter_names``;
+    * ``reader(names, convert)`` / ``writer(names)``: reading FMU variables (the exchange first
+      when one is due, then the feedthrough outputs read brought up to date) and writing
+      parameters and inputs into the element models;
+    * ``initialize()``: the parameters checked naming ``inst.name``, the rates, the internal
+      step as the step-mean compliances' ``T_comm``, every element initialized, the exchange;
+    * ``take_step(t, h)``: a host step of whole internal steps, None when taken, else why it is
+      refused (every element then as before, also when interrupted); ``undo_step()``;
+    * ``record()`` / ``record_problem(saved, name)`` / ``restore(saved, why_not)``: the state.
+
+    ``state`` is None before initialization."""
 
     # what every step reads and writes, as slots: a slot is found by the class's (cached)
     # look-up alone, an attribute in the instance dict also needs that dict's (internal_step
-    # is not one: fmi2SetReal writes it into the instance dict, as an element's parameters)
-    __slots__ = ("_n", "_extra", "_due", "_get_plans", "_order", "_ports", "algorithm", "iterations",
-                 "_fmu_inputs", "_fmi_phase", "_whole_steps", "_frame", "_restage", "_chained")
-    _raise_to_host = raise_to_host
-    _fmu_state_from_bytes = staticmethod(state_from_bytes)
-    _fmu_state_to_bytes = staticmethod(state_to_bytes)
+    # is not one: a writer puts it into the instance dict, as an element's parameters)
+    __slots__ = ("_n", "_extra", "_due", "_order", "_ports", "algorithm", "iterations",
+                 "_fmu_inputs", "_whole_steps", "_frame", "_restage", "_chained", "_undo")
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        if self.resources:
-            order_native_exit(self.resources, type(self).__name__)
-        self.system = read_description(self.resources)
-        self.author, self.license, self.version = "drivetrain-fmu", "MIT", "0.1.0"
+    def __init__(self, resources: str | None = None):
+        self.system = read_description(resources)
         self.description = (f"System {self.system['name']} as one FMU ({len(self.system['components'])} "
                             f"elements in-process): {self.system['description']}").strip().rstrip(":")
-        self.default_experiment = DefaultExperiment(0.0, self.system.get("stop"), self.system["internal_step"])
+        self.DEFAULT_STOP, self.DEFAULT_STEP = self.system.get("stop"), self.system["internal_step"]
         self.start_time = 0.0
         self.internal_step = float(self.system["internal_step"])
-        self._fmi_phase = INSTANTIATED
         self._n, self._extra = 0, 0.0
         self._due = 2                       # 2: full exchange due, 1: stage 2 only, 0: none
+        self._undo = None
         self.rates = {inst: float(h) for inst, h in self.system.get("rates", {}).items()}
         self.iterations = int(self.system.get("iterations", 0))
         self.algorithm, self._frame = None, 1
@@ -323,37 +294,24 @@ class Composite(FmiCommonCalls, Fmi2Slave):
 
         self.variables = interface(self.system)
         self._vars = {v.name: v for v in self.variables}
-        # value reference -> (inst.var or None for internal_step, element whose feedthrough
-        # it is or None), per type; value reference -> (object, attribute, kind), settable
-        self._sources = {kind: {} for kind in _ZERO}
-        self._writers = {kind: {} for kind in _ZERO}
-        self._get_plans = {kind: PlanCache(partial(_get_plan, self.elements, self._sources[kind], kind))
-                           for kind in _ZERO}
-        fmu_inputs = set(self.system["inputs"])
-        for var in self.variables:
-            fmi = fmi_variable(var)
-            self.register_variable(fmi, nested=False)
-            vr = fmi.value_reference
-            if var.name == INTERNAL_STEP:
-                self._sources[REAL][vr] = (None, None)
-                self._writers[REAL][vr] = (self, INTERNAL_STEP, PARAMETER)
-                continue
-            inst, name = var.name.split(".", 1)
-            element = self.elements[inst]
-            through = var.causality == OUTPUT and self._is_feedthrough(inst, name)
-            self._sources[var.type][vr] = (var.name, element if through else None)
-            if var.causality != OUTPUT:
-                self._writers[var.type][vr] = (element, name, var.causality)
-        # FMU inputs whose value reaches a stage-2 connection (a new value re-runs stage 2)
+        self.parameter_names = frozenset(v.name for v in self.variables if v.causality == PARAMETER)
         self._fmu_inputs = [(self._vars[key], self.elements[key.split(".")[0]], key.split(".", 1)[1])
                             for key in self.system["inputs"]]
-        self._plan(fmu_inputs)
+        self._plan(set(self.system["inputs"]))
 
+    @property
+    def state(self):
+        """None before initialization (the co-simulation algorithm once initialized)."""
+        return self.algorithm
+
+    def interface(self) -> list[Var]:
+        return self.variables
+
+    # ------------------------------------------------------------------ exchange plan
     def _is_feedthrough(self, inst: str, name: str) -> bool:
         """inst.name is an output with direct feedthrough (a get brings it up to date first)."""
         return any(v.name == name and v.causality == OUTPUT and v.depends for v in self.elements[inst].VARIABLES)
 
-    # ------------------------------------------------------------------ exchange plan
     def _plan(self, fmu_inputs):
         """What the exchange means for the FMI calls: does a stage-2 source's value depend
         without delay on a stage-2 target?  Then an exchange cut short (an interrupt) and run
@@ -392,9 +350,65 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         self.algorithm.exchange(0, first_stage)
         self._due = 0
 
-    # ------------------------------------------------------------------ FMI
-    @fmi_entry("fmi2ExitInitializationMode")
-    def exit_initialization_mode(self):
+    # ------------------------------------------------------------------ reading and writing
+    def reader(self, names, convert):
+        """model -> list of the values of the FMU variables ``names`` as ``convert``: the
+        exchange first when one is due (initialized), then the feedthrough outputs among them
+        brought up to date where stale, then the element variables (items of ``vars(model)``)
+        and ``internal_step``.  It holds the element models' variables, not the system."""
+        own = [i for i, name in enumerate(names) if name == INTERNAL_STEP]
+        paths = [name for name in names if name != INTERNAL_STEP]
+        through = _feedthrough_sources(self.elements[path.split(".", 1)[0]] for path in paths
+                                       if self._is_feedthrough(*path.split(".", 1)))
+        pairs = _attribute_pairs(self.elements, paths)
+
+        def read(model):
+            if model._due and model.algorithm is not None:
+                model._exchange_due()
+            for element in through:
+                if not element.fresh:       # every writer of inputs clears it (ModelPort.written, writer)
+                    element.update_feedthrough()
+            values = list(map(convert, [attributes[name] for attributes, name in pairs]))
+            for position in own:
+                values.insert(position, model.internal_step)
+            return values
+        return read
+
+    def _exchange_due(self):
+        """The exchange due before a get (the whole one, or stage 2 after a new FMU input)."""
+        if self._chained:       # an interrupted get is run again (fmus.shell): the same exchange
+            saved, due = self._snapshot(True), self._due
+            try:
+                self._exchange(0 if due == 2 else 1)
+            except BaseException:
+                repeat_until_done(self._put_back, saved, None, self._n, self._extra, due)
+                raise
+        else:
+            self._exchange(0 if self._due == 2 else 1)
+
+    def writer(self, names):
+        """(model, values) -> None writing the parameters and inputs ``names`` into the
+        element models (an input makes its element's feedthrough stale; once initialized,
+        where a new FMU input changes what stage 2 moves, it makes stage 2 due)."""
+        targets = [(None, INTERNAL_STEP) if name == INTERNAL_STEP else     # None: the system's own
+                   (vars(self.elements[name.split(".", 1)[0]]), sys.intern(name.split(".", 1)[1])) for name in names]
+        inputs = _feedthrough_sources(self.elements[name.split(".", 1)[0]] for name in names
+                                      if self._vars[name].causality == INPUT)
+
+        def write(model, values):
+            for (attributes, name), value in zip(targets, values):
+                (vars(model) if attributes is None else attributes)[name] = value
+            for element in inputs:
+                element.fresh = False
+            if model.algorithm is not None and model._restage and not model._due:
+                model._due = 1
+        return write
+
+    # ------------------------------------------------------------------ initialization
+    def initialize(self):
+        """The parameters checked (each named ``inst.name``, or the element and the relation),
+        the rates, the internal step as the step-mean compliances' T_comm, every element
+        initialized, the exchange at the start."""
         problems = []
         step = self._vars[INTERNAL_STEP].violation(self.internal_step)
         if step is not None:
@@ -423,16 +437,20 @@ class Composite(FmiCommonCalls, Fmi2Slave):
             except ParameterError as exc:
                 raise ParameterError(f"{self._labels[id(element)]}: {exc}") from None
             except Exception as exc:
-                raise FmiCallError(f"{self._labels[id(element)]} cannot be initialized: "
+                raise RuntimeError(f"{self._labels[id(element)]} cannot be initialized: "
                                    f"{type(exc).__name__}: {exc}") from None
         self._prepare_stepping()
         self._n, self._extra = 0, 0.0
-        self._exchange()
+        try:
+            self._exchange()
+        except BaseException:
+            self.algorithm = None
+            raise
 
     def _prepare_stepping(self):
-        """What doStep uses, from the initialized elements and the internal step (at
-        fmi2ExitInitializationMode, and when the state of an initialized instance is set into
-        one that is not)."""
+        """What a step uses, from the initialized elements and the internal step (at
+        initialization, and when the state of an initialized instance is set into one that
+        is not)."""
         # an FMU input is range-checked where its element checks it (a Table's unused points,
         # a ClutchChain's clamps beyond n_bodies are not), and always refused when not finite
         self._input_checks = [(var, element, name, any(v.name == name for v in element.checked_inputs))
@@ -444,19 +462,62 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         for inst, own in self.algorithm.own.items():     # a communication point: the inputs set
             own.inbox.update((name, getattr(self.elements[inst], name)) for name in own.inbox)
         self._whole_steps = {}          # host step size -> (count, h) of _sub_steps
-        if self._fmi_phase is not TERMINATED:
-            self._fmi_phase = INITIALIZED
+
+    # ------------------------------------------------------------------ stepping
+    def take_step(self, current_time: float, step_size: float):
+        """A host step from ``current_time`` over ``step_size`` (finite, > 0): None when taken,
+        else why it is refused (a message, or the element's and then the system's), every
+        element then at the state and inputs of the last communication point (also when
+        interrupted: undone, and the interrupt raised on)."""
+        plan = self._sub_steps(current_time, step_size)
+        if isinstance(plan, str):
+            return plan
+        count, h = plan
+        if self._fmu_inputs:
+            problem = self._input_problem()
+            if problem is not None:
+                return f"input {problem}; step from t = {current_time} refused"
+        # what a refused or interrupted step puts back: the states, the time, the exchange due
+        # and, where the connections move within the step (several internal steps, iterations,
+        # multi-rate) or an exchange run again would not move the same values, the inputs
+        # before this step's exchange (otherwise the exchange is due again and moves the same)
+        own = self.algorithm.own
+        saved = self._snapshot(count > 1 or bool(self.iterations) or bool(own) or self._chained)
+        inboxes = [dict(rate.inbox) for rate in own.values()] if own else None
+        due = self._due
+        undo = (saved, inboxes, self._n, self._extra, due)
+        try:
+            if due:
+                try:
+                    self._exchange(0 if due == 2 else 1)
+                except Exception as exc:
+                    raise _Unconnected(exc) from None
+            self._internal_steps(count, h)
+        except BaseException as exc:             # refused, failed or interrupted: undone
+            repeat_until_done(self._put_back, *undo)
+            if not isinstance(exc, Exception):    # an interrupt: the shell passes it on
+                raise
+            if isinstance(exc, _Unconnected):
+                return (f"the connections cannot be evaluated at t = {self._time()!r}: "
+                        f"{type(exc.args[0]).__name__}: {exc.args[0]}; step refused")
+            t, h = self.algorithm.at
+            where = f"the internal step from t = {t!r} with h = {h!r}"
+            if isinstance(exc, Refused):
+                label, problem = exc.args
+                return (f"{label}: {problem}",
+                        f"{label} refused {where}; the system keeps the state of t = {self._time()!r}")
+            return (f"{where} failed ({type(exc).__name__}: {exc}); the system keeps the state of "
+                    f"t = {self._time()!r}")
+        self._undo = undo
+        return None
+
+    def undo_step(self):
+        """The system as before the last step taken (a step the shell undoes)."""
+        self._put_back(*self._undo)
 
     def _time(self) -> float:
         return self.start_time + self._n * self.internal_step + self._extra
 
-    def _refuse(self, message: str) -> bool:
-        self.log(message, Fmi2Status.error)
-        take_pending_signals()
-        return False
-
-    @cython.locals(current_time=cython.double, step_size=cython.double, expected=cython.double,
-                   h=cython.double)
     def _sub_steps(self, current_time: float, step_size: float):
         """(count, h) of internal steps for a host step, or the reason it is refused (not on
         this FMU's time, not a whole number of internal steps, more than STEP_BUDGET)."""
@@ -503,54 +564,6 @@ class Composite(FmiCommonCalls, Fmi2Slave):
                 if problem is not None:
                     return problem
         return None
-
-    @fmi_step_entry("fmi2DoStep")
-    @cython.locals(t=cython.double, h=cython.double)
-    def do_step(self, current_time: float, step_size: float) -> bool:
-        t, h = current_time, step_size
-        # x - x == 0 exactly when x is finite: 0 < h < inf and t finite
-        if self._fmi_phase is not INITIALIZED or not (0.0 < h and h - h == 0.0 and t - t == 0.0):
-            return self._refuse(self._step_call_problem(current_time, step_size))
-        plan = self._sub_steps(current_time, step_size)
-        if isinstance(plan, str):
-            return self._refuse(plan)
-        count, h = plan
-        if self._fmu_inputs:
-            problem = self._input_problem()
-            if problem is not None:
-                return self._refuse(f"input {problem}; step from t = {current_time} refused")
-        # what a refused or interrupted step puts back: the states, the time, the exchange due
-        # and, where the connections move within the step (several internal steps, iterations,
-        # multi-rate) or an exchange run again would not move the same values, the inputs
-        # before this step's exchange (otherwise the exchange is due again and moves the same)
-        own = self.algorithm.own
-        saved = self._snapshot(count > 1 or bool(self.iterations) or bool(own) or self._chained)
-        inboxes = [dict(rate.inbox) for rate in own.values()] if own else None
-        n, extra, due = self._n, self._extra, self._due
-        try:
-            if due:
-                try:
-                    self._exchange(0 if due == 2 else 1)
-                except Exception as exc:
-                    raise _Unconnected(exc) from None
-            self._internal_steps(count, h)
-        except BaseException as exc:             # refused, failed or interrupted: undone
-            repeat_until_done(self._put_back, saved, inboxes, n, extra, due)
-            if not isinstance(exc, Exception):    # an interrupt: the entry passes it on
-                raise
-            if isinstance(exc, _Unconnected):
-                return self._refuse(f"the connections cannot be evaluated at t = {self._time()!r}: "
-                                    f"{type(exc.args[0]).__name__}: {exc.args[0]}; step refused")
-            t, h = self.algorithm.at
-            where = f"the internal step from t = {t!r} with h = {h!r}"
-            if isinstance(exc, Refused):
-                label, problem = exc.args
-                self.log(f"{label}: {problem}", Fmi2Status.error)
-                return self._refuse(f"{label} refused {where}; the system keeps the state "
-                                    f"of t = {self._time()!r}")
-            return self._refuse(f"{where} failed ({type(exc).__name__}: {exc}); the system keeps the state of "
-                                f"t = {self._time()!r}")
-        return True
 
     def _put_back(self, saved, inboxes, n: int, extra: float, due: int):
         """The system as at the start of a doStep (do_step's ``saved`` etc.)."""
@@ -607,105 +620,75 @@ class Composite(FmiCommonCalls, Fmi2Slave):
         for port, saved in zip(self._ports.values(), snapshot):
             port.restore(saved)
 
-    # ------------------------------------------------------------------ get / set
-    def _get_values(self, vrs, kind: str):
-        plans, key = self._get_plans[kind], tuple(vrs)
-        # a dict subclass's [] goes through a Python-level slot: get is the fast path, [] makes
-        # (and keeps) a plan asked for the first time
-        through, pairs, own = plans.get(key) or plans[key]
-        if self._due and self._fmi_phase is not INSTANTIATED:
-            if self._chained:       # an interrupted get is run again (fmus.shell): the same exchange
-                saved, due = self._snapshot(True), self._due
-                try:
-                    self._exchange(0 if due == 2 else 1)
-                except BaseException:
-                    repeat_until_done(self._put_back, saved, None, self._n, self._extra, due)
-                    raise
-            else:
-                self._exchange(0 if self._due == 2 else 1)
-        for element in through:
-            if not element.fresh:       # every writer of inputs clears it (ModelPort.written, _set_values)
-                element.update_feedthrough()
-        values = _read_attributes(pairs, CONVERT[kind])
-        for position in own:
-            values.insert(position, self.internal_step)
-        return values
-
-    def _set_values(self, vrs, values, kind: str):
-        table = self._writers[kind]
-        try:
-            targets = [table[vr] for vr in vrs]
-        except KeyError as missing:
-            raise TypeError(f"variable with valueReference={missing.args[0]} is not a settable {kind} "
-                            "(a parameter or input of this type)") from None
-        if self._fmi_phase is not INSTANTIATED:
-            fixed = [self.variables[vr].name for vr, (_, _, causality) in zip(vrs, targets) if causality == PARAMETER]
-            if fixed:
-                raise StateError(f"parameter {', '.join(fixed)} is fixed: it can be set only before "
-                                 "fmi2ExitInitializationMode")
-        for (target, name, causality), value in zip(targets, values):
-            vars(target)[name] = value
-            if causality == INPUT:
-                target.fresh = False
-        if self._fmi_phase is not INSTANTIATED and self._restage and not self._due:
-            self._due = 1
-
-
-    # ------------------------------------------------------------------ FMU state
-    @fmi_entry("fmi2GetFMUstate")
-    def _get_fmu_state(self):
+    # ------------------------------------------------------------------ state
+    def record(self) -> dict:
+        """The internal step, start time, time count, exchange due and every element's record."""
         return {
-            "system": self.system["name"],
-            "code": code_fingerprint()[:12],
             "internal_step": self.internal_step,
-            "initialized": self._fmi_phase is not INSTANTIATED,
+            "initialized": self.algorithm is not None,
             "start_time": self.start_time,
             "time": [self._n, self._extra],
             "due": self._due,
             "elements": {inst: el.record() for inst, el in self.elements.items()},
         }
 
-    @fmi_entry("fmi2SetFMUstate")
-    def _set_fmu_state(self, saved):
-        if not isinstance(saved, dict):
-            raise StateError(f"not an FMU state: {saved!r}")
-        if "invalid" in saved:
-            raise StateError(saved["invalid"])
-        if saved.get("system") != self.system["name"] or not isinstance(saved.get("elements"), dict) \
-                or set(saved["elements"]) != set(self.elements):
-            raise StateError(f"not a state of the system {self.system['name']!r} (components "
-                             f"{sorted(self.elements)}): it was not written by this FMU's fmi2GetFMUstate")
-        if saved.get("code") != code_fingerprint()[:12]:
-            raise StateError(f"the state was written by system code {saved.get('code')!r}, this FMU runs "
-                             f"{code_fingerprint()[:12]}: set states of the same build only")
+    def record_problem(self, saved: dict, name: str) -> str | None:
+        """Why ``saved`` (a record of the system ``name``) cannot be set, or None."""
+        if not isinstance(saved.get("elements"), dict) or set(saved["elements"]) != set(self.elements):
+            return (f"not a state of the system {name!r} (components {sorted(self.elements)}): it was not "
+                    "written by this FMU's fmi2GetFMUstate")
         for inst, element in self.elements.items():
             record = saved["elements"][inst]
             problem = (f"not an FMU state: {record!r}" if not isinstance(record, dict)
                        else element.record_problem(record, type(element).__name__))
             if problem is not None:
-                raise StateError(f"{self._labels[id(element)]}: {problem}")
-        before = self._get_fmu_state.__wrapped__(self)
+                return f"{self._labels[id(element)]}: {problem}"
+        return None
+
+    def restore(self, saved: dict, why_not_restorable):
+        """Set a record checked by :meth:`record_problem`; one that cannot be set leaves the
+        system as it was (also when interrupted)."""
+        before = self.record()
         try:
-            self._set_state(saved)
+            self._set_state(saved, why_not_restorable)
         except BaseException:       # an error, or an interrupt (the call is then run again)
-            repeat_until_done(self._set_state, before)
+            repeat_until_done(self._set_state, before, why_not_restorable)
             raise
 
-    def _set_state(self, saved):
-        """Set a state checked by _set_fmu_state.  The state of an initialized instance set
-        into one that is not (instantiated, parameters maybe set) initializes it as that
-        instance was, as an element's state does (fmus.shell): the elements' parameters and
-        states, the internal step, the start time and the time count."""
+    def _set_state(self, saved, why_not_restorable):
+        """The elements' parameters and states, the internal step, the start time and the
+        time count of ``saved``.  The state of an initialized instance set into one that is
+        not (parameters maybe set) initializes it as that instance was, as an element's
+        state does (fmus.model.Model.restore)."""
         for inst, element in self.elements.items():
             try:
-                element.restore(saved["elements"][inst], lambda: "it was altered after fmi2GetFMUstate")
+                element.restore(saved["elements"][inst], why_not_restorable)
             except StateError as exc:
                 raise StateError(f"{self._labels[id(element)]}: {exc}") from None
         self.internal_step = float(saved["internal_step"])
         self.start_time = float(saved["start_time"])
         self._n, self._extra = int(saved["time"][0]), float(saved["time"][1])
         self._due = int(saved["due"])
-        if self._fmi_phase is not TERMINATED:
-            self._fmi_phase = INSTANTIATED
-        if saved["initialized"]:        # what doStep uses, for these elements and internal step
+        if saved["initialized"]:        # what a step uses, for these elements and internal step
             self._prepare_stepping()
+        else:
+            self.algorithm = None
+
+
+# ---------------------------------------------------------------------------- the FMU
+class Composite(Shell, SystemModel):
+    """A whole system as one FMU: the FMI shell (fmus.shell) around the system model.  The
+    slave script binds a subclass named after the system (pythonfmu's model identifier);
+    everything else comes from the FMU's resources."""
+
+    MODEL = SystemModel
+    STATE_KIND = "system"
+    #: a system state holds the layout of this runtime's record: one of other code is refused
+    SAME_CODE_ONLY = True
+    code_fingerprint = staticmethod(code_fingerprint)
+
+    def state_owner(self) -> str:
+        return self.system["name"]
+
+    def state_title(self) -> str:
+        return f"system {self.system['name']!r}"

@@ -270,6 +270,29 @@ def test_an_element_refusing_mid_step_rolls_every_element_back(system_dir):
         inst.free()
 
 
+def test_the_system_fmu_refuses_an_output_set_and_an_element_state_as_an_element_fmu_does(system_dir, fmu_dir):
+    """The system FMU is the element FMUs' shell (fmus.shell.Shell around its SystemModel): a
+    set of an output is refused naming the variable and what it is, and an element FMU's state
+    naming whose state it is (its own tables and state funnel named neither before)."""
+    system = Instance(system_dir[0] / "z3.fmu", "system")
+    clutch = Instance(fmu_dir / "DualClutch.fmu", "clutch")
+    try:
+        with pytest.raises(CoSimulationError) as refused:
+            system.set("clutch.w_1", 1.0)
+        assert (f"valueReference={system.vr('clutch.w_1')} is not a settable Real (a parameter or input of "
+                "this type): clutch.w_1 is a Real output") in str(refused.value)
+        state = clutch.call("getFMUstate")
+        serialized = clutch.call("serializeFMUstate", state)
+        clutch.call("freeFMUstate", state)
+        with pytest.raises(CoSimulationError) as foreign:
+            system.call("setFMUstate", system.call("deSerializeFMUstate", serialized))
+        assert "a state of 'DualClutch' cannot be set into a system 'z3'" in str(foreign.value), str(foreign.value)
+        system.do_step(0.0, z3.SYSTEM.step)              # the instance goes on
+    finally:
+        clutch.free()
+        system.free()
+
+
 def test_bad_parameter_fails_initialization_naming_it(system_dir):
     with pytest.raises(CoSimulationError) as failed:
         Instance(system_dir[0] / "z3.fmu", "system", {"vehicle.J": -1.0})

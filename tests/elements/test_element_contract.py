@@ -594,7 +594,7 @@ def test_no_declared_variable_takes_a_name_the_model_protocol_or_the_shell_uses(
     class Empty(Model):
         VARIABLES = ()
 
-    bare = element_fmu(Empty)(instance_name="bare", resources=None)
+    bare = element_fmu(Empty, fmus.code_fingerprint)(instance_name="bare", resources=None)
     reserved = set(vars(bare)) | set(dir(type(bare)))
     clashes = {element.__name__: sorted({v.name for v in element.VARIABLES} & reserved)
                for element in fmus.ELEMENTS}

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from drivetrain_fmu import build_fmus
-from drivetrain_fmu import compiled_modules
+from drivetrain_fmu import compiled_modules, fmus
 from drivetrain_fmu.systems.catalog import fan, z3
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,8 +124,9 @@ sys.path.insert(0, sys.argv[1])
 from drivetrain_fmu import compiled_modules
 compiled_modules.prefer_compiled()
 import drivetrain_fmu.fmus, drivetrain_fmu.solvers.friction, drivetrain_fmu.solvers.vehicle
-print(json.dumps({name: sys.modules["drivetrain_fmu." + name].__file__
-                  for name in ("fmus", "fmus.clutch", "solvers.friction", "solvers.vehicle")}))
+print(json.dumps({**{name: sys.modules["drivetrain_fmu." + name].__file__
+                     for name in ("fmus", "fmus.clutch", "fmus.shell", "solvers.friction", "solvers.vehicle")},
+                  "fingerprint": drivetrain_fmu.fmus.code_fingerprint()}))
 """
 
 
@@ -133,7 +134,11 @@ def test_the_command_line_process_imports_the_element_code_compiled_from_its_own
     """drivetrain_fmu.cli calls prefer_compiled before importing the element code: with the cache
     warm (the session's build), a process imports the compiled modules; a copy of the tree
     whose friction solver has been edited imports that module from its source (the cached
-    one was compiled from another text) and the others compiled."""
+    one was compiled from another text) and the others compiled.  The element code's
+    fingerprint (what a build stamps into its FMUs) is that of the sources all the same: it
+    is computed by fmus/__init__.py, never compiled (a fingerprint computed beside a module
+    imported from the cache hashed the cache's folder, and the FMUs that process built
+    refused to load)."""
     tree = tmp_path / "tree"
     build_fmus.shipped_package(tree)
     shutil.copyfile(ROOT / "compiled_modules.py", tree / "drivetrain_fmu" / "compiled_modules.py")
@@ -153,6 +158,8 @@ def test_the_command_line_process_imports_the_element_code_compiled_from_its_own
             assert where["solvers.friction"] == str(tree / "drivetrain_fmu" / "solvers" / "friction.py")
         else:
             assert where["solvers.friction"].startswith(cache), where
+            assert where["fmus.shell"].startswith(cache), where
+            assert where["fingerprint"] == fmus.source_fingerprint(), where
     # the command itself: importing drivetrain_fmu.cli imports the element code compiled
     done = subprocess.run([sys.executable, "-c",
                            "import sys, drivetrain_fmu.cli; print(sys.modules['drivetrain_fmu.fmus.clutch'].__file__)"],

@@ -189,9 +189,10 @@ def test_fmusim_without_python(name, fmu_dir, fmpy_results, without_python, tmp_
 
 
 def test_pure_python_vehicle_fmu_without_python(fmu_dir, fmpy_results, without_python, tmp_path):
-    """The Vehicle built ``--pure-python`` runs its sources (solvers.vehicle and solvers.ode,
-    typed for Cython) where Cython is hidden with every Python (solvers.cython_fallback),
-    and gives the compiled FMU's results in fmpy (same tolerance)."""
+    """The Vehicle built ``--pure-python`` runs its sources (solvers.vehicle and solvers.ode;
+    their kernels, which import Cython, refuse to be imported uncompiled and the reference
+    functions run) where Cython is hidden with every Python, and gives the compiled FMU's
+    results in fmpy (same tolerance)."""
     from drivetrain_fmu import build_fmus
 
     fmu, = build_fmus.build_all(tmp_path / "pure", only=["Vehicle"], pure_python=True)

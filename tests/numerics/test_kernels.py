@@ -8,19 +8,21 @@ vehicle's states in every contact mode and on random inputs (hypothesis), errors
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import itertools
 import math
 import random
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from drivetrain_fmu import compiled_modules
+from drivetrain_fmu import build_fmus, compiled_modules
 from drivetrain_fmu.solvers import compliance, dense, ode, rigid, vehicle_closed_form
 from drivetrain_fmu.solvers.friction import Mode
 from drivetrain_fmu.solvers.vehicle import PlanarVehicle, VehicleParams
@@ -111,6 +113,48 @@ def test_an_uncompiled_kernel_refuses_to_be_imported_and_the_reference_runs(name
     assert dense.matvec.__module__ == "drivetrain_fmu.solvers.dense"
     assert ode._rk_step.__module__ == "drivetrain_fmu.solvers.ode"
     assert vehicle_closed_form.closed_form_dynamics.__module__ == "drivetrain_fmu.solvers.vehicle_closed_form"
+
+
+def shipped_sources() -> dict:
+    """{module name: source} of every module an FMU carries: the element code and a system
+    FMU's runtime (build_fmus.composite_modules, shipped as drivetrain_composite)."""
+    return {**build_fmus.element_modules(),
+            **{f"drivetrain_fmu.systems.{path.stem}": path for path in build_fmus.composite_modules().values()}}
+
+
+def test_only_the_kernels_know_cython():
+    """No shipped module but a generated kernel imports ``cython`` or declares a C type: the
+    rest is compiled unchanged (compiled_modules) and runs as it reads where Cython is absent."""
+    knowing = {name for name, path in shipped_sources().items()
+               if any(isinstance(node, (ast.Import, ast.ImportFrom))
+                      and any(alias.name.split(".")[0] == "cython" for alias in node.names)
+                      or isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "cython"
+                      or isinstance(node, ast.Name) and node.id == "cython"
+                      for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))}
+    kernels = {name for name in shipped_sources() if name.endswith("_kernel")}
+    assert kernels and knowing == kernels, sorted(knowing ^ kernels)
+
+
+#: imports the modules with Cython hidden (as in a host without it)
+HIDDEN = """
+import importlib, importlib.abc, sys
+class HideCython(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in ("cython", "Cython"):
+            raise ImportError(f"No module named {name!r} (hidden by the test)")
+sys.meta_path.insert(0, HideCython())
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+from drivetrain_fmu.solvers import dense
+assert dense.matvec.__module__ == "drivetrain_fmu.solvers.dense", dense.matvec.__module__
+"""
+
+
+def test_every_shipped_module_but_the_kernels_imports_where_cython_is_absent():
+    names = sorted(name for name in shipped_sources() if not name.endswith("_kernel"))
+    done = subprocess.run([sys.executable, "-c", HIDDEN, *names], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 @settings(max_examples=500, deadline=None)
