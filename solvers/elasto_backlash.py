@@ -193,9 +193,9 @@ def travel_cause(w_rel: float, t_comm: float) -> str:
             "w_1, w_2 and T_comm (the master's communication step)")
 
 
-def _mean_suffix(t_comm, w_rel, p_from, dp):
-    return (f" (its mean over the coming step of T_comm = {t_comm!r} s, the twist moving at w_rel = {w_rel!r} rad/s, "
-            f"the penetration going from {p_from!r} to {p_from + dp!r} rad)")
+def _mean_prefix(t_comm, w_rel, p_from, dp):
+    return (f"the mean contact torque over the coming step of T_comm = {t_comm!r} s (the twist moving at "
+            f"w_rel = {w_rel!r} rad/s, the penetration going from {p_from!r} to {p_from + dp!r} rad) is not finite: ")
 
 
 class FloresContact:
@@ -301,7 +301,7 @@ class FloresContact:
             for _, p_from, dp, _, p_dot, v_impact, spring in self._mean_pieces(memory, phi_rel, w_rel, travel):
                 cause = self._cause(max(p_from, p_from + dp), p_dot, v_impact, *self._terms(spring, p_dot, v_impact))
                 if cause:
-                    return cause + _mean_suffix(t_comm, w_rel, p_from, dp)
+                    return _mean_prefix(t_comm, w_rel, p_from, dp) + cause
             return ""
         side, p, p_dot, v_impact = self._contact(memory, phi_rel, w_rel)
         if not side:
@@ -378,12 +378,13 @@ class LimitedSpringDamper:
                 return travel_cause(w_rel, t_comm)
             deepest = max((max(p_from, p_from + dp) for _, p_from, dp, _, _ in path_pieces(phi_rel, travel, self.b)),
                           default=0.0)
-            suffix = f" (its mean over the coming step of T_comm = {t_comm!r} s reaches that penetration)"
+            prefix = (f"the mean contact torque over the coming step of T_comm = {t_comm!r} s (the twist moving at "
+                      f"w_rel = {w_rel!r} rad/s) is not finite: ")
         else:
             deepest = abs(phi_rel) - self.b if _side(phi_rel, self.b) else 0.0
-            suffix = ""
+            prefix = ""
         if math.isfinite(self.c * deepest):
             return ""
-        return (f"the spring torque c p with c = {self.c!r} N.m/rad and penetration p = {deepest!r} rad "
+        return (prefix + f"the spring torque c p with c = {self.c!r} N.m/rad and penetration p = {deepest!r} rad "
                 "exceeds the floating-point range (1.8e308 N.m): check the connected angles phi_1, phi_2 and b, "
-                "or lower c" + suffix)
+                "or lower c")
