@@ -2,6 +2,15 @@
 :mod:`solvers.elasto_backlash` (law 1: Flores's k p^n + c p^n p'; law 2: MSL 4.0's
 ElastoBacklash, a spring c and a damper d limited by the spring).
 Twist, speeds and signs as in :mod:`fmus.compliance` (tau_2 = +tau, tau_1 = -tau/ratio).
+
+Step-mean torque.  With ``T_comm`` = 0 the torque is the contact law at the communication
+point.  With ``T_comm`` = h > 0 (the master's communication step) it is the law's mean over
+the coming step along the twist advanced with the held relative speed, phi_rel + w_rel s,
+integrated exactly across the dead zone, either contact and the law's own pieces
+(:func:`solvers.elasto_backlash.path_pieces`, ``mean_torque``), like Shaft's and
+NonlinearSpring's spring torques: an explicit co-simulation stops feeding energy into every
+contact.  ``contact`` and ``penetration`` stay those of the point.  A doStep with another step
+size than T_comm is refused (fmi2Discard), as for Shaft.
 """
 from __future__ import annotations
 
@@ -34,6 +43,8 @@ class ElastoBacklash(ComplianceElement):
         parameter("c", "N.m/rad", "law 2: stiffness of the spring on the penetration", 1e6, low=0.0),
         parameter("d", "N.m.s/rad", "law 2: damping of the damper on the penetration speed (limited by the spring)",
                   0.0, low=0.0),
+        parameter("T_comm", "s", "communication step the contact torque is averaged over, both laws "
+                  "(0: torque at the communication point)", 0.0, low=0.0),
         *compliance_variables("relative angle phi_1/ratio - phi_2 + phi_rel_start"),
         output("contact", None, "contact side: +1 beyond +b, -1 beyond -b, 0 in the dead zone",
                type=INTEGER, depends=("phi_1", "phi_2")),
@@ -59,10 +70,12 @@ class ElastoBacklash(ComplianceElement):
 
     def transmitted(self, phi_rel, w_rel):
         contact = self._law.contact(self.state, phi_rel, w_rel)
-        return {"tau": contact.tau, "contact": contact.side, "penetration": contact.penetration}
+        tau = self._law.mean_torque(self.state, phi_rel, w_rel, self.T_comm) if self.T_comm > 0.0 else contact.tau
+        return {"tau": tau, "contact": contact.side, "penetration": contact.penetration}
 
     def nonfinite_cause(self) -> str:
-        return self._law.nonfinite_cause(self.state, *self._relative())
+        return self._law.nonfinite_cause(self.state, *self._relative(), self.T_comm)
 
     def step(self, t, h, inputs):
+        ComplianceElement.step(self, t, h, inputs)      # refuses a step other than T_comm > 0
         return self._law.remember(self.state, *self._relative())

@@ -25,7 +25,43 @@ Law 2, MSL: the spring-damper of Modelica.Mechanics.Rotational.Components.Elasto
 
 The laws are evaluated at communication points only: a law keeps a
 :class:`ContactMemory` (contact side at the last point, impact speed of that contact),
-updated by ``remember`` after each point.  Standard library only.
+updated by ``remember`` after each point.
+
+Step-mean contact torque (``mean_torque``, the ElastoBacklash FMU's ``T_comm`` > 0), as
+Shaft's and NonlinearSpring's spring torques: the mean over s in [0, T] (T = T_comm, the
+coming communication step) of the contact torque along the twist moving with the held
+relative speed, phi(s) = phi_rel + w_rel s, integrated exactly over the piecewise law.
+Derivation.  With w_rel held, the penetration speed p' = s w_rel is constant on each side,
+so every factor of a law but p is constant along a piece of the path inside one contact;
+ds = dp / |p'| turns the time integral into one over the penetration, and with the
+travel Delta = w_rel T
+
+    mean tau = (1 / |Delta|) sum over pieces  s_i  integral over the piece's p-range of f_i(p) dp,
+
+the dead zone contributing nothing.  The path is cut where it crosses +-b: the twist
+ends phi_rel and phi_rel + Delta on one side (or both in the dead zone) give one piece
+(weight 1: its mean over p is the mean over time); a path leaving side s0 gives the piece
+p from p0 = |phi_rel| - b down to 0 (weight p0 / |Delta|), a path entering side s1 the piece
+p from 0 up to p1 = |phi_rel + Delta| - b (weight p1 / |Delta|): a path crossing the whole
+gap has both.  A piece entered within the step is an impact at p' = s1 w_rel > 0, so law 1
+gives it v_impact = max(p', w_impact_min), as the next communication point would; the piece
+holding s = 0 takes the point's own contact (``_contact``).  Closed forms on a piece with
+penetrations between lo and hi (length L = hi - lo):
+
+* law 1, f = p^n max(k + c_F p', 0) (or k p^n loading, e^2 k p^n unloading): the factor is
+  constant, and the mean of p^n is (hi^(n+1) - lo^(n+1)) / ((n + 1) L) =
+  hi^n expm1((n + 1) log1p(x)) / ((n + 1) x) with x = -L / hi (hi^n / (n + 1) for lo = 0,
+  hi^n for L = 0): no cancellation for a short piece, so T -> 0 gives the sampled torque;
+* law 2, f = c p + min(max(D, -c p), c p) with D = d p' constant: affine in p on either side
+  of the knee p* = |D| / c (D >= 0: f = 2 c p below it, c p + D above; D < 0: f = 0 below,
+  c p + D above), so the mean over each affine part is f at its midpoint, the two parts
+  weighted by their lengths.
+
+For an elastic law (law 1 with e_rest = 1, law 2 with d = 0) the mean times the travel is
+exactly the change of the stored energy V(phi_rel + Delta) - V(phi_rel) (V = k p^(n+1) / (n+1),
+c p^2 / 2): the bodies receive, for the predicted motion, the work the contact stores, and
+an explicit co-simulation stops feeding energy into every contact (tests/numerics/
+test_elasto_backlash_solver.py).  Standard library only.
 """
 from __future__ import annotations
 
@@ -101,6 +137,67 @@ def _check(name, value, low, low_open=False, high=math.inf):
         raise ValueError(f"{name} = {value!r} is outside the allowed range {left}{low:g}, {high:g}{right}")
 
 
+def _power(p, n):
+    """p^n, +inf where it lies beyond the float range (Python's float power raises OverflowError)."""
+    try:
+        return p ** n
+    except OverflowError:   # beyond the float range: +inf, which the output check refuses, naming it
+        return math.inf
+
+
+def path_pieces(phi_rel: float, travel: float, b: float):
+    """The contact pieces of the twist path from phi_rel to phi_rel + travel (travel finite,
+    not 0), each (side, p_from, dp, weight, first): on side ``side`` the penetration goes from
+    p_from to p_from + dp, ``weight`` is the piece's share |dp| / |travel| of the path (1.0 for
+    a path on one side), ``first`` tells the piece holding the start point.  The dead zone
+    gives no piece (module docstring, step-mean torque)."""
+    phi_end = phi_rel + travel
+    side_0, side_1 = _side(phi_rel, b), _side(phi_end, b)
+    if side_0 == side_1:
+        return [(side_0, abs(phi_rel) - b, side_0 * travel, 1.0, True)] if side_0 else []
+    pieces, span = [], abs(travel)
+    if side_0:          # leaves the contact at s0 b: p from p0 down to 0
+        p_0 = abs(phi_rel) - b
+        pieces.append((side_0, p_0, -p_0, min(p_0 / span, 1.0), True))
+    if side_1:          # enters the contact at s1 b: p from 0 up to p1
+        p_1 = abs(phi_end) - b
+        pieces.append((side_1, 0.0, p_1, min(p_1 / span, 1.0), False))
+    return pieces
+
+
+def mean_power(p_from: float, dp: float, n: float) -> float:
+    """Mean of p^n over the penetrations between p_from and p_from + dp (both >= 0, n >= 1):
+    (hi^(n+1) - lo^(n+1)) / ((n + 1) (hi - lo)) written hi^n expm1((n + 1) log1p(x)) /
+    ((n + 1) x) with x = -|dp| / hi, so that a short piece (|dp| << hi) loses no digits to the
+    difference of powers and |dp| -> 0 gives hi^n; hi^n / (n + 1) when lo = 0, +inf where hi^n
+    lies beyond the float range."""
+    length = abs(dp)
+    hi = p_from + dp if dp > 0.0 else p_from
+    if not hi > 0.0:
+        return 0.0
+    top = _power(hi, n)
+    x = max(-length / hi, -1.0)
+    if x == 0.0:
+        return top
+    if x == -1.0:
+        return top / (n + 1.0)
+    return top * (math.expm1((n + 1.0) * math.log1p(x)) / ((n + 1.0) * x))
+
+
+def travel_cause(w_rel: float, t_comm: float) -> str:
+    """Why a step-mean torque is not finite when the twist travel over the step is not."""
+    if math.isfinite(w_rel * t_comm):
+        return ""
+    return (f"the twist travel w_rel T_comm = {w_rel!r} rad/s * {t_comm!r} s over the coming step, along which "
+            "the contact torque is averaged, is beyond the floating-point range: check the connected speeds "
+            "w_1, w_2 and T_comm (the master's communication step)")
+
+
+def _mean_prefix(t_comm, w_rel, p_from, dp):
+    return (f"the mean contact torque over the coming step of T_comm = {t_comm!r} s (the twist moving at "
+            f"w_rel = {w_rel!r} rad/s, the penetration going from {p_from!r} to {p_from + dp!r} rad) is not finite: ")
+
+
 class FloresContact:
     """Law 1: dead zone of +-b, then f = k p^n + c_F p^n p' with Flores's damping, f >= 0, or the
     energy hysteresis for a contact without a measured impact speed (module docstring)."""
@@ -127,17 +224,13 @@ class FloresContact:
             v_impact = UNMEASURED
         return side, p, p_dot, v_impact
 
-    def _terms(self, p, p_dot, v_impact):
-        """(k p^n, c p^n p') of the contact law, each the float its formula rounds to, or +-inf
-        where that value itself lies beyond the float range.  p^n is Python's power (+inf
-        where it overflows); the damping term is one product of the factors
+    def _terms(self, spring, p_dot, v_impact):
+        """(k p^n, c p^n p') of the contact law for ``spring`` = p^n (or its mean over a piece
+        of the path), each the float its formula rounds to, or +-inf where that value itself
+        lies beyond the float range.  The damping term is one product of the factors
         8 (1 - e) k p^n p' / (5 e v_impact), so that a tiny e_rest or v_impact (c beyond the
         float range) with a zero or small p^n p' still gives the finite value (0.0 for a
         contact without a measured impact speed: it has no damping term)."""
-        try:
-            spring = p ** self.n_exp
-        except OverflowError:   # beyond the float range: +inf, which the output check refuses, naming it
-            spring = math.inf
         elastic = self.k * spring
         if v_impact == UNMEASURED:
             return elastic, 0.0
@@ -145,26 +238,46 @@ class FloresContact:
                                     (5.0, self.e_rest, v_impact))
         return elastic, damping
 
+    def _force(self, spring, p_dot, v_impact):
+        """f >= 0 for ``spring`` = p^n: the energy hysteresis without a measured impact speed
+        (e^2 of the stored energy comes back), else max(k p^n + c p^n p', 0).  Linear in p^n
+        at a given p', so ``spring`` = the mean of p^n over a piece gives the mean of f."""
+        elastic, damping = self._terms(spring, p_dot, v_impact)
+        if v_impact == UNMEASURED:
+            return elastic if p_dot >= 0.0 else elastic * self.e_rest * self.e_rest
+        return max(elastic + damping, 0.0)
+
     def contact(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> Contact:
         side, p, p_dot, v_impact = self._contact(memory, phi_rel, w_rel)
         if not side:
             return NO_CONTACT
-        elastic, damping = self._terms(p, p_dot, v_impact)
-        if v_impact == UNMEASURED:      # energy hysteresis: e^2 of the stored energy comes back
-            return Contact(side * (elastic if p_dot >= 0.0 else elastic * self.e_rest * self.e_rest), side, p)
-        return Contact(side * max(elastic + damping, 0.0), side, p)
+        return Contact(side * self._force(_power(p, self.n_exp), p_dot, v_impact), side, p)
+
+    def _mean_pieces(self, memory, phi_rel, w_rel, travel):
+        """(side, p_from, dp, weight, p', v_impact, mean of p^n) of each piece of the path."""
+        for side, p_from, dp, weight, first in path_pieces(phi_rel, travel, self.b):
+            p_dot = side * w_rel
+            v_impact = self._contact(memory, phi_rel, w_rel)[3] if first else max(p_dot, self.w_impact_min)
+            yield side, p_from, dp, weight, p_dot, v_impact, mean_power(p_from, dp, self.n_exp)
+
+    def mean_torque(self, memory: ContactMemory, phi_rel: float, w_rel: float, t_comm: float) -> float:
+        """Mean contact torque over the coming step of t_comm along phi_rel + w_rel s (module
+        docstring); the contact torque at the point when the twist does not move."""
+        travel = w_rel * t_comm
+        if travel == 0.0:
+            return self.contact(memory, phi_rel, w_rel).tau
+        if not math.isfinite(travel):
+            return math.nan
+        total = 0.0
+        for side, _, _, weight, p_dot, v_impact, spring in self._mean_pieces(memory, phi_rel, w_rel, travel):
+            total += side * weight * self._force(spring, p_dot, v_impact)
+        return total
 
     def remember(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> ContactMemory:
         side, _, _, v_impact = self._contact(memory, phi_rel, w_rel)
         return ContactMemory(side, v_impact)
 
-    def nonfinite_cause(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> str:
-        """Why the contact torque is not finite at these inputs: the part of the law beyond
-        the float range, with the values and parameters it comes from."""
-        side, p, p_dot, v_impact = self._contact(memory, phi_rel, w_rel)
-        if not side:
-            return ""
-        elastic, damping = self._terms(p, p_dot, v_impact)
+    def _cause(self, p, p_dot, v_impact, elastic, damping) -> str:
         if math.isfinite(elastic) and math.isfinite(damping):
             return ""
         if math.isfinite(elastic):
@@ -177,6 +290,23 @@ class FloresContact:
         return (f"the contact law k p^n_exp + c p^n_exp p' with penetration p = {p!r} rad, n_exp = {self.n_exp!r}, "
                 f"k = {self.k!r} exceeds the floating-point range (1.8e308 N.m): the bodies overlap far beyond "
                 "any contact this law describes (check the connected angles phi_1, phi_2 and b), or lower n_exp")
+
+    def nonfinite_cause(self, memory: ContactMemory, phi_rel: float, w_rel: float, t_comm: float = 0.0) -> str:
+        """Why the contact torque (its step mean for t_comm > 0) is not finite at these inputs:
+        the part of the law beyond the float range, with the values and parameters it comes from."""
+        travel = w_rel * t_comm
+        if travel != 0.0:
+            if not math.isfinite(travel):
+                return travel_cause(w_rel, t_comm)
+            for _, p_from, dp, _, p_dot, v_impact, spring in self._mean_pieces(memory, phi_rel, w_rel, travel):
+                cause = self._cause(max(p_from, p_from + dp), p_dot, v_impact, *self._terms(spring, p_dot, v_impact))
+                if cause:
+                    return _mean_prefix(t_comm, w_rel, p_from, dp) + cause
+            return ""
+        side, p, p_dot, v_impact = self._contact(memory, phi_rel, w_rel)
+        if not side:
+            return ""
+        return self._cause(p, p_dot, v_impact, *self._terms(_power(p, self.n_exp), p_dot, v_impact))
 
 
 class LimitedSpringDamper:
@@ -201,21 +331,60 @@ class LimitedSpringDamper:
         _check("d", d, 0.0)
         self.b, self.c, self.d = b, c, d
 
+    def _force(self, p, damper):
+        """f = c p + min(max(d p', -c p), c p) for the damper torque ``damper`` = d p'."""
+        spring = self.c * p
+        return spring + min(max(damper, -spring), spring)
+
     def contact(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> Contact:
         side = _side(phi_rel, self.b)
         if not side:
             return NO_CONTACT
         p = abs(phi_rel) - self.b
-        spring, damper = self.c * p, self.d * side * w_rel
-        return Contact(side * (spring + min(max(damper, -spring), spring)), side, p)
+        return Contact(side * self._force(p, self.d * side * w_rel), side, p)
+
+    def _piece_mean(self, p_from, dp, damper):
+        """Mean of f over the penetrations between p_from and p_from + dp: f is affine on either
+        side of the knee p* = |d p'| / c, so its mean over each affine part is its value at
+        the part's midpoint (module docstring)."""
+        lo, hi = (p_from, p_from + dp) if dp > 0.0 else (p_from + dp, p_from)
+        knee = abs(damper) / self.c if self.c > 0.0 else math.inf
+        if lo < knee < hi:
+            share = (knee - lo) / abs(dp)
+            return (share * self._force(0.5 * (lo + knee), damper)
+                    + (1.0 - share) * self._force(0.5 * (knee + hi), damper))
+        return self._force(p_from + 0.5 * dp, damper)
+
+    def mean_torque(self, memory: ContactMemory, phi_rel: float, w_rel: float, t_comm: float) -> float:
+        """Mean contact torque over the coming step of t_comm along phi_rel + w_rel s (module
+        docstring); the contact torque at the point when the twist does not move."""
+        travel = w_rel * t_comm
+        if travel == 0.0:
+            return self.contact(memory, phi_rel, w_rel).tau
+        if not math.isfinite(travel):
+            return math.nan
+        total = 0.0
+        for side, p_from, dp, weight, _ in path_pieces(phi_rel, travel, self.b):
+            total += side * weight * self._piece_mean(p_from, dp, self.d * side * w_rel)
+        return total
 
     def remember(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> ContactMemory:
         return ContactMemory(_side(phi_rel, self.b), UNMEASURED)
 
-    def nonfinite_cause(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> str:
-        side = _side(phi_rel, self.b)
-        if not side or math.isfinite(self.c * (abs(phi_rel) - self.b)):
+    def nonfinite_cause(self, memory: ContactMemory, phi_rel: float, w_rel: float, t_comm: float = 0.0) -> str:
+        travel = w_rel * t_comm
+        if travel != 0.0:
+            if not math.isfinite(travel):
+                return travel_cause(w_rel, t_comm)
+            deepest = max((max(p_from, p_from + dp) for _, p_from, dp, _, _ in path_pieces(phi_rel, travel, self.b)),
+                          default=0.0)
+            prefix = (f"the mean contact torque over the coming step of T_comm = {t_comm!r} s (the twist moving at "
+                      f"w_rel = {w_rel!r} rad/s) is not finite: ")
+        else:
+            deepest = abs(phi_rel) - self.b if _side(phi_rel, self.b) else 0.0
+            prefix = ""
+        if math.isfinite(self.c * deepest):
             return ""
-        return (f"the spring torque c p with c = {self.c!r} N.m/rad and penetration p = {abs(phi_rel) - self.b!r} rad "
+        return (prefix + f"the spring torque c p with c = {self.c!r} N.m/rad and penetration p = {deepest!r} rad "
                 "exceeds the floating-point range (1.8e308 N.m): check the connected angles phi_1, phi_2 and b, "
                 "or lower c")

@@ -97,6 +97,32 @@ def test_contact_law_overflow_names_the_penetration_and_exponent():
     assert "Numerical result out of range" not in got
 
 
+@pytest.mark.parametrize("value, named", [
+    (-1e-3, "T_comm = -0.001 is outside the allowed range [0, inf) s"),
+    (math.inf, "T_comm = inf is not finite; allowed range [0, inf) s"),
+])
+def test_elasto_backlash_t_comm_outside_its_range_is_refused_naming_it(value, named):
+    """ElastoBacklash's step-mean T_comm, as Shaft's: the usual parameter message."""
+    assert named in failure(make(ElastoBacklash, initialize=False, T_comm=value).exit_initialization_mode)
+
+
+def test_an_overflowing_step_mean_contact_torque_names_the_path():
+    """ElastoBacklash with T_comm = 1 s: at the point (p = 0.4999 rad, n_exp = 1000) p^n is
+    finite, but the twist moving at 2.5 rad/s reaches p = 3 rad within the step, where it is
+    not: the failing get names the mean, the step, the path and the law's values.  A travel
+    w_rel T_comm beyond the float range is named as such (law 2 as well)."""
+    spring = make(ElastoBacklash, n_exp=1000.0, phi_1=0.5, T_comm=1.0)
+    assert math.isfinite(spring.get_real([vr(spring, "tau_2")])[0])
+    spring.w_1 = 2.5
+    got = failure(spring.get_real, [vr(spring, "tau_2")])
+    assert "the mean contact torque over the coming step of T_comm = 1.0 s" in got
+    assert "the penetration going from 0.4999 to 2.9999" in got and "n_exp = 1000.0" in got
+    for law in (1, 2):
+        spring = make(ElastoBacklash, law=law, phi_1=0.5, w_1=1e300, T_comm=1e10)
+        assert "the twist travel w_rel T_comm = 1e+300 rad/s * 10000000000.0 s" in failure(
+            spring.get_real, [vr(spring, "tau_2")])
+
+
 def test_a_state_of_another_version_names_the_solver_state():
     """An Inertia state whose solver state has three values where this version keeps two
     (phi, w): "BodyState.__init__() takes 3 positional arguments" before; now the message
