@@ -179,14 +179,15 @@ def test_a_complete_run_removes_the_rows_of_an_earlier_interrupted_one(fmu_dir, 
 
 
 def test_export_on_a_full_disk_keeps_the_previous_archive(fmu_dir, tmp_path, capsys):
-    """`export mine.ssd` writes its .ssp whole or not at all.  On a 60 MiB tmpfs, mine.ssd as
-    a copy of r3_spring_1 is exported (3 FMUs, 33 MiB); the disk is filled up, mine.ssd
-    becomes a copy of z3 (5 FMUs, 55 MiB) and is exported again: refused naming the file,
+    """`export mine.ssd` writes its .ssp whole or not at all.  On a 150 MiB tmpfs (room for the
+    first archive, which grows with the element code every FMU carries), mine.ssd as a copy of
+    r3_spring_1 is exported (3 FMUs); the disk is filled up, mine.ssd becomes a copy of z3
+    (5 FMUs) and is exported again: refused naming the file,
     exit status 1, and the first archive is there byte for byte.  Before, zipfile truncated
     it in place and filled the space it freed with a broken archive."""
     from drivetrain_fmu.systems.ssp import CATALOG
 
-    with _tmpfs(tmp_path / "disk", "60m") as disk:
+    with _tmpfs(tmp_path / "disk", "150m") as disk:
         source = tmp_path / "mine.ssd"
         out = ["--fmus", str(fmu_dir), "--out", str(disk / "results")]
         source.write_bytes((CATALOG / "r3_spring_1.ssd").read_bytes())
