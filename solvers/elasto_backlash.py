@@ -198,7 +198,28 @@ def _mean_prefix(t_comm, w_rel, p_from, dp):
             f"w_rel = {w_rel!r} rad/s, the penetration going from {p_from!r} to {p_from + dp!r} rad) is not finite: ")
 
 
-class FloresContact:
+class _StepMean:
+    """The step-mean torque of a contact law, the same for both laws: the law gives
+    ``contact`` (the torque at a point) and ``piece_mean`` (its mean force over one contact
+    piece of the path)."""
+
+    def mean_torque(self, memory: ContactMemory, phi_rel: float, w_rel: float, t_comm: float) -> float:
+        """Mean contact torque over the coming step of t_comm along phi_rel + w_rel s (module
+        docstring): the sum over the contact pieces of the path of side x share x mean force;
+        the contact torque at the point when the twist does not move, NaN when its travel is
+        beyond the float range."""
+        travel = w_rel * t_comm
+        if travel == 0.0:
+            return self.contact(memory, phi_rel, w_rel).tau
+        if not math.isfinite(travel):
+            return math.nan
+        total = 0.0
+        for side, p_from, dp, weight, first in path_pieces(phi_rel, travel, self.b):
+            total += side * weight * self.piece_mean(memory, phi_rel, w_rel, side, p_from, dp, first)
+        return total
+
+
+class FloresContact(_StepMean):
     """Law 1: dead zone of +-b, then f = k p^n + c_F p^n p' with Flores's damping, f >= 0, or the
     energy hysteresis for a contact without a measured impact speed (module docstring)."""
 
@@ -253,25 +274,16 @@ class FloresContact:
             return NO_CONTACT
         return Contact(side * self._force(_power(p, self.n_exp), p_dot, v_impact), side, p)
 
-    def _mean_pieces(self, memory, phi_rel, w_rel, travel):
-        """(side, p_from, dp, weight, p', v_impact, mean of p^n) of each piece of the path."""
-        for side, p_from, dp, weight, first in path_pieces(phi_rel, travel, self.b):
-            p_dot = side * w_rel
-            v_impact = self._contact(memory, phi_rel, w_rel)[3] if first else max(p_dot, self.w_impact_min)
-            yield side, p_from, dp, weight, p_dot, v_impact, mean_power(p_from, dp, self.n_exp)
+    def _piece(self, memory, phi_rel, w_rel, side, p_from, dp, first):
+        """(p', v_impact, mean of p^n) on one piece of the path (``path_pieces``)."""
+        p_dot = side * w_rel
+        v_impact = self._contact(memory, phi_rel, w_rel)[3] if first else max(p_dot, self.w_impact_min)
+        return p_dot, v_impact, mean_power(p_from, dp, self.n_exp)
 
-    def mean_torque(self, memory: ContactMemory, phi_rel: float, w_rel: float, t_comm: float) -> float:
-        """Mean contact torque over the coming step of t_comm along phi_rel + w_rel s (module
-        docstring); the contact torque at the point when the twist does not move."""
-        travel = w_rel * t_comm
-        if travel == 0.0:
-            return self.contact(memory, phi_rel, w_rel).tau
-        if not math.isfinite(travel):
-            return math.nan
-        total = 0.0
-        for side, _, _, weight, p_dot, v_impact, spring in self._mean_pieces(memory, phi_rel, w_rel, travel):
-            total += side * weight * self._force(spring, p_dot, v_impact)
-        return total
+    def piece_mean(self, memory, phi_rel, w_rel, side, p_from, dp, first):
+        """Mean of f over one piece of the path: f is linear in p^n at a given p' (``_force``)."""
+        p_dot, v_impact, spring = self._piece(memory, phi_rel, w_rel, side, p_from, dp, first)
+        return self._force(spring, p_dot, v_impact)
 
     def remember(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> ContactMemory:
         side, _, _, v_impact = self._contact(memory, phi_rel, w_rel)
@@ -298,7 +310,8 @@ class FloresContact:
         if travel != 0.0:
             if not math.isfinite(travel):
                 return travel_cause(w_rel, t_comm)
-            for _, p_from, dp, _, p_dot, v_impact, spring in self._mean_pieces(memory, phi_rel, w_rel, travel):
+            for side, p_from, dp, _, first in path_pieces(phi_rel, travel, self.b):
+                p_dot, v_impact, spring = self._piece(memory, phi_rel, w_rel, side, p_from, dp, first)
                 cause = self._cause(max(p_from, p_from + dp), p_dot, v_impact, *self._terms(spring, p_dot, v_impact))
                 if cause:
                     return _mean_prefix(t_comm, w_rel, p_from, dp) + cause
@@ -309,7 +322,7 @@ class FloresContact:
         return self._cause(p, p_dot, v_impact, *self._terms(_power(p, self.n_exp), p_dot, v_impact))
 
 
-class LimitedSpringDamper:
+class LimitedSpringDamper(_StepMean):
     """Law 2: Modelica.Mechanics.Rotational.Components.ElastoBacklash of MSL 4.0
     (github.com/modelica/ModelicaStandardLibrary, Modelica/Mechanics/Rotational/Components/
     ElastoBacklash.mo, its equations and documentation).
@@ -343,10 +356,11 @@ class LimitedSpringDamper:
         p = abs(phi_rel) - self.b
         return Contact(side * self._force(p, self.d * side * w_rel), side, p)
 
-    def _piece_mean(self, p_from, dp, damper):
+    def piece_mean(self, memory, phi_rel, w_rel, side, p_from, dp, first):
         """Mean of f over the penetrations between p_from and p_from + dp: f is affine on either
         side of the knee p* = |d p'| / c, so its mean over each affine part is its value at
         the part's midpoint (module docstring)."""
+        damper = self.d * side * w_rel
         lo, hi = (p_from, p_from + dp) if dp > 0.0 else (p_from + dp, p_from)
         knee = abs(damper) / self.c if self.c > 0.0 else math.inf
         if lo < knee < hi:
@@ -354,19 +368,6 @@ class LimitedSpringDamper:
             return (share * self._force(0.5 * (lo + knee), damper)
                     + (1.0 - share) * self._force(0.5 * (knee + hi), damper))
         return self._force(p_from + 0.5 * dp, damper)
-
-    def mean_torque(self, memory: ContactMemory, phi_rel: float, w_rel: float, t_comm: float) -> float:
-        """Mean contact torque over the coming step of t_comm along phi_rel + w_rel s (module
-        docstring); the contact torque at the point when the twist does not move."""
-        travel = w_rel * t_comm
-        if travel == 0.0:
-            return self.contact(memory, phi_rel, w_rel).tau
-        if not math.isfinite(travel):
-            return math.nan
-        total = 0.0
-        for side, p_from, dp, weight, _ in path_pieces(phi_rel, travel, self.b):
-            total += side * weight * self._piece_mean(p_from, dp, self.d * side * w_rel)
-        return total
 
     def remember(self, memory: ContactMemory, phi_rel: float, w_rel: float) -> ContactMemory:
         return ContactMemory(_side(phi_rel, self.b), UNMEASURED)
