@@ -47,10 +47,9 @@ Nothing here depends on the step size: there is no velocity band and no chatteri
 
 Decisions at the static limit.  One rule decides whether a zero-slip interface holds:
 |tau_j| <= T_s,j (1 + _STICK_TOL) (eq. 20).  :meth:`FrictionChain.resolve` applies it
-to eq. 19, the all-stuck shortcut of :meth:`FrictionChain.advance` to M^-1 g (the same
-formula as resolve's all-stuck candidate), and the stuck-limit event of the ODE path is
-that same inequality along the phase, offset to start from resolve's value (its product
-form of eq. 19 rounds differently).  When the event fires, the stuck friction has just
+to eq. 19 (with every interface stuck: to M^-1 g), and the stuck-limit event of the ODE
+path is that same inequality along the phase, offset to start from resolve's value (its
+product form of eq. 19 rounds differently).  When the event fires, the stuck friction has just
 gone past the limit: the interface breaks away in the direction of the excess (Karnopp,
 eq. 4; eq. 22) without eq. 19 being asked again at that instant, where its rounding
 could say "holds" and keep the stuck phase the event has just ended (that phase then
@@ -85,7 +84,6 @@ import math
 from operator import sub
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import partial
 from typing import NamedTuple
 
 
@@ -212,9 +210,6 @@ class ChainState(NamedTuple):
         return cls(theta, w, tuple(q), tuple(s), tuple(Mode(m) for m in modes), e_loss)
 
 
-_new_chain_state = partial(tuple.__new__, ChainState)   # ChainState from a tuple, no Python-level __new__
-
-
 def _candidates(k: int) -> tuple[tuple[Mode, ...], ...]:
     """Mode assignments for k zero-slip interfaces, most stuck first."""
     options = (STUCK, FORWARD, BACKWARD)
@@ -296,7 +291,6 @@ class FrictionSystem:
             self.j_total = math.inf
         self._input_rows = [self.free_members, *self.g_of_torques]     # step_inputs(): N^T E^T and g's rows
         self._candidate_sets = [_candidates(k) for k in range(k_interfaces + 1)]   # resolve(): by number of zero slips
-        self._all_stuck = (STUCK,) * k_interfaces
         self._static_levers, self._kinetic_levers = (list(x) for x in zip(*(law.levers for law in self.laws)))
         # what resolve() and the phases read of each interface at every step
         self._d_visc = [law.d_visc for law in self.laws]
@@ -455,7 +449,7 @@ class FrictionSystem:
             if not allowed:
                 continue
             if stuck:
-                solved = (self._all_stuck_torques(g) if len(stuck) == m
+                solved = (matvec(self.m_inv, g) if len(stuck) == m          # eq. 19, all stuck: M tau = g
                           else self.stuck_torques(stuck, g, trial))
                 if not self._holds(solved, stuck, t_s):
                     continue
@@ -503,28 +497,7 @@ class FrictionSystem:
         a_mean = products.pop(0) / self.j_total          # the first row: N^T E^T
         return a_mean, products                           # the others: g
 
-    def all_stuck_holds(self, g, t_s) -> bool:
-        """Every interface holds stuck at the slip accelerations ``g`` (the all-stuck
-        candidate that resolve() tries first is consistent: |tau_j| <= T_s,j, eq. 19-21)."""
-        stuck_torques = self._all_stuck_torques(g)
-        if self.one_way:
-            return self._holds(stuck_torques, range(self.n_interfaces), t_s)
-        if not min(t_s) > 0.0:
-            return False
-        slack = _STICK_SLACK
-        for j in range(self.n_interfaces):
-            torque, capacity = stuck_torques[j], t_s[j]
-            if not abs(torque) <= capacity * slack:
-                return False
-        return True
-
     # ------------------------------------------------------------------ stepping
-    def _all_stuck_torques(self, g):
-        """Eq. 19 with every interface stuck: M tau = g, tau = M^-1 g (one formula for the
-        shortcut in :meth:`advance` and the all-stuck candidate of :meth:`resolve`, so both
-        decide alike to the last bit)."""
-        return matvec(self.m_inv, g)
-
     def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
         """Advance ``state`` by ``h`` with constant external torques and capacities;
         the result also lists the stick/slip events inside the step as (time, interface
@@ -550,27 +523,15 @@ class FrictionSystem:
             g = self.relative_free_acceleration(torques)
         else:
             a_mean, g = inputs
-        theta_start, w_start, q_start, s_start, modes_start, e_loss_start = state
-        if (modes_start == self._all_stuck and not any(s_start)
-                and self.all_stuck_holds(g, t_s)):
-            # every interface holds for the whole step: the all-stuck candidate that resolve()
-            # tries first is consistent (|tau_j| <= T_s,j, eq. 19-21) and torques and capacities
-            # are constant, so the chain turns as one rigid body; no slip, e_loss unchanged
-            w_mean = w_start
-            return _new_chain_state((theta_start + (w_mean * step + 0.5 * a_mean * step * step),
-                                     w_mean + a_mean * step, q_start, s_start, modes_start, e_loss_start))
-        theta, w_mean = theta_start, w_start
+        theta_start, w_mean, q_start, s_start, modes_start, e_loss_start = state
+        theta = theta_start
         modes, tau = start or self.resolve(s_start, modes_start, g, t_s, t_c)
-        m, stuck = self.n_interfaces, STUCK
-        all_stuck = True
-        for j in range(m):
-            mode = modes[j]
-            if mode != stuck:
-                all_stuck = False
-                break
-        if all_stuck:                                   # locks at the start of the step
+        if all(mode == STUCK for mode in modes):
+            # every interface holds for the whole step (|tau_j| <= T_s,j, eq. 19-21, with torques
+            # and capacities constant): the bodies turn as one; no slip, e_loss unchanged
             theta += w_mean * step + 0.5 * a_mean * step * step
-            return _new_chain_state((theta, w_mean + a_mean * step, q_start, s_start, tuple(modes), e_loss_start))
+            return ChainState(theta, w_mean + a_mean * step, q_start, s_start, tuple(modes), e_loss_start)
+        m = self.n_interfaces
         s = list(s_start)
         q = list(q_start)
         ke_start = self.kinetic_energy(w_mean, s)
@@ -621,7 +582,7 @@ class FrictionSystem:
             work += torque * (x * d_theta + relative_turn)
         ke_end = self.kinetic_energy(w_mean, s)
         e_loss = e_loss_start + work - (ke_end - ke_start)
-        return _new_chain_state((theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss))
+        return ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
 
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
         """True when every non-stuck interface has a constant torque in its mode."""
