@@ -290,7 +290,7 @@ class FrictionSystem:
             self._mass_free = [0.0] * n_coordinates
             self.j_total = math.inf
         self._input_rows = [self.free_members, *self.g_of_torques]     # step_inputs(): N^T E^T and g's rows
-        self._candidate_sets = [_candidates(k) for k in range(k_interfaces + 1)]   # by number of zero slips
+        self._candidate_sets = [_candidates(k) for k in range(k_interfaces + 1)]   # resolve(): by number of zero slips
         self._static_levers, self._kinetic_levers = (list(x) for x in zip(*(law.levers for law in self.laws)))
         # what resolve() and the phases read of each interface at every step
         self._d_visc = [law.d_visc for law in self.laws]
@@ -322,12 +322,23 @@ class FrictionSystem:
 
     def member_motion(self, state: ChainState) -> list[float]:
         """Member angles E (N theta_mean + K q), then member speeds E (N w_mean + K s), in one
-        list (eq. 7 generalized, class docstring)."""
+        list (with every slip zero, the speeds are E N w_mean alone)."""
         theta, w_mean, q, s, _, _ = state
-        angles = [x * theta + offset for x, offset in zip(self.free_members, matvec(self.k, q))]
-        if not any(s):      # every slip zero: E N w_mean alone (+ 0.0 would turn a -0.0 into 0.0)
-            return angles + [x * w_mean for x in self.free_members]
-        return angles + [x * w_mean + relative for x, relative in zip(self.free_members, matvec(self.k, s))]
+        offsets = matvec(self.k, q)
+        n, free, motion = self.n, self.free_members, []
+        for i in range(n):
+            x, offset = free[i], offsets[i]
+            motion.append(x * theta + offset)
+        if any(s):
+            relative = matvec(self.k, s)
+            for i in range(n):
+                x, relative_speed = free[i], relative[i]
+                motion.append(x * w_mean + relative_speed)
+        else:
+            for i in range(n):
+                x = free[i]
+                motion.append(x * w_mean)
+        return motion
 
     def body_angles(self, state: ChainState) -> list[float]:
         """Member angles E (N theta_mean + K q) (:meth:`member_motion`)."""
@@ -354,8 +365,12 @@ class FrictionSystem:
     def capacities(self, normal_forces):
         """(T_s, T_c) lists of every interface at the given normal forces (the same
         products as :meth:`InterfaceLaw.capacities`)."""
-        return ([lever * f_n for lever, f_n in zip(self._static_levers, normal_forces)],
-                [lever * f_n for lever, f_n in zip(self._kinetic_levers, normal_forces)])
+        static_levers, kinetic_levers, static, kinetic = self._static_levers, self._kinetic_levers, [], []
+        for i in range(self.n_interfaces):
+            f_n, static_lever, kinetic_lever = normal_forces[i], static_levers[i], kinetic_levers[i]
+            static.append(static_lever * f_n)
+            kinetic.append(kinetic_lever * f_n)
+        return static, kinetic
 
     def relative_free_acceleration(self, torques) -> list[float]:
         """g = D J^-1 F: slip accelerations without friction (a list)."""
@@ -416,40 +431,55 @@ class FrictionSystem:
                 tau[j] = direction * self.laws[j].breakaway_torque(t_s[j], t_c[j])
         if not zero:
             return new_modes, tau
-        for assignment in self._candidate_sets[len(zero)]:
-            if any(mode == FORWARD and one_way[j] for j, mode in zip(zero, assignment)):
-                continue                                # a freewheel never breaks away forward
-            trial = list(tau)
+        mm, stuck_mode, forward = self.m, STUCK, FORWARD
+        n_zero = len(zero)
+        for assignment in self._candidate_sets[n_zero]:
             stuck = []
-            for j, mode in zip(zero, assignment):
-                if mode == STUCK:
+            trial = list(tau)
+            allowed = True
+            for i in range(n_zero):
+                j, mode = zero[i], assignment[i]
+                if mode == stuck_mode:
                     stuck.append(j)
-                else:                                   # breaking away at d T_k0
+                elif mode == forward and one_way[j]:
+                    allowed = False                 # a freewheel never breaks away forward
+                    break
+                else:
                     trial[j] = mode * self.laws[j].breakaway_torque(t_s[j], t_c[j])
+            if not allowed:
+                continue
             if stuck:
                 solved = (matvec(self.m_inv, g) if len(stuck) == m          # eq. 19, all stuck: M tau = g
                           else self.stuck_torques(stuck, g, trial))
                 if not self._holds(solved, stuck, t_s):
                     continue
-                for j, torque in zip(stuck, solved):
-                    trial[j] = torque
-            # each one breaking away must accelerate in its direction: d s' = d (g - M tau)_j > 0
-            if any(mode != STUCK and mode * (g[j] - dot(self.m[j], trial)) <= 0.0
-                   for j, mode in zip(zero, assignment)):
-                continue
-            for j, mode in zip(zero, assignment):
-                new_modes[j] = mode
-            if refuted and tuple(new_modes) in refuted:
-                continue
-            return new_modes, trial
+                for i in range(len(stuck)):
+                    trial[stuck[i]] = solved[i]
+            consistent = True
+            for i in range(n_zero):
+                j, mode = zero[i], assignment[i]
+                if mode != stuck_mode:
+                    accel = g[j] - dot(mm[j], trial)
+                    if mode * accel <= 0.0:
+                        consistent = False
+                        break
+            if consistent:
+                for i in range(n_zero):
+                    new_modes[zero[i]] = assignment[i]
+                if refuted and tuple(new_modes) in refuted:
+                    continue
+                return new_modes, trial
         raise StepError(f"no consistent stick/slip assignment for interfaces {zero} (g = {list(g)})")
 
     def _holds(self, torques, interfaces, t_s) -> bool:
         """The hold rule (eq. 20) for the frictions ``torques`` of the stuck ``interfaces``:
         |tau_j| <= T_s,j (1 + _STICK_TOL); a freewheel's only limit is tau_j >= -T_s,j (1 + ...)."""
-        for j, x in zip(interfaces, torques):
-            limit = t_s[j] * _STICK_SLACK
-            if (x < -limit) if self._is_one_way[j] else (abs(x) > limit or limit <= 0.0):
+        one_way, slack = self._is_one_way, _STICK_SLACK
+        for i in range(len(interfaces)):
+            j, x = interfaces[i], torques[i]
+            capacity = t_s[j]
+            limit = capacity * slack
+            if (x < -limit) if one_way[j] else (abs(x) > limit or limit <= 0.0):
                 return False
         return True
 
@@ -501,6 +531,7 @@ class FrictionSystem:
             # and capacities constant): the bodies turn as one; no slip, e_loss unchanged
             theta += w_mean * step + 0.5 * a_mean * step * step
             return ChainState(theta, w_mean + a_mean * step, q_start, s_start, tuple(modes), e_loss_start)
+        m = self.n_interfaces
         s = list(s_start)
         q = list(q_start)
         ke_start = self.kinetic_energy(w_mean, s)
@@ -541,40 +572,55 @@ class FrictionSystem:
                 raise EVENT_BUDGET.exceeded("friction chain", h, _ADVICE)
         # The last phase ended without an event, so its modes still hold at the end of the step.
         # Energy balance with constant torques: dissipated = work of F - change of KE.
+        dq = []
+        for j in range(m):
+            dq.append(q[j] - q_start[j])
         d_theta = theta - theta_start
-        relative = matvec(self.k, [x - x_start for x, x_start in zip(q, q_start)])
-        work = 0.0
-        for torque, x, turn in zip(torques, self.free_members, relative):     # each member's E (N dtheta + K dq)
-            work += torque * (x * d_theta + turn)
+        free, relative, work = self.free_members, matvec(self.k, dq), 0.0
+        for i in range(self.n):                         # work of member i's torque over its rotation
+            torque, x, relative_turn = torques[i], free[i], relative[i]
+            work += torque * (x * d_theta + relative_turn)
         ke_end = self.kinetic_energy(w_mean, s)
         e_loss = e_loss_start + work - (ke_end - ke_start)
         return ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
 
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
         """True when every non-stuck interface has a constant torque in its mode."""
-        for j, mode in enumerate(modes):
-            if mode == STUCK:
+        d_visc, has_stribeck, stuck, free = self._d_visc, self._has_stribeck, STUCK, FREE
+        for j in range(self.n_interfaces):
+            mode = modes[j]
+            if mode == stuck:
                 continue
-            if self._d_visc[j] != 0.0:
+            if d_visc[j] != 0.0:
                 return False
-            if mode != FREE and self._has_stribeck[j] and t_s[j] != t_c[j]:
+            if mode != free and has_stribeck[j] and t_s[j] != t_c[j]:
                 return False
         return True
 
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """Constant friction in every slipping interface: closed-form motion (in place)."""
+        m, stuck, forward, backward = self.n_interfaces, STUCK, FORWARD, BACKWARD
         friction = matvec(self.m, tau)
-        # s' = g - M tau (module docstring, "Decoupling"); 0 while stuck
-        accel = [0.0 if mode == STUCK else g_j - f_j for mode, g_j, f_j in zip(modes, g, friction)]
+        accel = []                  # s' = g - M tau (module docstring, "Decoupling"); 0 while stuck
+        for j in range(m):
+            mode = modes[j]
+            if mode == stuck:
+                accel.append(0.0)
+            else:
+                g_j, friction_j = g[j], friction[j]
+                accel.append(g_j - friction_j)
         dt, event = remaining, -1
-        for j, (mode, a) in enumerate(zip(modes, accel)):
-            if (mode == FORWARD or mode == BACKWARD) and a * mode < 0.0:     # a slip decelerating to zero
-                t_zero = -s[j] / a
+        for j in range(m):
+            mode, a = modes[j], accel[j]
+            if (mode == forward or mode == backward) and a * mode < 0.0:     # a slip decelerating to zero
+                slip = s[j]
+                t_zero = -slip / a
                 if t_zero < dt:
                     dt, event = t_zero, j
-        for j, (mode, a) in enumerate(zip(modes, accel)):
-            if mode != STUCK:
-                slip = s[j]
+        for j in range(m):
+            mode = modes[j]
+            if mode != stuck:
+                slip, a = s[j], accel[j]
                 q[j] += slip * dt + 0.5 * a * dt * dt
                 s[j] = slip + a * dt
         if event < 0:
