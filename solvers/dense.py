@@ -6,9 +6,9 @@ vehicle's constrained mass matrix) are written here.  A matrix is a list of rows
 vector a list of floats.  Measured side by side (``benchmarks/bench_dense.py``): a
 matrix-vector product costs about what numpy's does up to n = 3 (numpy's per-call overhead)
 and grows to 6x at n = 12; a linear solve is 1.4x numpy's at n = 2 and 17x at n = 12.  The
-per-step paths therefore avoid solves (the friction chain's inverses and Schur complements
-are computed once per stuck/slip split), and the element steps cost the same or less than
-with numpy (docs/benchmarks.md).
+per-step paths therefore avoid solves where they can (the friction chain's all-stuck
+frictions are a product with M^-1, formed once), and the element steps cost the same or
+less than with numpy (docs/benchmarks.md).
 
 Method: Gaussian elimination with partial (row) pivoting, the LU factorisation LAPACK's
 ``dgesv`` uses (Golub & Van Loan, *Matrix Computations*, algorithm 3.4.1); results agree

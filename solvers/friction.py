@@ -47,10 +47,9 @@ Nothing here depends on the step size: there is no velocity band and no chatteri
 
 Decisions at the static limit.  One rule decides whether a zero-slip interface holds:
 |tau_j| <= T_s,j (1 + _STICK_TOL) (eq. 20).  :meth:`FrictionChain.resolve` applies it
-to eq. 19, the all-stuck shortcut of :meth:`FrictionChain.advance` to M^-1 g (the same
-formula as resolve's all-stuck candidate), and the stuck-limit event of the ODE path is
-that same inequality along the phase, offset to start from resolve's value (its product
-form of eq. 19 rounds differently).  When the event fires, the stuck friction has just
+to eq. 19 (with every interface stuck: to M^-1 g), and the stuck-limit event of the ODE
+path is that same inequality along the phase, offset to start from resolve's value (its
+product form of eq. 19 rounds differently).  When the event fires, the stuck friction has just
 gone past the limit: the interface breaks away in the direction of the excess (Karnopp,
 eq. 4; eq. 22) without eq. 19 being asked again at that instant, where its rounding
 could say "holds" and keep the stuck phase the event has just ended (that phase then
@@ -85,7 +84,6 @@ import math
 from operator import sub
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import lru_cache, partial
 from typing import NamedTuple
 
 
@@ -212,10 +210,6 @@ class ChainState(NamedTuple):
         return cls(theta, w, tuple(q), tuple(s), tuple(Mode(m) for m in modes), e_loss)
 
 
-_new_chain_state = partial(tuple.__new__, ChainState)   # ChainState from a tuple, no Python-level __new__
-
-
-@lru_cache(maxsize=None)
 def _candidates(k: int) -> tuple[tuple[Mode, ...], ...]:
     """Mode assignments for k zero-slip interfaces, most stuck first."""
     options = (STUCK, FORWARD, BACKWARD)
@@ -295,13 +289,8 @@ class FrictionSystem:
             self.free_members = [0.0] * n_members
             self._mass_free = [0.0] * n_coordinates
             self.j_total = math.inf
-        self._offsets = (None, [])          # (q, K q) of the last state member_motion() saw
-        self._all_hold_of = (None, None, False)     # (g, t_s, all_stuck_holds(g, t_s)) last asked by advance()
         self._input_rows = [self.free_members, *self.g_of_torques]     # step_inputs(): N^T E^T and g's rows
-        self._energy_of = (None, 0.0)       # (the state advance() ended at, its kinetic energy)
-        self._partitions = {}
         self._candidate_sets = [_candidates(k) for k in range(k_interfaces + 1)]   # resolve(): by number of zero slips
-        self._all_stuck = (STUCK,) * k_interfaces
         self._static_levers, self._kinetic_levers = (list(x) for x in zip(*(law.levers for law in self.laws)))
         # what resolve() and the phases read of each interface at every step
         self._d_visc = [law.d_visc for law in self.laws]
@@ -333,13 +322,9 @@ class FrictionSystem:
 
     def member_motion(self, state: ChainState) -> list[float]:
         """Member angles E (N theta_mean + K q), then member speeds E (N w_mean + K s), in one
-        list (K q computed again only when q changes: never while stuck; stuck interfaces add
-        exactly nothing to the speeds)."""
+        list (with every slip zero, the speeds are E N w_mean alone)."""
         theta, w_mean, q, s, _, _ = state
-        known_q, offsets = self._offsets
-        if q is not known_q:
-            offsets = matvec(self.k, q)
-            self._offsets = (q, offsets)
+        offsets = matvec(self.k, q)
         n, free, motion = self.n, self.free_members, []
         for i in range(n):
             x, offset = free[i], offsets[i]
@@ -464,7 +449,7 @@ class FrictionSystem:
             if not allowed:
                 continue
             if stuck:
-                solved = (self._all_stuck_torques(g) if len(stuck) == m
+                solved = (matvec(self.m_inv, g) if len(stuck) == m          # eq. 19, all stuck: M tau = g
                           else self.stuck_torques(stuck, g, trial))
                 if not self._holds(solved, stuck, t_s):
                     continue
@@ -512,38 +497,7 @@ class FrictionSystem:
         a_mean = products.pop(0) / self.j_total          # the first row: N^T E^T
         return a_mean, products                           # the others: g
 
-    def _all_stuck_holds_at(self, g, t_s) -> bool:
-        """:meth:`all_stuck_holds` of a :meth:`step_inputs` record's ``g`` and these ``t_s``,
-        computed once per pair of lists (steps with held inputs pass the same ones again;
-        neither is modified once made)."""
-        known_g, known_t_s, held = self._all_hold_of
-        if g is not known_g or t_s is not known_t_s:
-            held = self.all_stuck_holds(g, t_s)
-            self._all_hold_of = (g, t_s, held)
-        return held
-
-    def all_stuck_holds(self, g, t_s) -> bool:
-        """Every interface holds stuck at the slip accelerations ``g`` (the all-stuck
-        candidate that resolve() tries first is consistent: |tau_j| <= T_s,j, eq. 19-21)."""
-        stuck_torques = self._all_stuck_torques(g)
-        if self.one_way:
-            return self._holds(stuck_torques, range(self.n_interfaces), t_s)
-        if not min(t_s) > 0.0:
-            return False
-        slack = _STICK_SLACK
-        for j in range(self.n_interfaces):
-            torque, capacity = stuck_torques[j], t_s[j]
-            if not abs(torque) <= capacity * slack:
-                return False
-        return True
-
     # ------------------------------------------------------------------ stepping
-    def _all_stuck_torques(self, g):
-        """Eq. 19 with every interface stuck: M tau = g, tau = M^-1 g (one formula for the
-        shortcut in :meth:`advance` and the all-stuck candidate of :meth:`resolve`, so both
-        decide alike to the last bit)."""
-        return matvec(self.m_inv, g)
-
     def step(self, state: ChainState, torques, t_s, t_c, h: float) -> StepResult:
         """Advance ``state`` by ``h`` with constant external torques and capacities;
         the result also lists the stick/slip events inside the step as (time, interface
@@ -560,8 +514,7 @@ class FrictionSystem:
         """The state of :meth:`step` alone (the FMU's per-step call); the events' (time,
         interface) records are appended to ``events`` when a list is given.  ``start``: the (modes, tau)
         that :meth:`friction_torques` gave for this state and these inputs, if known; ``inputs``:
-        :meth:`step_inputs` of ``torques``, if made (then reused, not recomputed, and so is
-        whether every interface holds stuck at them and ``t_s``)."""
+        :meth:`step_inputs` of ``torques``, if made (then reused, not recomputed)."""
         if not 0.0 < h < _INFINITY:
             check_step(h)                               # raises, naming h
         step = h
@@ -570,31 +523,18 @@ class FrictionSystem:
             g = self.relative_free_acceleration(torques)
         else:
             a_mean, g = inputs
-        theta_start, w_start, q_start, s_start, modes_start, e_loss_start = state
-        if (modes_start == self._all_stuck and not any(s_start)
-                and (self.all_stuck_holds(g, t_s) if inputs is None else self._all_stuck_holds_at(g, t_s))):
-            # every interface holds for the whole step: the all-stuck candidate that resolve()
-            # tries first is consistent (|tau_j| <= T_s,j, eq. 19-21) and torques and capacities
-            # are constant, so the chain turns as one rigid body; no slip, e_loss unchanged
-            w_mean = w_start
-            return _new_chain_state((theta_start + (w_mean * step + 0.5 * a_mean * step * step),
-                                     w_mean + a_mean * step, q_start, s_start, modes_start, e_loss_start))
-        theta, w_mean = theta_start, w_start
+        theta_start, w_mean, q_start, s_start, modes_start, e_loss_start = state
+        theta = theta_start
         modes, tau = start or self.resolve(s_start, modes_start, g, t_s, t_c)
-        m, stuck = self.n_interfaces, STUCK
-        all_stuck = True
-        for j in range(m):
-            mode = modes[j]
-            if mode != stuck:
-                all_stuck = False
-                break
-        if all_stuck:                                   # locks at the start of the step
+        if all(mode == STUCK for mode in modes):
+            # every interface holds for the whole step (|tau_j| <= T_s,j, eq. 19-21, with torques
+            # and capacities constant): the bodies turn as one; no slip, e_loss unchanged
             theta += w_mean * step + 0.5 * a_mean * step * step
-            return _new_chain_state((theta, w_mean + a_mean * step, q_start, s_start, tuple(modes), e_loss_start))
+            return ChainState(theta, w_mean + a_mean * step, q_start, s_start, tuple(modes), e_loss_start)
+        m = self.n_interfaces
         s = list(s_start)
         q = list(q_start)
-        known_state, known_energy = self._energy_of
-        ke_start = known_energy if known_state is state else self.kinetic_energy(w_mean, s)
+        ke_start = self.kinetic_energy(w_mean, s)
         t = 0.0
         breaking, refuted = None, ()
         # the budgets' limits at h (solvers.budget), looked up when first needed: most steps
@@ -642,9 +582,7 @@ class FrictionSystem:
             work += torque * (x * d_theta + relative_turn)
         ke_end = self.kinetic_energy(w_mean, s)
         e_loss = e_loss_start + work - (ke_end - ke_start)
-        new_state = _new_chain_state((theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss))
-        self._energy_of = (new_state, ke_end)     # the next step's ke_start, if it starts here
-        return new_state
+        return ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
 
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
         """True when every non-stuck interface has a constant torque in its mode."""
@@ -691,20 +629,17 @@ class FrictionSystem:
         return dt, event
 
     def _partition(self, stuck, slip):
-        """M blocks of a stuck/slipping split, computed once per split: (M_ss^-1,
-        Q = M_ss^-1 M_sk, the Schur complement S = M_kk - M_ks Q, M_ks)."""
-        key = (stuck, slip)
-        if key not in self._partitions:
-            m_kk = submatrix(self.m, slip, slip)
-            if stuck:
-                a_inv = inverse(submatrix(self.m, stuck, stuck))
-                m_ks = submatrix(self.m, slip, stuck)
-                q_stuck = matmul(a_inv, submatrix(self.m, stuck, slip))
-                schur = [list(map(sub, row_kk, row_ksq)) for row_kk, row_ksq in zip(m_kk, matmul(m_ks, q_stuck))]
-                self._partitions[key] = (a_inv, q_stuck, schur, m_ks)
-            else:
-                self._partitions[key] = (None, None, m_kk, None)
-        return self._partitions[key]
+        """M blocks of a stuck/slipping split (eq. 19 solved for the stuck frictions and put
+        into s' = g - M tau): (M_ss^-1, Q = M_ss^-1 M_sk, the Schur complement
+        S = M_kk - M_ks Q, M_ks)."""
+        m_kk = submatrix(self.m, slip, slip)
+        if not stuck:
+            return None, None, m_kk, None
+        a_inv = inverse(submatrix(self.m, stuck, stuck))
+        m_ks = submatrix(self.m, slip, stuck)
+        q_stuck = matmul(a_inv, submatrix(self.m, stuck, slip))
+        schur = [list(map(sub, row_kk, row_ksq)) for row_kk, row_ksq in zip(m_kk, matmul(m_ks, q_stuck))]
+        return a_inv, q_stuck, schur, m_ks
 
     def _advance_ode(self, s, q, modes, tau, g, t_s, t_c, remaining, max_steps):
         """Nonlinear friction in a slipping interface: integrate the slips (in place);
@@ -714,7 +649,7 @@ class FrictionSystem:
         m = self.n_interfaces
         slip = [j for j in range(m) if modes[j] != STUCK]
         stuck = [j for j in range(m) if modes[j] == STUCK]
-        a_inv, q_stuck, schur, m_ks = self._partition(tuple(stuck), tuple(slip))
+        a_inv, q_stuck, schur, m_ks = self._partition(stuck, slip)
         c_slip = [g[j] for j in slip]
         if stuck:
             p_stuck = matvec(a_inv, [g[j] for j in stuck])            # tau_xi = P - Q tau_k  (eq. 19)

@@ -212,14 +212,12 @@ class PlanarVehicle:
         Wt[2][6], Wt[2][8] = 1.0, -p.R         # slip rear
         Wt[3][8] = 1.0                         # rolling rear
         self.Wt = Wt
-        self._cache_key, self._cache_value = None, None
         # the closed-form path (solvers.vehicle_closed_form) is this class's own dynamics; a subclass that
         # changes the coordinates, forces or contacts (systems.catalog.powered_vehicle) takes the
         # generic matrix path of forces()
         cls = type(self)
         self._fast = all(getattr(cls, name) is getattr(PlanarVehicle, name)
                          for name in ("N_COORDINATES", "applied", "capacities", "snap", "forces"))
-        self._fast_cache, self._phase_cache = {}, {}
 
     # ----------------------------------------------------------------- geometry
     def initial_state(self, x=0.0, v=0.0, w_wheel_f=None, w_wheel_r=None, settle=True) -> VehicleState:
@@ -334,20 +332,10 @@ class PlanarVehicle:
         return (mu * normal[0], self.p.delta_roll * normal[0], mu * normal[1], self.p.delta_roll * normal[1])
 
     # ----------------------------------------------------------------- closed-form path
-    def _fast_for(self, modes):
-        """(evaluate, torque, last) of :meth:`_fast_dynamics` for ``modes``, built once per
-        combination of contact modes (None when all four stick)."""
-        entry = self._fast_cache.get(modes)
-        if entry is None:
-            torque, last = [0.0, 0.0], [None, None, None, None]
-            evaluate = self._fast_dynamics(modes, torque, last)
-            entry = self._fast_cache[modes] = (evaluate, torque, last) if evaluate else None
-        return entry
-
     def _fast_dynamics(self, modes, torque, last):
         """``evaluate(t, yy) -> y'`` (y = q, q') for fixed contact modes with the wheel
-        torques ``torque`` = [tau_f, tau_r] (read at every call), which leaves
-        ``last`` = [yy, tangential, static capacities, F_N]: :meth:`forces` of this class in
+        torques ``torque`` = [tau_f, tau_r], which leaves ``last`` = [yy, tangential,
+        static capacities, F_N, ...]: :meth:`forces` of this class in
         scalar closed form (solvers.vehicle_closed_form), or None when all four contacts
         stick (redundant constraints: the minimum-norm multipliers of the generic path)."""
         if all(m == STUCK for m in modes[:4]):
@@ -367,20 +355,12 @@ class PlanarVehicle:
     # ----------------------------------------------------------------- dynamics
     def forces(self, q, qd, tau_f, tau_r, modes, t=0.0) -> Forces:
         """Accelerations and contact forces for fixed contact modes at time ``t``."""
-        key = (tuple(q), tuple(qd), tau_f, tau_r, modes, t)
-        if key == self._cache_key:
-            return self._cache_value
-        fast = self._fast_for(modes) if self._fast else None
-        if fast is not None:
-            evaluate, torque, last = fast
-            torque[0], torque[1] = tau_f, tau_r
-            qdd = evaluate(t, [float(v) for v in key[0] + key[1]])[9:]
-            result = Forces(qdd, last[3], last[1], last[2])
-            self._cache_key, self._cache_value = key, result
-            return result
-        result = self._matrix_forces(q, qd, tau_f, tau_r, modes, t)
-        self._cache_key, self._cache_value = key, result
-        return result
+        last = [None, None, None, None]
+        evaluate = self._fast_dynamics(modes, [tau_f, tau_r], last) if self._fast else None
+        if evaluate is None:
+            return self._matrix_forces(q, qd, tau_f, tau_r, modes, t)
+        qdd = evaluate(t, [float(v) for v in (*q, *qd)])[9:]
+        return Forces(qdd, last[3], last[1], last[2])
 
     def _matrix_forces(self, q, qd, tau_f, tau_r, modes, t) -> Forces:
         """:meth:`forces` by the generic matrix path (minimum-norm multipliers)."""
@@ -545,19 +525,12 @@ class PlanarVehicle:
         """The right-hand side and event functions of one smooth phase (contact modes
         fixed), and ``last`` = [y, tangential, capacities, ...] of the latest evaluation:
         the event functions of the stuck contacts read the forces the integrator's last
-        stage computed at the same point instead of evaluating them again.  The plain
-        vehicle's are built once per combination of modes (its torques are set here)."""
-        fast = self._fast_for(modes) if self._fast else None
-        if fast is not None:
-            entry = self._phase_cache.get(modes)
-            if entry is None:
-                evaluate, torque, last = fast
-                entry = self._phase_cache[modes] = (evaluate, self._event_functions(modes, evaluate, last, True),
-                                                    last, torque)
-            entry[3][0], entry[3][1] = tau_f, tau_r
-            return entry[:3]
-        n = self.N_COORDINATES
+        stage computed at the same point instead of evaluating them again."""
         last = [None, None, None, None, None]
+        evaluate = self._fast_dynamics(modes, [tau_f, tau_r], last) if self._fast else None
+        if evaluate is not None:
+            return evaluate, self._event_functions(modes, evaluate, last, True), last
+        n = self.N_COORDINATES
 
         def rhs(_t, yy):
             f = self.forces(yy[:n], yy[n:], tau_f, tau_r, modes, t0 + _t)

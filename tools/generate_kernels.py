@@ -21,6 +21,13 @@ names C types, inferred from the reference:
 * an element read from a sequence of floats is converted (``float(...)``) so that the
   arithmetic on it is C's.
 
+A reference may write a formula applied to several parts once, as a module-level helper
+(the vehicle's per-wheel blocks).  The helpers a kernel names are inlined at each call
+``a, b = helper(x, y)`` of its functions: the parameters bound by assignments, the body
+copied with its names made unique, the returned values assigned to the call's targets.
+The kernel is then the same straight-line code as a hand expansion (no Python call per
+use), with the same IEEE operations in the same order as the reference's calls.
+
 On C doubles the compiled code does the same IEEE operations in the same order as Python on
 its floats (compiled_modules: gcc -ffp-contract=off; a division by zero still raises), so a
 kernel is bit-identical to its reference (tests/numerics/test_kernels.py).  A kernel refuses to be
@@ -30,18 +37,22 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: kernel module: (reference module, the functions it compiles)
+#: kernel module: (reference module, the functions it compiles, the helpers inlined into them)
 KERNELS = {
-    "solvers/compliance_kernel.py": ("solvers/compliance.py", ("twist", "spring_damper_torque", "spring_energy")),
-    "solvers/dense_kernel.py": ("solvers/dense.py", ("dot", "matvec", "quadratic_form")),
-    "solvers/ode_kernel.py": ("solvers/ode.py", ("_rk_step", "_error_norm")),
-    "solvers/rigid_kernel.py": ("solvers/rigid.py", ("damped_motion",)),
+    "solvers/compliance_kernel.py": ("solvers/compliance.py", ("twist", "spring_damper_torque", "spring_energy"),
+                                     ()),
+    "solvers/dense_kernel.py": ("solvers/dense.py", ("dot", "matvec", "quadratic_form"), ()),
+    "solvers/ode_kernel.py": ("solvers/ode.py", ("_rk_step", "_error_norm"), ()),
+    "solvers/rigid_kernel.py": ("solvers/rigid.py", ("damped_motion",), ()),
     "solvers/vehicle_closed_form_kernel.py": ("solvers/vehicle_closed_form.py",
-                                              ("closed_form_dynamics", "closed_form_snap")),
+                                              ("closed_form_dynamics", "closed_form_snap"),
+                                              ("wheel_joint", "tire_normal_force", "sliding_forces",
+                                               "eliminate_stuck", "stuck_forces")),
 }
 DOUBLE, INT, BINT, LIST, MATH_FUNCTION = "double", "int", "bint", "list", "math function"
 ANNOTATIONS = {"float": DOUBLE, "int": INT, "bool": BINT, "list": LIST}
@@ -241,6 +252,58 @@ class Typed(ast.NodeTransformer):
         return node
 
 
+class Inliner:
+    """Expands the calls ``targets = helper(args)`` of the ``helpers`` ({name: FunctionDef}:
+    positional parameters, one ``return`` as the last statement, no nested function)."""
+
+    def __init__(self, helpers):
+        for name, helper in helpers.items():
+            returns = [node for node in ast.walk(helper) if isinstance(node, ast.Return)]
+            if (returns != helper.body[-1:] or helper.args.vararg or helper.args.kwarg or helper.args.defaults
+                    or helper.args.kwonlyargs or any(isinstance(node, (ast.FunctionDef, ast.Lambda, ast.Global,
+                                                                       ast.Nonlocal)) for node in ast.walk(helper)
+                                                     if node is not helper)):
+                raise ValueError(f"helper {name} cannot be inlined: positional parameters, straight code "
+                                 "and one return at its end only")
+        self.helpers, self.calls = helpers, 0
+
+    def body(self, statements) -> list:
+        """``statements`` with every helper call expanded (in nested blocks too)."""
+        expanded = []
+        for statement in statements:
+            call = statement.value if isinstance(statement, ast.Assign) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in self.helpers:
+                expanded += self.expand(statement.targets, call)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(statement, field, None), list):
+                    setattr(statement, field, self.body(getattr(statement, field)))
+            expanded.append(statement)
+        return expanded
+
+    def expand(self, targets, call) -> list:
+        helper = self.helpers[call.func.id]
+        parameters = [arg.arg for arg in helper.args.args]
+        if call.keywords or len(call.args) != len(parameters):
+            raise ValueError(f"call of helper {call.func.id} needs its {len(parameters)} arguments by position")
+        self.calls += 1
+        local = set(parameters) | {node.id for node in ast.walk(helper)
+                                   if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+        renamed = {name: f"{name}__{self.calls}" for name in local}
+
+        class Rename(ast.NodeTransformer):
+            def visit_Name(self, node):
+                return ast.Name(renamed.get(node.id, node.id), node.ctx)
+
+        body = [statement for statement in helper.body
+                if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))]
+        bound = [ast.Assign([ast.Name(renamed[name], ast.Store())], argument, lineno=0)
+                 for name, argument in zip(parameters, call.args)]
+        copied = [Rename().visit(copy.deepcopy(statement)) for statement in body[:-1]]
+        result = ast.Assign(targets, Rename().visit(copy.deepcopy(body[-1].value)), lineno=0)
+        return bound + copied + [result]
+
+
 def top_level_names(node) -> set:
     """The names a module-level statement binds."""
     if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
@@ -252,12 +315,16 @@ def top_level_names(node) -> set:
             if isinstance(name, ast.Name)}
 
 
-def kernel_source(kernel: str, reference: str, functions) -> str:
-    """The text of the kernel module ``kernel`` compiling ``functions`` of ``reference``."""
+def kernel_source(kernel: str, reference: str, functions, inlined=()) -> str:
+    """The text of the kernel module ``kernel`` compiling ``functions`` of ``reference`` with
+    the helpers ``inlined`` expanded where they are called."""
     module = ast.parse((ROOT / reference).read_text(encoding="utf-8"))
     statements = [node for node in module.body if not isinstance(node, ast.Expr)
                   and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
     defining = {name: node for node in statements for name in top_level_names(node)}
+    inliner = Inliner({name: defining[name] for name in inlined})
+    for name in functions:
+        defining[name].body = inliner.body(defining[name].body)
     needed, wanted = set(), [defining[name] for name in functions]
     while wanted:                                   # the statements the functions use, transitively
         node = wanted.pop()
@@ -274,7 +341,8 @@ def kernel_source(kernel: str, reference: str, functions) -> str:
     name = kernel[:-3].replace("/", ".")
     header = (f'"""Generated by tools/generate_kernels.py from {reference}: do not edit.\n\n'
               f"{', '.join(functions)} of the reference with C types for their locals, compiled\n"
-              f'into the FMUs; uncompiled, this module refuses to be imported and the reference runs."""\n'
+              "into the FMUs; uncompiled, this module refuses to be imported and the reference runs."
+              + (f"\nInlined at their calls: {', '.join(inlined)}." if inlined else "") + '"""\n'
               "from __future__ import annotations\n\nimport cython\n\n"
               "if not cython.compiled:\n"
               f'    raise ImportError("{name} runs compiled only: {reference} runs instead")\n')
@@ -290,8 +358,8 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="only check that the kernels are up to date")
     args = parser.parse_args(argv)
     stale = []
-    for kernel, (reference, functions) in KERNELS.items():
-        text = kernel_source(kernel, reference, functions)
+    for kernel, (reference, functions, inlined) in KERNELS.items():
+        text = kernel_source(kernel, reference, functions, inlined)
         path = ROOT / kernel
         if path.exists() and path.read_text(encoding="utf-8") == text:
             continue

@@ -86,10 +86,8 @@ def test_closed_form_agrees_with_the_generic_matrix_path():
     for model, q, qd in _states(10):
         for modes in MODES:
             model._fast = True
-            model._cache_key = None
             fast = model.forces(q, qd, 150.0, -40.0, modes)
             model._fast = False
-            model._cache_key = None
             generic = model.forces(q, qd, 150.0, -40.0, modes)
             model._fast = True
             for x, y in zip([*fast.qdd, *fast.tangential, *fast.normal, *fast.capacity],
