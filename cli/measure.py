@@ -25,6 +25,7 @@ REPORT_KEYS = {
     "fan": ["vehicle.v", "vehicle.pitch", "vehicle.w_wheel_f", "engine.w", "clutch.w_1"],
     "r3_spring": ["spring.phi_rel", "z.w", "wv.w"],
     "r3_clearance": ["mesh.w_mean", "mesh.w_1", "mesh.w_2", "vehicle.w"],   # w_1, w_2 not pointwise when elastic
+    "automatic_launch": list(reference.AUTOMATIC_LAUNCH_KEYS),
     "planetary_shift": ["gear.w_sun", "gear.w_carrier", "gear.w_ring", "vehicle.w", "gear.tau_fric_c",
                         "gear.tau_fric_b"],
 }
@@ -43,6 +44,8 @@ def reference_of(system: str, t_grid):
         return reference.r3_spring_reference(int(case), t_grid)
     if family == "planetary_shift":
         return reference.planetary_shift_reference(t_grid)
+    if family == "automatic_launch":
+        return reference.automatic_launch_reference(t_grid)
     return reference.r3_clearance_reference(int(case), t_grid)
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from drivetrain_fmu import solvers
 
-from . import backlash, brake, clutch, differential, elasto_backlash, gear, inertia, nonlinear_spring, one_way_clutch
-from . import planetary_gear, shaft, sources, table, torque_converter, vehicle, vehicle_simple
+from . import backlash, brake, clutch, differential, elasto_backlash, gear, inertia, lockup_control, nonlinear_spring
+from . import one_way_clutch, planetary_gear, shaft, sources, table, torque_converter, vehicle, vehicle_simple
 from .shell import element_fmu
 
 
@@ -67,6 +67,7 @@ MODELS = (
     table.SpeedTable,
     sources.SineTorque,
     sources.SpeedDependentTorque,
+    lockup_control.LockupControl,
 )
 ELEMENTS = tuple(element_fmu(model, code_fingerprint) for model in MODELS)
 globals().update((element.__name__, element) for element in ELEMENTS)      # fmus.Clutch: the Clutch FMU

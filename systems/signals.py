@@ -42,6 +42,13 @@ PLOTS = {
                            ("gear.w_ring", "ring"), ("vehicle.w", "vehicle (after the final drive)")]),
         ("torque [N.m]", [("gear.tau_fric_b", "brake on the ring"), ("gear.tau_fric_c", "clutch (sun to carrier)")]),
         (FLAGS, [("gear.locked_b", "brake"), ("gear.locked_c", "clutch")])]),
+    "automatic_launch": ("Automatic launch from stall: torque converter, then lock-up at a speed ratio", [
+        ("speed [rad/s]", [("converter.w_pump", "pump (engine)"), ("converter.w_turbine", "turbine"),
+                           ("vehicle.w", "vehicle (after the gear ratio)")]),
+        ("torque [N.m]", [("converter.tau_fluid_pump", "fluid on the pump (engine load)"),
+                          ("converter.tau_fluid_turbine", "fluid on the turbine (multiplied)"),
+                          ("converter.tau_fric", "lock-up clutch")]),
+        (FLAGS, [("lockup.on", "lock-up applied"), ("converter.locked", "lock-up clutch stuck")])]),
     "msl_friction": ("MSL Friction: motor, clutch, spring and brake", [
         ("speed [rad/s]", [("clutch.w_1", "w motor side (J = 1)"), ("clutch.w_2", "w clutch output (J = 0.05)"),
                            ("brake.w", "w braked body (J = 1)")]),

@@ -16,7 +16,9 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from drivetrain_fmu.fmus import PlanetaryGear
+from drivetrain_fmu.fmus import PlanetaryGear, TorqueConverter
+from drivetrain_fmu.fmus.lockup_control import clamp_force
+from drivetrain_fmu.solvers.fluid_coupling import ConverterTable, fluid_torques
 from drivetrain_fmu.solvers.friction import FrictionChain, InterfaceLaw, Mode
 from drivetrain_fmu.solvers.pwa import Characteristic, OscillatorState, PwaOscillator
 from drivetrain_fmu.solvers.signal import table_points, table_value
@@ -58,12 +60,16 @@ class _FrictionReference:
     theta_mean and w_mean stay 0 without a free motion) and the smooth parts' states.
     ``external(t, phi, w, extra)`` gives the torques on the members and the derivative of
     ``extra`` at member angles ``phi`` and speeds ``w``; ``capacities(t)`` the interfaces'
-    (T_s, T_c) lists; ``breakpoints`` the instants where they have kinks or steps."""
+    (T_s, T_c) lists; ``breakpoints`` the instants where they have kinks or steps.
+    ``switch``, if given, is (condition(t, y), switched(t)): a controller's rule that fires
+    once, where condition(t, y) rises through 0 (a terminal event); switched(t) is told the
+    instant and returns the breakpoints the switch brings (a clamp-force ramp's ends)."""
 
-    def __init__(self, chain, external, capacities, breakpoints):
+    def __init__(self, chain, external, capacities, breakpoints, switch=None):
         self.chain, self.external, self.capacities = chain, external, capacities
         self.breakpoints = sorted(breakpoints)
         self.k = chain.n_interfaces
+        self.switch = switch
 
     def members(self, y):
         """(member angles, member speeds, slips, extra) of state y."""
@@ -136,9 +142,15 @@ class _FrictionReference:
         t, t_end = 0.0, float(t_grid[-1])
         samples = np.full((t_grid.size, y.size), np.nan)
         modes_at = [None] * t_grid.size
+        switch = self.switch
         while t < t_end:
             stop = min([b for b in self.breakpoints if b > t + 1e-12] + [t_end])
             events = self.events_for(modes)
+            if switch is not None:
+                def condition(t, y, *_):
+                    return switch[0](t, y)
+                condition.terminal, condition.direction = True, 1
+                events.append(("switch", condition))
             sol = solve_ivp(self.rhs, (t, stop), y, method="DOP853", rtol=1e-10, atol=1e-10, dense_output=True,
                             events=[e for _, e in events] or None, args=(modes,))
             t_new = float(sol.t[-1])
@@ -149,6 +161,9 @@ class _FrictionReference:
             fired = None
             if sol.status == 1:
                 fired = next(j for (j, _), times in zip(events, sol.t_events) if times.size)
+            if fired == "switch":
+                self.breakpoints = sorted([*self.breakpoints, *switch[1](t_new)])
+                switch, fired = None, None
             modes, s = self.decide(t_new, y, modes, fired)
             y[2 + k:2 + 2 * k] = s
             t = t_new
@@ -232,6 +247,71 @@ def planetary_shift_reference(t_grid) -> Reference:
         # the element's outputs: the clutch's torque as transmitted, the brake's as the housing's on the ring
         signals["gear.tau_fric_c"][i], signals["gear.tau_fric_b"][i] = tau[0], -tau[1]
     return Reference(t_grid, signals)
+
+
+def automatic_launch_reference(t_grid) -> Reference:
+    """The automatic launch (systems/catalog/ssd/automatic_launch.ssd) as one ODE, sampled at
+    ``t_grid``: the TorqueConverter's lock-up clutch (a two-body friction system) with the
+    fluid torques (solvers.fluid_coupling, eq. 3) at the members' speeds, the shaft to the
+    vehicle and the vehicle inertia as smooth forces, integrated from event to event as Z3
+    (_FrictionReference); the lock-up rule (fmus.lockup_control, eq. 1) an event at the exact
+    instant the speed ratio reaches SR_on, the clamp-force ramp (eq. 2) from there."""
+    system = load_system("automatic_launch")
+    values = {name: c.with_defaults() for name, c in system.components.items()}
+    tc_values, lockup, shaft, vehicle = (values[name] for name in ("converter", "lockup", "shaft", "vehicle"))
+    if tc_values["w_turbine_start"] or vehicle["w_start"] or tc_values["locked_start"]:
+        raise ValueError("automatic_launch_reference starts with the turbine and the vehicle at rest, unlocked")
+    converter = TorqueConverter(instance_name="reference", resources=None)
+    for name, value in tc_values.items():
+        setattr(converter, name, value)
+    chain = converter.build_system()
+    table = ConverterTable(*converter._table_values())
+    engine = values["engine_torque"]
+    times, ys = table_points(engine)
+    switched_at = [np.inf]
+
+    def capacities(t):
+        return chain.capacities([clamp_force(lockup["f_on"], lockup["t_ramp"], switched_at[0], t)])
+
+    def external(t, phi, w, extra):
+        """Engine torque and fluid torque on the pump; fluid torque and shaft on the turbine."""
+        phi_v, w_v = extra
+        ratio = shaft["ratio"]
+        tau_shaft = shaft["k"] * (phi[1] / ratio - phi_v) + shaft["d"] * (w[1] / ratio - w_v)
+        f_pump, f_turbine = fluid_torques(table, w[0], w[1])
+        torques = [table_value(times, ys, engine["hold"], t) + f_pump, f_turbine - tau_shaft / ratio]
+        return torques, [w_v, (tau_shaft - vehicle["d_ground"] * w_v) / vehicle["J"]]
+
+    def ratio_reached(t, y):
+        """Eq. 1 of the lock-up rule: w_turbine - SR_on w_pump rises through 0."""
+        _, w, _, _ = model.members(y)
+        return w[1] - lockup["SR_on"] * w[0] if w[0] >= lockup["w_in_min"] else -1.0
+
+    def switched(t):
+        switched_at[0] = t
+        return [t, t + lockup["t_ramp"]]
+
+    model = _FrictionReference(chain, external, capacities, set(times), switch=(ratio_reached, switched))
+    t_grid = np.asarray(t_grid, dtype=float)
+    start = chain.state_from_bodies([tc_values["phi_pump_start"], tc_values["phi_turbine_start"]],
+                                    [tc_values["w_pump_start"], tc_values["w_turbine_start"]])
+    y0 = np.array([start.theta_mean, start.w_mean, *start.q, *start.s, 0.0, 0.0])
+    samples, modes_at = model.solve(y0, (Mode.FREE,), t_grid)
+    signals = {key: np.empty(t_grid.size) for key in AUTOMATIC_LAUNCH_KEYS}
+    for i, (row, modes_i) in enumerate(zip(samples, modes_at)):
+        _, w, _, extra = model.members(row)
+        _, _, tau, _, _ = model.friction(t_grid[i], row, modes_i)
+        f_pump, f_turbine = fluid_torques(table, w[0], w[1])
+        signals["converter.w_pump"][i], signals["converter.w_turbine"][i] = w
+        signals["vehicle.w"][i] = extra[1]
+        signals["converter.tau_fluid_pump"][i], signals["converter.tau_fluid_turbine"][i] = -f_pump, f_turbine
+        signals["converter.tau_fric"][i] = tau[0]
+    return Reference(t_grid, signals)
+
+
+#: what automatic_launch_reference gives
+AUTOMATIC_LAUNCH_KEYS = ("converter.w_pump", "converter.w_turbine", "vehicle.w", "converter.tau_fluid_pump",
+                         "converter.tau_fluid_turbine", "converter.tau_fric")
 
 
 def error_report(result, reference, keys) -> dict:
