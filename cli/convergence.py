@@ -20,7 +20,7 @@ from .errors import PROG, SimulationFailed, UsageError, simulation_failure
 from .measure import REPORT_KEYS
 from .simulation import cosimulate, file_torques, interruptible
 
-#: the width of the signal names' column of `report` and of the convergence check
+#: the least width of the signal names' column of `report` and of the convergence check (longer names widen it)
 SIGNAL_WIDTH = 20
 #: step convergence: each step H is compared with H/2 and H/4 (halving: Richardson's ratio 2)
 HALVINGS = (1, 2, 4)
@@ -106,7 +106,8 @@ def report_convergence(system, args, documented: bool) -> None:
                     raise SimulationFailed(f"at the step {step / k:g} s: {simulation_failure(exc, state['t'])}") from None
             print(f"  ran {label} at {step / k:g} s ({time.monotonic() - started:.1f} s)", file=sys.stderr, flush=True)
         print(f"  step H = {step:g} s (and {step / 2:g}, {step / 4:g} s):")
-        print(f"    {'signal':<{SIGNAL_WIDTH}}{'order p':<10}{'error at H: RMS':<18}max")
+        width = max([SIGNAL_WIDTH, *(len(key) + 2 for key in keys)])
+        print(f"    {'signal':<{width}}{'order p':<10}{'error at H: RMS':<18}max")
         for key in keys:
             m = convergence([r[key] for r in results])
             order = "-" if m["order"] is None else f"{m['order']:.2f}"
@@ -115,7 +116,7 @@ def report_convergence(system, args, documented: bool) -> None:
                          f"d2 {m['differences'][1] / m['range']:.2e}): try a smaller --steps")
             else:
                 shown = f"{m['error'] / m['range']:<18.2e}{m['max error'] / m['range']:.2e}"
-            print(f"    {key:<{SIGNAL_WIDTH}}{order:<10}{shown}")
+            print(f"    {key:<{width}}{order:<10}{shown}")
             rows.append((step, key, "" if m["order"] is None else f"{m['order']:.4g}",
                          *(f"{d / m['range']:.4g}" for d in m["differences"]),
                          "" if m["error"] is None else f"{m['error'] / m['range']:.4g}",

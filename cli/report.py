@@ -100,8 +100,10 @@ def _print_step(step: float, keys: list[str], columns: list[tuple[str, str, dict
     """One step's block of `report`: a column per (configuration, torques, measured), a row
     per signal (max and RMS error / range, or the run's status), the wall times, the
     sentence of each run that is not ok."""
+    width = max([SIGNAL_WIDTH, *(len(key) + 2 for key in keys)])
+
     def line(first: str, cells) -> None:
-        print((f"    {first:<{SIGNAL_WIDTH}}" + "".join(f"{cell:<{COLUMN_WIDTH}}" for cell in cells)).rstrip())
+        print((f"    {first:<{width}}" + "".join(f"{cell:<{COLUMN_WIDTH}}" for cell in cells)).rstrip())
 
     print(f"  step {step:g} s:")
     line("", [configuration for configuration, _, _ in columns])
