@@ -37,16 +37,16 @@ a lossless mesh, which side drives cannot change the bearing loss).  The power L
 dissipates is ``lossPower = tauLoss w_a``.  At ``w_a = 0`` LossyGear decides, like a friction
 element, between rolling forward, rolling backward and staying stuck (its modes Forward,
 Backward, Stuck): it starts forward when ``sa > tauLossMax_p``, backward when ``sa <
-tauLossMin_m``, where, at rest, ``sa`` is the torque flange a would pass on were there no
-loss and tauLossMax_p, tauLossMin_m are tauLoss at ``w = 0+`` and ``0-``; while stuck the
-loss torque takes whatever value in between keeps ``der(w_a) = 0``.  The housing (MSL's
-support flange; ``useSupport = false`` grounds it) takes ``support.tau = -(flange_a.tau +
-flange_b.tau)`` from the gear, by the torque balance of the massless gear.
+tauLossMin_m``, where, at rest, ``sa`` is the loss torque that would keep ``der(w_a) = 0``
+and tauLossMax_p, tauLossMin_m are tauLoss at ``w = 0+`` and ``0-``; while stuck the loss
+torque takes that value.  MSL's support flange (``useSupport = false`` grounds it) carries
+``support.tau = -(flange_a.tau + flange_b.tau)``, the torque balance of the massless gear:
+the torque the housing exerts on the gear; the housing takes its opposite.
 
 Here the two shafts carry the inertias J_1, J_2 and the external torques tau_1, tau_2, and
 the housing is fixed.  With ``tau_a`` the torque the mesh takes from shaft 1 (MSL's
 flange_a.tau) and ``tau_mesh`` the torque it puts on shaft 2 (MSL's -flange_b.tau), w = w_1,
-w_2 = w / ratio, d = +1 rolling forward and -1 backward, (2) is
+w_2 = w / ratio, d = +1 rolling forward and -1 backward, (1) with (2) is
 
     J_1 w'         = tau_1 - tau_a                                             (3, shaft 1)
     J_2 w' / ratio = tau_2 + tau_mesh                                          (4, shaft 2)
