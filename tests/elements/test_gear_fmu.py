@@ -1,5 +1,7 @@
 """Gear FMU driven by fmpy: ideal kinematics, power balance from the outputs, the stuck mode,
-the stop/reverse instant, e_loss against the energy balance, refused parameters and inputs.
+the stop/reverse instant, e_loss against the energy balance, refused parameters and inputs;
+bearing friction: the stop and lock with the support torque and p_loss checked from the
+outputs, MSL's LossyGearDemo3.
 
 Only Gear.fmu is built here (build_fmus.build_all(only=...), about 4 s) rather than the
 session's fmu_dir of every element.  Tolerances as in test_gear_solver.py: one instant to
@@ -205,3 +207,82 @@ def test_fmu_state_replays_a_stop_bit_identically(gear_fmu):
         assert run_on() == first
     finally:
         g.free()
+
+
+@pytest.mark.parametrize("h", [1e-3, 0.021])
+def test_bearing_friction_stops_the_gear_and_the_housing_takes_the_reaction(gear_fmu, h):
+    """eta = 0.8, tau_bf_1 = 0.6, tau_bf_2 = 0.9 N.m, ratio 4, w_1 = 40 rad/s, a motor torque
+    tau_1 = 1 N.m against a load tau_2 = -8 N.m.  Shaft 1 drives (the load seen at shaft 1,
+    -2 N.m, pulls less than the motor plus the inertia gives): w_1' = (eta tau_1 + q -
+    tau_bf_1)/(eta J_1 + J_2/ratio^2) = -2.8/0.1425 rad/s2 by (7), the stop at t* = 40/|w_1'|
+    (w_1 at every point to 1e-12 of w0), then locked: (12) holds q = -2 between -tau_1/eta -
+    tau_bf_2 = -2.15 and tau_bf_1 - eta tau_1 = -0.2.  At every point, from the outputs:
+    angular momentum J_1 a_1 + J_2 a_1/ratio = tau_1 + tau_2 - tau_support, and p_loss =
+    tau_1 w_1 + tau_2 w_2 - (J_1 a_1 w_1 + J_2 a_2 w_2) (the power the shafts lose), to 1e-13
+    of the largest term; locked, the housing takes tau_1 + tau_2 = -7 N.m exactly; at the
+    end e_loss = work + kinetic energy given up, to 1e-12."""
+    ratio, eta, tau_bf_1, tau_bf_2, tau_1, tau_2, w0 = 4.0, 0.8, 0.6, 0.9, 1.0, -8.0, 40.0
+    q, j_r = tau_2 / ratio, J_2 / ratio**2
+    a_1 = (eta * tau_1 + q - tau_bf_1) / (eta * J_1 + j_r)
+    t_stop = -w0 / a_1
+    g = gear(gear_fmu, f"bearing{h}", ratio=ratio, eta=eta, tau_bf_1=tau_bf_1, tau_bf_2=tau_bf_2, w_1_start=w0)
+    try:
+        g.set("tau_1", tau_1)
+        g.set("tau_2", tau_2)
+        ke0, n = 0.5 * (J_1 + j_r) * w0 * w0, 0
+        while n * h < t_stop + 0.2:
+            a, w_1, w_2 = g.get("a_1"), g.get("w_1"), g.get("w_2")
+            support, p_loss = g.get("tau_support"), g.get("p_loss")
+            momentum = J_1 * a + J_2 * a / ratio
+            assert abs(momentum - (tau_1 + tau_2 - support)) <= 1e-13 * max(abs(tau_2), abs(support))
+            power = tau_1 * w_1 + tau_2 * w_2 - (J_1 * a * w_1 + J_2 * (a / ratio) * w_2)
+            assert abs(p_loss - power) <= 1e-13 * max(abs(tau_2 * w_2), abs(J_1 * a * w_1), 1e-300)
+            if n * h < t_stop:
+                assert a == pytest.approx(a_1, rel=1e-14) and not g.get("locked")
+            else:
+                assert g.get("locked") and support == tau_1 + tau_2 and p_loss == 0.0
+            g.do_step(n * h, h)
+            n += 1
+            expected = w0 + a_1 * n * h if n * h < t_stop else 0.0
+            assert g.get("w_1") == pytest.approx(expected, rel=1e-12, abs=1e-12 * w0), n * h
+        assert g.get("w_1") == 0.0 and g.get("locked")
+        travel = g.get("phi_1")
+        assert travel == pytest.approx(0.5 * w0 * t_stop, rel=1e-12)
+        assert g.get("e_loss") == pytest.approx((tau_1 + q) * travel + ke0, rel=1e-12)
+    finally:
+        g.free()
+
+
+def test_msl_lossy_gear_demo3_through_the_fmu(gear_fmu):
+    """MSL 4.0 LossyGearDemo3 (ratio 1, lossTable [0, 0.25, 0.25, 0.625, 2.5], J 0.001 kg.m2 on
+    both shafts at 10 rad/s, tau_1 = 0, tau_2 a step to 1 N.m at 0.5 s, 1 s at its 1 ms
+    interval): w_1 = 10 - 500 t to the stop at 0.02 s (either driving side gives -500
+    rad/s2: the case whose driving side is not obvious), then exactly 0 and locked, also
+    after the step, with the housing taking the load (tau_support = tau_2); e_loss the
+    0.1 J of kinetic energy to 1e-14."""
+    g = Instance(gear_fmu, "demo3", {"J_1": 1e-3, "J_2": 1e-3, "ratio": 1.0, "eta": 0.25, "tau_bf_1": 0.625,
+                                     "tau_bf_2": 2.5, "w_1_start": 10.0})
+    try:
+        h = 1e-3
+        for n in range(1000):
+            tau_2 = 1.0 if n >= 500 else 0.0
+            g.set("tau_2", tau_2)
+            g.do_step(n * h, h)
+            t = (n + 1) * h
+            assert g.get("w_1") == pytest.approx(max(10.0 - 500.0 * t, 0.0), abs=1e-11), t
+            if t >= 0.02:
+                assert g.get("w_1") == 0.0 and g.get("locked") and g.get("tau_support") == tau_2
+        assert g.get("e_loss") == pytest.approx(0.1, rel=1e-14)
+    finally:
+        g.free()
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"tau_bf_1": -1.0}, "tau_bf_1 = -1.0 is outside the allowed range [0, inf)"),
+    ({"eta": 1.0, "tau_bf_1": 1.0, "tau_bf_2": 2.0},
+     "tau_bf_1 = 1.0 N.m and tau_bf_2 = 2.0 N.m must be equal when eta = 1"),
+])
+def test_bad_bearing_friction_fails_initialization_naming_it(gear_fmu, params, message):
+    with pytest.raises(CoSimulationError) as info:
+        gear(gear_fmu, "badbearing", **params)
+    assert message in " ".join(info.value.messages)
