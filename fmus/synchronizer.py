@@ -160,7 +160,9 @@ class Synchronizer(FrictionElement):
     # ------------------------------------------------------------------ parameters
     def cross_check(self):
         problems = []
-        if self.alpha_cone > 0.0 and self.mu > 0.0 and not math.tan(self.alpha_cone) > self.mu:
+        # only within the declared ranges (outside them the range check names the value)
+        in_range = 0.0 < self.alpha_cone <= math.pi / 2 and 0.0 < self.mu < math.inf
+        if in_range and not math.tan(self.alpha_cone) > self.mu:
             problems.append(f"alpha_cone = {self.alpha_cone!r} rad must exceed the friction angle atan(mu) = "
                             f"{math.atan(self.mu)!r} rad of mu = {self.mu!r} (a cone within its friction "
                             f"angle locks itself); allowed range (atan(mu), pi/2]")
