@@ -9,8 +9,13 @@ the clutch disc, reflected); ``shaft``: the shaft with the hub and the sleeve.  
 ``tau_dog`` are the torques the cone and the dogs pass from the gear to the shaft; the slip is
 w_slip = w_gear - w_shaft.
 
-Cone (the textbook synchronizer analysis; Simscape Driveline's Synchronizer block is the same
-cone clutch followed by a dog clutch).  The sleeve pushes the blocker ring onto the gear's cone
+Sources.  The cone torque, the blocking and the release condition are the textbook analysis
+of a cone synchronizer (e.g. Naunheimer et al., Automotive Transmissions, on synchronizers).
+Simscape Driveline's Synchronizer block is the same arrangement: a cone clutch, then a dog
+clutch that locks once the slip is below a speed tolerance and the shift linkage has travelled
+to the teeth; here the slip of a stuck cone is exactly zero, so no tolerance is needed.
+
+Cone.  The sleeve pushes the blocker ring onto the gear's cone
 with the axial force f_sleeve; on a cone of half angle alpha_cone the surface carries the
 normal force f_sleeve / sin(alpha_cone) (axial equilibrium), so the friction at the mean cone
 radius r_cone gives the capacity
@@ -25,10 +30,9 @@ that is after
              / (J_gear + J_shaft)),   J_eff = J_gear J_shaft / (J_gear + J_shaft)     (2)
 (J_eff |w_slip| / T_cone without external torques; J_gear |w_slip| / T_cone when tau_shaft =
 -T_cone sign(w_slip) cancels the cone's torque on the shaft and holds its speed, as a driven
-shaft).  A cone whose angle is below
-its friction angle locks itself and never releases (tan(alpha_cone) <= mu), which no
-synchronizer is designed to do: such parameters are refused, which also bounds (1):
-mu / sin(alpha_cone) < sqrt(1 + mu^2).
+shaft).  A cone whose angle is within its friction angle (tan(alpha_cone) <= mu) locks itself
+and does not release, which no synchronizer is designed to do: such parameters are refused,
+which also bounds (1): mu / sin(alpha_cone) < sqrt(1 + mu^2).
 
 Sleeve travel (``x_engage`` [m], ``m_sleeve`` [kg]).  While the cone slips the blocker ring,
 dragged round by the cone torque, holds the sleeve on its chamfers: the sleeve cannot move
@@ -39,14 +43,18 @@ from where it was blocked, with the speed it had, and the dog teeth are engaged 
 travelled x_engage.  The contract gives the sleeve a force, not a position, and a force only
 says how far the sleeve goes through a mass: m_sleeve (the sleeve with the shift fork and the
 linkage as seen at the sleeve) is the one parameter beyond the contract, and x_engage the
-contract's "sleeve travel to engage".  With the inputs held over a communication step the cone
-of one interface either slips throughout, or holds from the instant t_lock its slip reaches
-zero (or from the start) to the end: its stuck torque M^-1 g is then constant.  The sleeve
-travels over h - t_lock, in closed form by (3), and the dogs are engaged at the end of the step
-when x_sleeve >= x_engage.  Inside the step nothing else changes at that instant: the members
-already turn together on the stuck cone, whose torque the dogs take over.  A cone that slips
+contract's "sleeve travel to engage".  With the inputs held over a communication step, a cone
+(one interface) that is stuck holds to the end of the step: its stuck torque M^-1 g is
+constant and within T_cone when it locked; one that breaks away at the start accelerates away
+from zero slip.  So a cone slipping at the end of a step has blocked the sleeve throughout it,
+and a cone stuck at the end has been stuck since the instant t_lock its slip reached zero (the
+last event of the step) or since the start.  The sleeve travels over h - t_lock, in closed
+form by (3), and the dogs are engaged at the end of the step when x_sleeve >= x_engage.
+Inside the step nothing else changes at the instant they engage: the members already turn
+together on the stuck cone, whose torque the dogs take over.  A cone that slips
 again before the dogs engage (the torques exceed T_cone) blocks the sleeve again where it is
-(its speed 0) until the slip returns to zero.
+(its speed 0; a simplification: the teeth it has reached stop it) until the slip returns to
+zero.
 
 Dogs.  Engaged dogs are a rigid connection: the same interface with an unlimited capacity
 (T_s = T_c = inf), stuck at zero slip, passing the torque
