@@ -10,7 +10,8 @@ from pathlib import Path
 from drivetrain_fmu import solvers
 
 from . import backlash, brake, clutch, differential, elasto_backlash, gear, inertia, lockup_control, nonlinear_spring
-from . import one_way_clutch, planetary_gear, shaft, sources, table, torque_converter, vehicle, vehicle_simple
+from . import one_way_clutch, planetary_gear, shaft, sources, synchronizer, table, torque_converter, vehicle
+from . import vehicle_simple
 from .shell import element_fmu
 
 
@@ -52,6 +53,7 @@ MODELS = (
     planetary_gear.PlanetaryGear,
     differential.Differential,
     torque_converter.TorqueConverter,
+    synchronizer.Synchronizer,
     inertia.Inertia,
     inertia.Engine,
     gear.Gear,
