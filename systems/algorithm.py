@@ -77,17 +77,6 @@ def angle_links(ports: dict, connections, slow) -> list[tuple]:
     return found
 
 
-def _move(moves):
-    """target[target_key] = source[key] for each (source, key, target, target_key) of ``moves``."""
-    for source, key, target, target_key in moves:
-        target[target_key] = source[key]
-
-
-def _call_each(calls):
-    for call in calls:
-        call()
-
-
 class _OwnRate:
     """A port with its own step, ``multiple`` base steps: its inbox (input name -> the value
     the connections gave it last), the sums of its Real inputs over its step, and the writer
@@ -202,9 +191,12 @@ class Algorithm:
     def exchange(self, n: int = 0, first_stage: int = 0):
         """Move the connections at base step ``n`` (its phase), from stage ``first_stage``
         on (1: the values of stage 2 only, when only they can have changed)."""
-        for refreshes, moves, leads, starts, flushes in self.phases[n % self.frame][0][first_stage:]:
-            _call_each(refreshes)
-            _move(moves)
+        program = self.phases[n % self.frame][0]
+        for refreshes, moves, leads, starts, flushes in program[1:] if first_stage else program:
+            for refresh in refreshes:
+                refresh()
+            for source, key, target, target_key in moves:
+                target[target_key] = source[key]
             if leads:
                 for source, key, target, target_key, speeds, speed_key, lag in leads:
                     target[target_key] = source[key] + speeds[speed_key] * lag
@@ -213,7 +205,8 @@ class Algorithm:
                     values[key] = inbox[name]
                 if flush is not None:
                     flush()
-            _call_each(flushes)
+            for flush in flushes:
+                flush()
 
     def connected_values(self) -> list:
         """The values the connections have set, per stage (a port with its own rate: its inbox)."""

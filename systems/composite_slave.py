@@ -193,13 +193,15 @@ class ModelPort:
     (systems.algorithm), driven through the model protocol (fmus.model) only: its readers and
     writers are the model's variables (items of ``vars(model)``, names interned as the
     attributes' own), a reader of a feedthrough output first brings the model's feedthrough
-    outputs up to date, its step is ``take_step`` (Refused, with ``label``, when the model
-    refuses it), its saved state the model's immutable state and its inputs."""
+    outputs up to date (its refresh is the model's ``update_feedthrough``), its step is
+    ``take_step`` (Refused, with ``label``, when the model refuses it), its saved state the
+    model's immutable state and its inputs.  The model's methods a step calls are bound once."""
 
     def __init__(self, label: str, model):
         self.label, self.model = label, model
         self._declared = {v.name: v for v in model.VARIABLES}
         self._input_names = [v.name for v in model.input_variables]
+        self._take_step = model.take_step
 
     def variable(self, name: str) -> Variable | None:
         var = self._declared.get(name)
@@ -207,15 +209,11 @@ class ModelPort:
 
     def reader(self, names):
         through = any(self._declared[name].causality == OUTPUT and self._declared[name].depends for name in names)
-        return vars(self.model), [sys.intern(name) for name in names], self.refresh if through else None
+        return (vars(self.model), [sys.intern(name) for name in names],
+                self.model.update_feedthrough if through else None)
 
     def writer(self, names):
         return vars(self.model), [sys.intern(name) for name in names], self.written
-
-    def refresh(self):
-        """The feedthrough outputs brought up to date, where ``fresh`` says they are stale."""
-        if not self.model.fresh:
-            self.model.update_feedthrough()
 
     def written(self):
         """Inputs were written into the model's variables: its feedthrough outputs are stale."""
@@ -227,7 +225,7 @@ class ModelPort:
         return self.model.stateless and self.model.accepts_step(h)
 
     def step(self, t: float, h: float):
-        problem = self.model.take_step(t, h)
+        problem = self._take_step(t, h)
         if problem is not None:
             raise Refused(self.label, problem)
 
