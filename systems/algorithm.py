@@ -180,8 +180,9 @@ class Algorithm:
                                 [f for name, f in flushes[s] if f is not None]))
             self.phases.append((program, held))
         self._flushes = [f for stage in flushes for _, f in stage if f is not None]
-        self.stepped = [port for name, port in ports.items() if name not in self.own and not port.skips(step)]
-        self._all_stepped = [port for name, port in ports.items() if not port.skips(step)]
+        # the steps taken at every base step (ports with their own rate apart), bound once
+        self._steps = [port.step for name, port in ports.items() if name not in self.own and not port.skips(step)]
+        self._all_steps = [port.step for name, port in ports.items() if not port.skips(step)]
         self._saved_ports = list(ports.values())
 
     def held(self, n: int) -> set:
@@ -215,8 +216,8 @@ class Algorithm:
     def step_all(self, t: float, h: float):
         """Step every port that has something to advance from t over h (an own rate ignored)."""
         self.at = (t, h)
-        for port in self._all_stepped:
-            port.step(t, h)
+        for step in self._all_steps:
+            step(t, h)
 
     def step(self, n: int, t: float, h: float, origin: float = 0.0, extra: float = 0.0):
         """Base step ``n`` from ``t`` (after :meth:`exchange` at ``n``): with iterations,
@@ -228,13 +229,13 @@ class Algorithm:
             return
         self.at = (t, h)
         if not self.own:
-            for port in self.stepped:
-                port.step(t, h)
+            for step in self._steps:
+                step(t, h)
             return
         for own in self.own.values():
             own.collect(n % own.multiple == 0)
-        for port in self.stepped:
-            port.step(t, h)
+        for step in self._steps:
+            step(t, h)
         for own in self.own.values():
             m = own.multiple
             if (n + 1) % m == 0:

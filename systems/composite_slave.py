@@ -594,8 +594,8 @@ class SystemModel:
         for j in range(count):
             n = self._n
             t = start + n * internal_step + self._extra        # _time()
-            algorithm.at = (t, h)
             if j:
+                algorithm.at = (t, h)       # where an exchange that fails is (a step sets it itself)
                 algorithm.exchange(n if internal else 0)
             if whole:
                 algorithm.step(n, t, h, start, self._extra)
@@ -608,15 +608,16 @@ class SystemModel:
             self._due = 2
 
     def _snapshot(self, with_inputs: bool):
-        """The ports' saved states (with their inputs if ``with_inputs``), for _restore."""
-        if with_inputs:
-            return [port.save() for port in self._ports.values()]
-        return [(model.state, None) for model in self._order]       # a port's saved state, inputs kept
+        """(the elements' states, their inputs if ``with_inputs`` else None: kept), for
+        _restore; a state is immutable, so this is all a snapshot copies."""
+        models = self._order
+        return [model.state for model in models], [model.read_inputs(model) for model in models] if with_inputs else None
 
     def _restore(self, snapshot):
         """Put the elements back at the states (and inputs, when saved) of ``snapshot``."""
-        for port, saved in zip(self._ports.values(), snapshot):
-            port.restore(saved)
+        states, inputs = snapshot
+        for i, port in enumerate(self._ports.values()):
+            port.restore((states[i], None if inputs is None else inputs[i]))
 
     # ------------------------------------------------------------------ state
     def record(self) -> dict:
