@@ -366,7 +366,10 @@ class SystemModel:
             for element in through:
                 if not element.fresh:       # every writer of inputs clears it (ModelPort.written, writer)
                     element.update_feedthrough()
-            values = list(map(convert, [attributes[name] for attributes, name in pairs]))
+            values = [attributes[name] for attributes, name in pairs]
+            for i, value in enumerate(values):
+                if type(value) is not convert:      # converted only where not of the type already
+                    values[i] = convert(value)
             for position in own:
                 values.insert(position, model.internal_step)
             return values
@@ -521,7 +524,7 @@ class SystemModel:
         this FMU's time, not a whole number of internal steps, more than STEP_BUDGET)."""
         h = self.internal_step
         expected = self.start_time + self._n * h + self._extra          # _time()
-        if abs(current_time - expected) > 1e-9 * max(abs(expected), step_size, h):
+        if current_time != expected and abs(current_time - expected) > 1e-9 * max(abs(expected), step_size, h):
             return (f"communication point t = {current_time!r} does not continue from the last one "
                     f"(t = {expected!r}): the system FMU counts its internal steps")
         if step_size <= SLIVER * h:           # a host's final remainder (e.g. OMSimulator's 1e-13 s)
