@@ -82,7 +82,11 @@ HOST_VERSIONS = ("3.10", "3.11", "3.12", "3.13")
 DIRECTIVES = {"language_level": "3", "binding": "True", "annotation_typing": "False"}
 #: gcc's flags: CPython's own semantics flags, no contraction of a*b+c into one rounding
 CFLAGS = ("-O2", "-fPIC", "-shared", "-fwrapv", "-fno-strict-aliasing", "-ffp-contract=off")
-STRIP = ("strip", "--strip-unneeded")
+#: strip's command: the symbol tables go (the FMUs' size); with the environment variable
+#: DRIVETRAIN_FMU_SYMBOLS=1 at build time they stay (the same code, its functions named in a
+#: profiler such as callgrind; cached apart: the command is part of the toolchain's key)
+SYMBOLS_VARIABLE = "DRIVETRAIN_FMU_SYMBOLS"
+STRIP = ("strip", "--strip-debug") if os.environ.get(SYMBOLS_VARIABLE) == "1" else ("strip", "--strip-unneeded")
 #: a cached extension module no build has used for this long is removed (every source edit
 #: adds one per changed module: 0.1 to 0.5 MB)
 UNUSED_FOR = 30 * 86400.0
@@ -395,7 +399,8 @@ def _cythonize(name: str, source: Path, text: bytes, folder: Path) -> tuple:
 
 def _gcc(name: str, cythonized: tuple, target: TargetPython, cached: Path) -> None:
     """gcc the C of :func:`_cythonize` against ``target``'s headers into ``cached`` (written
-    under a temporary name, then renamed), stripped of its symbol tables."""
+    under a temporary name, then renamed), stripped (STRIP: of its symbol tables, unless
+    DRIVETRAIN_FMU_SYMBOLS=1)."""
     c_file, source = cythonized
     built = c_file.with_name(f"{name}{target.ext_suffix}")
     _run_tool(name, source, ["gcc", *CFLAGS, f"-I{target.include}", "-o", str(built), str(c_file)])

@@ -90,11 +90,20 @@ def element_code_digest(fmu_dir: Path) -> str:
 
 
 def build(source: Path, out: Path, label: str) -> Path:
-    """``python build_fmus.py --out out`` in the source tree ``source``."""
+    """``python build_fmus.py --out out`` in the source tree ``source``.  Another tree than
+    this one is imported as ``drivetrain_fmu`` from ``source`` itself (a folder of that name
+    linked to it, first on PYTHONPATH): where this tree is installed in editable mode, its
+    finder would otherwise give the other tree's build_fmus.py this tree's element code."""
     print(f"building the {label} FMUs: {source}/build_fmus.py --out {out}", flush=True)
     start = time.perf_counter()
+    env = dict(os.environ)
+    if source.resolve() != ROOT:
+        imports = source.parent / "import_root"
+        imports.mkdir(exist_ok=True)
+        (imports / "drivetrain_fmu").symlink_to(source.resolve(), target_is_directory=True)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(imports), env.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, str(source / "build_fmus.py"), "--out", str(out)], cwd=source,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"the {label} build failed:\n{(done.stdout + done.stderr)[-3000:]}")
     print(f"  built {len(list(out.glob('*.fmu')))} FMUs in {time.perf_counter() - start:.0f} s", flush=True)

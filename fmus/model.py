@@ -121,9 +121,8 @@ class Model:
         self.state = None
         #: the start time of the experiment (a model with a law of time needs it)
         self.start_time = 0.0
-        #: True when the prepared record must be made again whatever the inputs (parameters
-        #: or values set by assign or restore)
-        self.dirty = True
+        #: the prepared record and the inputs it was made at; None: it must be made again
+        #: whatever the inputs (parameters or values set by assign or restore)
         self._prepared = None
         self._prepared_inputs = None
         #: True while the feedthrough outputs (and what the feedthrough kept on the model) are
@@ -213,7 +212,7 @@ class Model:
         """Write parameters and inputs (name -> value)."""
         for name, value in values.items():
             setattr(self, name, value)
-        self.dirty = True
+        self._prepared_inputs = None
 
     def checked_variables(self):
         """Parameters and inputs whose range is checked: those in use at the counts of
@@ -232,7 +231,7 @@ class Model:
         """Check the parameters, build the initial state and its outputs; the parameters
         are fixed from here on."""
         self.state = self._build()
-        self.dirty, self.fresh = True, False
+        self._prepared_inputs, self.fresh = None, False
         self.outputs()
 
     def _build(self):
@@ -276,24 +275,23 @@ class Model:
     def prepared(self, inputs=None):
         """``prepare`` at the current inputs (``inputs``: those ``read_inputs`` gives, if read
         already), made again when an input changes (compared by value: an input may be
-        written as an attribute) or ``dirty``; a new record makes ``fresh`` false."""
+        written as an attribute) or when none is (``_prepared_inputs`` None after parameters
+        or values were set); a new record makes ``fresh`` false."""
         if inputs is None:
             inputs = self.read_inputs(self)
-        if self.dirty or inputs != self._prepared_inputs:
+        if inputs != self._prepared_inputs:
             self._prepared = self.prepare(inputs)
             self._prepared_inputs = inputs
-            self.dirty = self.fresh = False
+            self.fresh = False
         return self._prepared
 
     def update_feedthrough(self):
         """The feedthrough outputs at the current state and inputs, into their attributes
         (before initialization they stay 0); ArithmeticError naming a non-finite one."""
-        inputs = self.read_inputs(self)
-        if self.fresh and not self.dirty and inputs == self._prepared_inputs:
-            return
         if self.state is None:
             return
-        prepared = self.prepared(inputs)
+        inputs = self.read_inputs(self)
+        prepared = self._prepared if inputs == self._prepared_inputs else self.prepared(inputs)
         if not self.fresh:
             values = self.feedthrough(prepared)
             if not all_finite_screen(values.values()):
@@ -318,8 +316,7 @@ class Model:
         if problem is not None:
             return f"input {problem}; step from t = {t} refused"
         try:
-            new_state = self.step(t, h, self._prepared if not self.dirty and inputs == self._prepared_inputs
-                                  else self.prepared(inputs))
+            new_state = self.step(t, h, self._prepared if inputs == self._prepared_inputs else self.prepared(inputs))
         except (SolverError, ArithmeticError, ValueError) as exc:     # a step the model cannot take
             return f"step from t = {t} with h = {h} refused: {exc}"
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
@@ -390,7 +387,7 @@ class Model:
         before = dict(self.__dict__)
         try:
             self.__dict__.update(saved["variables"])
-            self.dirty, self.fresh = True, False
+            self._prepared_inputs, self.fresh = None, False
             if saved["state"] is None:
                 self.state = None
                 self.__dict__.update((v.name, ZERO[v.type]) for v in self.VARIABLES

@@ -77,17 +77,6 @@ def angle_links(ports: dict, connections, slow) -> list[tuple]:
     return found
 
 
-def _move(moves):
-    """target[target_key] = source[key] for each (source, key, target, target_key) of ``moves``."""
-    for source, key, target, target_key in moves:
-        target[target_key] = source[key]
-
-
-def _call_each(calls):
-    for call in calls:
-        call()
-
-
 class _OwnRate:
     """A port with its own step, ``multiple`` base steps: its inbox (input name -> the value
     the connections gave it last), the sums of its Real inputs over its step, and the writer
@@ -191,8 +180,9 @@ class Algorithm:
                                 [f for name, f in flushes[s] if f is not None]))
             self.phases.append((program, held))
         self._flushes = [f for stage in flushes for _, f in stage if f is not None]
-        self.stepped = [port for name, port in ports.items() if name not in self.own and not port.skips(step)]
-        self._all_stepped = [port for name, port in ports.items() if not port.skips(step)]
+        # the steps taken at every base step (ports with their own rate apart), bound once
+        self._steps = [port.step for name, port in ports.items() if name not in self.own and not port.skips(step)]
+        self._all_steps = [port.step for name, port in ports.items() if not port.skips(step)]
         self._saved_ports = list(ports.values())
 
     def held(self, n: int) -> set:
@@ -202,9 +192,12 @@ class Algorithm:
     def exchange(self, n: int = 0, first_stage: int = 0):
         """Move the connections at base step ``n`` (its phase), from stage ``first_stage``
         on (1: the values of stage 2 only, when only they can have changed)."""
-        for refreshes, moves, leads, starts, flushes in self.phases[n % self.frame][0][first_stage:]:
-            _call_each(refreshes)
-            _move(moves)
+        program = self.phases[n % self.frame][0]
+        for refreshes, moves, leads, starts, flushes in program[1:] if first_stage else program:
+            for refresh in refreshes:
+                refresh()
+            for source, key, target, target_key in moves:
+                target[target_key] = source[key]
             if leads:
                 for source, key, target, target_key, speeds, speed_key, lag in leads:
                     target[target_key] = source[key] + speeds[speed_key] * lag
@@ -213,7 +206,8 @@ class Algorithm:
                     values[key] = inbox[name]
                 if flush is not None:
                     flush()
-            _call_each(flushes)
+            for flush in flushes:
+                flush()
 
     def connected_values(self) -> list:
         """The values the connections have set, per stage (a port with its own rate: its inbox)."""
@@ -222,8 +216,8 @@ class Algorithm:
     def step_all(self, t: float, h: float):
         """Step every port that has something to advance from t over h (an own rate ignored)."""
         self.at = (t, h)
-        for port in self._all_stepped:
-            port.step(t, h)
+        for step in self._all_steps:
+            step(t, h)
 
     def step(self, n: int, t: float, h: float, origin: float = 0.0, extra: float = 0.0):
         """Base step ``n`` from ``t`` (after :meth:`exchange` at ``n``): with iterations,
@@ -235,13 +229,13 @@ class Algorithm:
             return
         self.at = (t, h)
         if not self.own:
-            for port in self.stepped:
-                port.step(t, h)
+            for step in self._steps:
+                step(t, h)
             return
         for own in self.own.values():
             own.collect(n % own.multiple == 0)
-        for port in self.stepped:
-            port.step(t, h)
+        for step in self._steps:
+            step(t, h)
         for own in self.own.values():
             m = own.multiple
             if (n + 1) % m == 0:

@@ -193,13 +193,15 @@ class ModelPort:
     (systems.algorithm), driven through the model protocol (fmus.model) only: its readers and
     writers are the model's variables (items of ``vars(model)``, names interned as the
     attributes' own), a reader of a feedthrough output first brings the model's feedthrough
-    outputs up to date, its step is ``take_step`` (Refused, with ``label``, when the model
-    refuses it), its saved state the model's immutable state and its inputs."""
+    outputs up to date (its refresh is the model's ``update_feedthrough``), its step is
+    ``take_step`` (Refused, with ``label``, when the model refuses it), its saved state the
+    model's immutable state and its inputs.  The model's methods a step calls are bound once."""
 
     def __init__(self, label: str, model):
         self.label, self.model = label, model
         self._declared = {v.name: v for v in model.VARIABLES}
         self._input_names = [v.name for v in model.input_variables]
+        self._take_step = model.take_step
 
     def variable(self, name: str) -> Variable | None:
         var = self._declared.get(name)
@@ -207,15 +209,11 @@ class ModelPort:
 
     def reader(self, names):
         through = any(self._declared[name].causality == OUTPUT and self._declared[name].depends for name in names)
-        return vars(self.model), [sys.intern(name) for name in names], self.refresh if through else None
+        return (vars(self.model), [sys.intern(name) for name in names],
+                self.model.update_feedthrough if through else None)
 
     def writer(self, names):
         return vars(self.model), [sys.intern(name) for name in names], self.written
-
-    def refresh(self):
-        """The feedthrough outputs brought up to date, where ``fresh`` says they are stale."""
-        if not self.model.fresh:
-            self.model.update_feedthrough()
 
     def written(self):
         """Inputs were written into the model's variables: its feedthrough outputs are stale."""
@@ -227,7 +225,7 @@ class ModelPort:
         return self.model.stateless and self.model.accepts_step(h)
 
     def step(self, t: float, h: float):
-        problem = self.model.take_step(t, h)
+        problem = self._take_step(t, h)
         if problem is not None:
             raise Refused(self.label, problem)
 
@@ -368,7 +366,10 @@ class SystemModel:
             for element in through:
                 if not element.fresh:       # every writer of inputs clears it (ModelPort.written, writer)
                     element.update_feedthrough()
-            values = list(map(convert, [attributes[name] for attributes, name in pairs]))
+            values = [attributes[name] for attributes, name in pairs]
+            for i, value in enumerate(values):
+                if type(value) is not convert:      # converted only where not of the type already
+                    values[i] = convert(value)
             for position in own:
                 values.insert(position, model.internal_step)
             return values
@@ -523,7 +524,7 @@ class SystemModel:
         this FMU's time, not a whole number of internal steps, more than STEP_BUDGET)."""
         h = self.internal_step
         expected = self.start_time + self._n * h + self._extra          # _time()
-        if abs(current_time - expected) > 1e-9 * max(abs(expected), step_size, h):
+        if current_time != expected and abs(current_time - expected) > 1e-9 * max(abs(expected), step_size, h):
             return (f"communication point t = {current_time!r} does not continue from the last one "
                     f"(t = {expected!r}): the system FMU counts its internal steps")
         if step_size <= SLIVER * h:           # a host's final remainder (e.g. OMSimulator's 1e-13 s)
@@ -596,8 +597,8 @@ class SystemModel:
         for j in range(count):
             n = self._n
             t = start + n * internal_step + self._extra        # _time()
-            algorithm.at = (t, h)
             if j:
+                algorithm.at = (t, h)       # where an exchange that fails is (a step sets it itself)
                 algorithm.exchange(n if internal else 0)
             if whole:
                 algorithm.step(n, t, h, start, self._extra)
@@ -610,15 +611,16 @@ class SystemModel:
             self._due = 2
 
     def _snapshot(self, with_inputs: bool):
-        """The ports' saved states (with their inputs if ``with_inputs``), for _restore."""
-        if with_inputs:
-            return [port.save() for port in self._ports.values()]
-        return [(model.state, None) for model in self._order]       # a port's saved state, inputs kept
+        """(the elements' states, their inputs if ``with_inputs`` else None: kept), for
+        _restore; a state is immutable, so this is all a snapshot copies."""
+        models = self._order
+        return [model.state for model in models], [model.read_inputs(model) for model in models] if with_inputs else None
 
     def _restore(self, snapshot):
         """Put the elements back at the states (and inputs, when saved) of ``snapshot``."""
-        for port, saved in zip(self._ports.values(), snapshot):
-            port.restore(saved)
+        states, inputs = snapshot
+        for i, port in enumerate(self._ports.values()):
+            port.restore((states[i], None if inputs is None else inputs[i]))
 
     # ------------------------------------------------------------------ state
     def record(self) -> dict:
