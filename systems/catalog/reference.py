@@ -202,6 +202,23 @@ def z3_reference(t_grid) -> Reference:
     return Reference(t_grid, signals)
 
 
+def _element_model(element, values: dict):
+    """The model of ``element`` (an FMU class of fmus) with a component's parameter values set."""
+    model = element(instance_name="reference", resources=None)
+    for name, value in values.items():
+        setattr(model, name, value)
+    return model
+
+
+def _shaft_to_inertia(shaft: dict, vehicle: dict, phi: float, w: float, extra):
+    """(the Shaft's torque on its body 2 side, d/dt of (phi_v, w_v)): a Shaft from a member at
+    ``phi``, ``w`` through its ratio to the vehicle Inertia whose (phi_v, w_v) is ``extra``."""
+    phi_v, w_v = extra
+    ratio = shaft["ratio"]
+    tau_shaft = shaft["k"] * (phi / ratio - phi_v) + shaft["d"] * (w / ratio - w_v)
+    return tau_shaft, [w_v, (tau_shaft - vehicle["d_ground"] * w_v) / vehicle["J"]]
+
+
 def planetary_shift_reference(t_grid) -> Reference:
     """The planetary upshift (systems/catalog/ssd/planetary_shift.ssd) as one ODE, sampled at
     ``t_grid``: the PlanetaryGear's friction system (its two interfaces fix both
@@ -212,10 +229,7 @@ def planetary_shift_reference(t_grid) -> Reference:
     gear_values, shaft, vehicle = values["gear"], values["shaft"], values["vehicle"]
     if gear_values["w_carrier_start"] or gear_values["w_ring_start"] or vehicle["w_start"]:
         raise ValueError("planetary_shift_reference starts at rest")
-    gear = PlanetaryGear(instance_name="reference", resources=None)
-    for name, value in gear_values.items():
-        setattr(gear, name, value)
-    chain = gear.build_system()
+    chain = _element_model(PlanetaryGear, gear_values).build_system()
     tables = {name: (*table_points(values[name]), values[name]["hold"])
               for name in ("engine_torque", "brake_force", "clutch_force")}
 
@@ -228,11 +242,8 @@ def planetary_shift_reference(t_grid) -> Reference:
 
     def external(t, phi, w, extra):
         """Engine torque on the sun, the shaft from the carrier to the vehicle inertia."""
-        phi_v, w_v = extra
-        ratio = shaft["ratio"]
-        tau_shaft = shaft["k"] * (phi[1] / ratio - phi_v) + shaft["d"] * (w[1] / ratio - w_v)
-        torques = [table("engine_torque", t), -tau_shaft / ratio, 0.0]
-        return torques, [w_v, (tau_shaft - vehicle["d_ground"] * w_v) / vehicle["J"]]
+        tau_shaft, d_extra = _shaft_to_inertia(shaft, vehicle, phi[1], w[1], extra)
+        return [table("engine_torque", t), -tau_shaft / shaft["ratio"], 0.0], d_extra
 
     model = _FrictionReference(chain, external, capacities, {t for times, _, _ in tables.values() for t in times})
     t_grid = np.asarray(t_grid, dtype=float)
@@ -261,9 +272,7 @@ def automatic_launch_reference(t_grid) -> Reference:
     tc_values, lockup, shaft, vehicle = (values[name] for name in ("converter", "lockup", "shaft", "vehicle"))
     if tc_values["w_turbine_start"] or vehicle["w_start"] or tc_values["locked_start"]:
         raise ValueError("automatic_launch_reference starts with the turbine and the vehicle at rest, unlocked")
-    converter = TorqueConverter(instance_name="reference", resources=None)
-    for name, value in tc_values.items():
-        setattr(converter, name, value)
+    converter = _element_model(TorqueConverter, tc_values)
     chain = converter.build_system()
     table = ConverterTable(*converter._table_values())
     engine = values["engine_torque"]
@@ -275,12 +284,9 @@ def automatic_launch_reference(t_grid) -> Reference:
 
     def external(t, phi, w, extra):
         """Engine torque and fluid torque on the pump; fluid torque and shaft on the turbine."""
-        phi_v, w_v = extra
-        ratio = shaft["ratio"]
-        tau_shaft = shaft["k"] * (phi[1] / ratio - phi_v) + shaft["d"] * (w[1] / ratio - w_v)
+        tau_shaft, d_extra = _shaft_to_inertia(shaft, vehicle, phi[1], w[1], extra)
         f_pump, f_turbine = fluid_torques(table, w[0], w[1])
-        torques = [table_value(times, ys, engine["hold"], t) + f_pump, f_turbine - tau_shaft / ratio]
-        return torques, [w_v, (tau_shaft - vehicle["d_ground"] * w_v) / vehicle["J"]]
+        return [table_value(times, ys, engine["hold"], t) + f_pump, f_turbine - tau_shaft / shaft["ratio"]], d_extra
 
     def ratio_reached(t, y):
         """Eq. 1 of the lock-up rule: w_turbine - SR_on w_pump rises through 0."""
