@@ -334,12 +334,12 @@ class FrictionChainElement(FrictionElement):
         self._heat_flow_outputs = [f"p_heat{tag}" for tag in tags]
         temperatures = tuple(float(getattr(self, f"T_th{tag}_start")) for tag in tags)
         heat = (0.0,) * len(tags)
-        if not self._thermal:       # constant outputs: set once
-            for (temperature_name, heat_name), flow_name, temperature in zip(
-                    self._temperature_outputs, self._heat_flow_outputs, temperatures):
+        # the heat flows of the clutches not in use, and of all without the thermal model: 0
+        self._open_outputs.update((f"p_heat{tag}", 0.0) for tag in self.TAGS)
+        if not self._thermal:       # constant state outputs: set once
+            for (temperature_name, heat_name), temperature in zip(self._temperature_outputs, temperatures):
                 setattr(self, temperature_name, temperature)
                 setattr(self, heat_name, 0.0)
-                setattr(self, flow_name, 0.0)
         return ThermalChainState(chain_state, temperatures, heat)
 
     def decode_state(self, data):
