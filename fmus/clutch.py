@@ -6,6 +6,11 @@ and body j+1 with capacity T_s = mu_s r_eff n_surfaces f_n (static) and
 T_c = mu_k r_eff n_surfaces f_n (kinetic) and the Stribeck law of eq. 2.
 ``tau_fric`` is the torque an interface transmits from body j to body j+1
 (acts -tau_fric on body j, +tau_fric on body j+1); ``w_slip = w_j - w_(j+1)``.
+
+The three have an optional thermal model (solvers.thermal; :class:`FrictionChainElement`):
+a temperature per interface, heated by its dissipation and cooled to ``T_amb``, on which
+both friction coefficients depend linearly.  The other friction elements (Brake,
+OneWayClutch, PlanetaryGear, Differential, TorqueConverter) have none.
 """
 from __future__ import annotations
 
