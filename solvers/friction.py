@@ -76,10 +76,11 @@ among the interfaces.  In an analytic phase a slipping interface's friction is c
 it dissipates exactly tau_j dq_j (dq_j its relative turn over the phase; a stuck one
 nothing).  In an ODE phase friction dissipates, by the relative motion's energy balance
 (d/dt s^T M^-1 s / 2 = (M^-1 g)^T s - tau^T s), (M^-1 g)^T dq - the change of
-s^T M^-1 s / 2: all of it in the slipping interface when one slips; among several slipping
-ones in proportion to Simpson's rule for the integral of tau_j s_j, with the mid-phase slip
-from the cubic Hermite interpolant of q_j (its values and slopes at both ends): a quadrature,
-normalised to the exact phase total.  The parts of a step are then scaled to sum to the
+s^T M^-1 s / 2; a slipping interface of constant friction takes its exact tau_j dq_j of
+it, and the rest goes to the one of nonlinear friction (Stribeck, viscous) when one slips;
+among several, in proportion to Simpson's rule for the integral of tau_j s_j, with the
+mid-phase slip from the cubic Hermite interpolant of q_j (its values and slopes at both
+ends): a quadrature, normalised to their exact total.  The parts of a step are then scaled to sum to the
 step's increment of e_loss (they differ from it by rounding only; all zero, it is shared
 equally), so that the interfaces' energies add up to e_loss.
 
@@ -615,20 +616,30 @@ class FrictionSystem:
 
     def _ode_phase_losses(self, losses, modes, t_s, t_c, relative_work, q0, s0, q1, s1, dt):
         """Add an ODE phase's dissipation to ``losses`` (module docstring, "Dissipation per
-        interface"): the phase's energy balance in the relative motion, split among its
-        slipping interfaces by Simpson's rule when there are several."""
+        interface"): tau_j dq_j of each slipping interface of constant friction, the rest of
+        the phase's energy balance in the relative motion to the one of nonlinear friction,
+        or split among several of them by Simpson's rule."""
         slipping = [j for j in range(self.n_interfaces) if modes[j] != STUCK]
         if dt <= 0.0 or not slipping:
             return
         dq = [q1[j] - q0[j] for j in range(self.n_interfaces)]
         # d/dt (s^T M^-1 s / 2) = (M^-1 g)^T s - tau^T s: what friction dissipated in the phase
         kinetic = 0.5 * (quadratic_form(self.m_inv, s1) - quadratic_form(self.m_inv, s0))
-        total = dot(relative_work, dq) - kinetic
-        if len(slipping) == 1:
-            losses[slipping[0]] += total
+        remainder = dot(relative_work, dq) - kinetic
+        nonlinear = []
+        for j in slipping:          # a constant friction (as in _phase_is_analytic): tau_j dq_j exactly
+            mode, law = modes[j], self.laws[j]
+            if law.d_visc == 0.0 and (mode == FREE or not self._has_stribeck[j] or t_s[j] == t_c[j]):
+                part = (law.slipping_torque(s0[j], int(mode), t_s[j], t_c[j]) if mode != FREE else 0.0) * dq[j]
+                losses[j] += part
+                remainder -= part
+            else:
+                nonlinear.append(j)
+        if len(nonlinear) == 1:
+            losses[nonlinear[0]] += remainder
             return
         shares = []
-        for j in slipping:
+        for j in nonlinear:
             mode, law = modes[j], self.laws[j]
             direction = int(mode) if mode != FREE else 0
             # the slip at mid-phase from the cubic Hermite interpolant of q_j (q_j, s_j at both ends)
@@ -636,8 +647,8 @@ class FrictionSystem:
             power = [(law.slipping_torque(x, direction, t_s[j], t_c[j]) if direction else law.d_visc * x) * x
                      for x in (s0[j], s_mid, s1[j])]
             shares.append(max(0.0, dt / 6.0 * (power[0] + 4.0 * power[1] + power[2])))
-        _share(shares, total)
-        for j, share in zip(slipping, shares):
+        _share(shares, remainder)
+        for j, share in zip(nonlinear, shares):
             losses[j] += share
 
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:

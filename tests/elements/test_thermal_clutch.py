@@ -140,16 +140,17 @@ def test_after_a_long_cool_down_everything_has_been_transferred():
     assert clutch.e_heat_a + clutch.e_heat_b == pytest.approx(clutch.e_loss + initial, rel=1e-9)
 
 
-@pytest.mark.parametrize("w_stribeck", [0.0, 5.0], ids=["coulomb", "stribeck"])
+@pytest.mark.parametrize("w_stribeck", [(0.0, 0.0), (5.0, 5.0), (0.0, 5.0)], ids=["coulomb", "stribeck", "mixed"])
 def test_each_clutch_is_heated_by_its_own_dissipation(w_stribeck):
     """Both clutches slipping at held slips (external torques balance the frictions read
     from the element, so the speeds stay constant: w_slip_a = 30, w_slip_b = 20 rad/s): each
     dissipates tau_j w_slip_j, so with G = 0 its temperature rises by tau_j w_slip_j t / C_j.
     Coulomb: analytic phases (tau_j dq_j); Stribeck: ODE phases with two slipping clutches
-    (the Simpson split of the phase's energy balance).  1e-9 relative (measured: at most
+    (the Simpson split of the phase's energy balance); mixed (a Coulomb, b Stribeck): ODE
+    phases, a takes tau_a dq_a, b the rest of the balance.  1e-9 relative (measured: at most
     2.8e-13); the slips stay at their start values exactly."""
-    clutch = make(DualClutch, w_1_start=50.0, w_2_start=20.0, w_3_start=0.0, w_stribeck_a=w_stribeck,
-                  w_stribeck_b=w_stribeck, thermal=True, G_th_a=0.0, G_th_b=0.0, C_th_a=50.0, C_th_b=80.0)
+    clutch = make(DualClutch, w_1_start=50.0, w_2_start=20.0, w_3_start=0.0, w_stribeck_a=w_stribeck[0],
+                  w_stribeck_b=w_stribeck[1], thermal=True, G_th_a=0.0, G_th_b=0.0, C_th_a=50.0, C_th_b=80.0)
     clutch.assign({"f_n_a": 1000.0, "f_n_b": 2000.0})
     torques = feedthrough(clutch)
     tau_a, tau_b = torques["tau_fric_a"], torques["tau_fric_b"]
