@@ -6,13 +6,25 @@ and body j+1 with capacity T_s = mu_s r_eff n_surfaces f_n (static) and
 T_c = mu_k r_eff n_surfaces f_n (kinetic) and the Stribeck law of eq. 2.
 ``tau_fric`` is the torque an interface transmits from body j to body j+1
 (acts -tau_fric on body j, +tau_fric on body j+1); ``w_slip = w_j - w_(j+1)``.
+
+The three have an optional thermal model (solvers.thermal; :class:`FrictionChainElement`):
+a temperature per interface, heated by its dissipation and cooled to ``T_amb``, on which
+both friction coefficients depend linearly.  The other friction elements (Brake,
+OneWayClutch, PlanetaryGear, Differential, TorqueConverter) have none.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from drivetrain_fmu.solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
+from drivetrain_fmu.solvers.thermal import InterfaceHeat
 
 from .model import Model, items_getter
 from .variables import BOOLEAN, INTEGER, Family, inertia, input_, output, parameter
+
+#: the thermal model's defaults: a clutch pack of about 1 kg of steel (460 J/(kg.K)), a
+#: conductance of a dry clutch in its bell housing, 20 degC; c_mu_T = 0: no dependence
+_HEAT = dict(C_th=500.0, G_th=10.0, T_start=293.15, T_ref=293.15, c_mu_T=0.0)
 
 
 def interface_variables(tag: str, label: str, law: dict, locked_start: bool = False, family=None):
@@ -94,7 +106,39 @@ def chain_variables(n: int, tags: list[str], labels: list[str], inertias, law: d
         output("p_loss", "W", "power dissipated by friction", depends=[f"f_n{t}" for t in tags]),
         output("e_loss", "J", "energy dissipated by friction since the start"),
     ]
+    # the thermal model (solvers.thermal), declared last so that the variables above keep
+    # their value references
+    variables += [
+        parameter("thermal", None, "integrate the clutch temperatures and let friction depend on them "
+                  "(false: the temperatures stay at their start values, no heat flows)", False, type=BOOLEAN),
+        input_("T_amb", "K", "ambient temperature the clutches exchange heat with", _HEAT["T_start"],
+               low=0.0, low_open=True),
+    ]
+    for j, tag, label in interfaces:
+        variables += thermal_variables(tag, label, _HEAT, family=interface(j))
     return tuple(variables)
+
+
+def thermal_variables(tag: str, label: str, heat: dict, family=None):
+    """The thermal parameters and outputs of one interface (suffix ``tag``; solvers.thermal)."""
+    member = family or (lambda stem: None)
+    return [
+        parameter(f"C_th{tag}", "J/K", f"heat capacity of {label}", heat["C_th"], low=0.0, low_open=True,
+                  family=member("C_th")),
+        parameter(f"G_th{tag}", "W/K", f"heat-transfer coefficient from {label} to the ambient", heat["G_th"],
+                  low=0.0, family=member("G_th")),
+        parameter(f"T_th{tag}_start", "K", f"temperature of {label} at the start", heat["T_start"], low=0.0,
+                  low_open=True, family=member("T_th_start")),
+        parameter(f"T_ref{tag}", "K", f"temperature at which the friction coefficients of {label} are mu_s{tag}, "
+                  f"mu_k{tag}", heat["T_ref"], low=0.0, low_open=True, family=member("T_ref")),
+        parameter(f"c_mu_T{tag}", "1/K", f"relative temperature coefficient of the friction of {label}: "
+                  f"mu(T) = mu (1 + c_mu_T{tag} (T - T_ref{tag}))", heat["c_mu_T"], family=member("c_mu_T")),
+        output(f"T_th{tag}", "K", f"temperature of {label}", family=member("T_th")),
+        output(f"p_heat{tag}", "W", f"heat flow from {label} to the ambient, G_th{tag} (T_th{tag} - T_amb)",
+               depends=["T_amb"], family=member("p_heat")),
+        output(f"e_heat{tag}", "J", f"heat transferred from {label} to the ambient since the start",
+               family=member("e_heat")),
+    ]
 
 
 class FrictionElement(Model):
@@ -185,7 +229,10 @@ class FrictionElement(Model):
         return self.chain.advance(self.state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
 
     def outputs(self):
-        state = self.state
+        return self.chain_outputs(self.state)
+
+    def chain_outputs(self, state: ChainState):
+        """Set the outputs of the friction system's ``state``; their values."""
         values = self.chain.member_motion(state)       # the angles, then the speeds
         _, _, _, slips, _, e_loss = state
         if self.SLIP_OUTPUTS:
@@ -198,7 +245,12 @@ class FrictionElement(Model):
 
     def feedthrough(self, prepared):
         _, t_s, t_c, (_, g) = prepared
-        _, _, _, slips, modes_start, _ = self.state
+        return self.friction_feedthrough(self.state, g, t_s, t_c)
+
+    def friction_feedthrough(self, state: ChainState, g, t_s, t_c) -> dict:
+        """The friction outputs at ``state``, relative free accelerations ``g`` and capacities
+        (``t_s``, ``t_c``); the resolution is kept for the step (``fresh``)."""
+        _, _, _, slips, modes_start, _ = state
         modes, tau = self._resolution = self.chain.resolve(slips, modes_start, g, t_s, t_c)
         values = self._open_outputs.copy()
         names = self._interface_outputs
@@ -214,9 +266,42 @@ class FrictionElement(Model):
         return values
 
 
+class ThermalChainState(NamedTuple):
+    """State of a chain of clutches with their thermal model; immutable.
+
+    chain         : the friction system's state (solvers.friction.ChainState)
+    temperatures  : temperature of each interface in use [K]
+    heat          : heat each interface has transferred to the ambient since the start [J]
+    """
+
+    chain: ChainState
+    temperatures: tuple[float, ...]
+    heat: tuple[float, ...]
+
+    def to_json(self) -> list:
+        return [self.chain.to_json(), list(self.temperatures), list(self.heat)]
+
+    @classmethod
+    def from_json(cls, data) -> "ThermalChainState":
+        chain, temperatures, heat = data
+        return cls(ChainState.from_json(chain), tuple(float(x) for x in temperatures), tuple(float(x) for x in heat))
+
+
 class FrictionChainElement(FrictionElement):
     """A chain of clutches: members 1..n, clutch j joins body j and body j+1; the clutch
-    states ``locked<tag>_start`` must agree with the start speeds."""
+    states ``locked<tag>_start`` must agree with the start speeds.
+
+    Thermal model (solvers.thermal), with ``thermal`` true: each clutch in use has a
+    temperature ``T_th<tag>`` (heat capacity ``C_th<tag>``, conductance ``G_th<tag>`` to the
+    input ``T_amb``), heated by the energy the friction step says it dissipated
+    (solvers.friction, "Dissipation per interface": for a single clutch the step's increment
+    of e_loss itself); its friction coefficients are mu (1 + c_mu_T<tag> (T - T_ref<tag>)),
+    both of them, at the temperature of the step's start, held over the step as f_n is
+    (explicit coupling, first order in h).  A step at whose end a clutch's coefficients
+    would be negative is refused naming the temperature, c_mu_T and the limit.  With
+    ``thermal`` false (the default) the temperatures stay at ``T_th<tag>_start``, ``p_heat``
+    and ``e_heat`` at 0, and the friction step is the one without the thermal model, every
+    result bit for bit (nothing is multiplied, nothing else is computed)."""
 
     def cross_check(self):
         problems = super().cross_check()
@@ -225,7 +310,112 @@ class FrictionChainElement(FrictionElement):
             if getattr(self, f"locked{tag}_start") and w_a != w_b:
                 problems.append(f"locked{tag}_start = true needs w_{j}_start == w_{j + 1}_start "
                                 f"(got {w_a!r} and {w_b!r})")
+        if self.thermal:
+            for tag in self.active_tags():
+                _, c_name, ref_name = self._thermal_names(tag)
+                problem = self.heat_law(tag).problem(getattr(self, f"T_th{tag}_start"),
+                                                     (f"T_th{tag}_start", c_name, ref_name))
+                if problem:
+                    problems.append(problem)
         return problems
+
+    @staticmethod
+    def _thermal_names(tag):
+        return f"T_th{tag}", f"c_mu_T{tag}", f"T_ref{tag}"
+
+    def heat_law(self, tag: str) -> InterfaceHeat:
+        return InterfaceHeat(*(float(getattr(self, f"{name}{tag}")) for name in ("C_th", "G_th", "T_ref", "c_mu_T")))
+
+    def initial_state(self) -> ThermalChainState:
+        chain_state = super().initial_state()
+        tags = self.active_tags()
+        self._thermal = bool(self.thermal)
+        self._heat_laws = [self.heat_law(tag) for tag in tags]
+        # the friction depends on the temperatures: some c_mu_T is not 0
+        self._heated = self._thermal and any(law.c_mu_t != 0.0 for law in self._heat_laws)
+        self._t_amb_position = [v.name for v in self.input_variables].index("T_amb")
+        self._thermal_names_in_use = [self._thermal_names(tag) for tag in tags]
+        self._temperature_outputs = [(f"T_th{tag}", f"e_heat{tag}") for tag in tags]
+        self._heat_flow_outputs = [f"p_heat{tag}" for tag in tags]
+        temperatures = tuple(float(getattr(self, f"T_th{tag}_start")) for tag in tags)
+        heat = (0.0,) * len(tags)
+        # the heat flows of the clutches not in use, and of all without the thermal model: 0
+        self._open_outputs.update((f"p_heat{tag}", 0.0) for tag in self.TAGS)
+        if not self._thermal:       # constant state outputs: set once
+            for (temperature_name, heat_name), temperature in zip(self._temperature_outputs, temperatures):
+                setattr(self, temperature_name, temperature)
+                setattr(self, heat_name, 0.0)
+        return ThermalChainState(chain_state, temperatures, heat)
+
+    def decode_state(self, data):
+        return ThermalChainState.from_json(data)
+
+    def prepare(self, inputs):
+        """(external torques, T_s, T_c at the reference temperature, their solvers.friction
+        step_inputs, T_amb)."""
+        torques = self._pick_torques(inputs)
+        t_s, t_c = self.capacities(self._pick_clamps(inputs))
+        return torques, t_s, t_c, self.chain.step_inputs(torques), inputs[self._t_amb_position]
+
+    def heated_capacities(self, t_s, t_c, temperatures):
+        """(T_s, T_c) at the clutches' ``temperatures``: times mu(T) / mu_ref."""
+        static, kinetic = [], []
+        for law, capacity_s, capacity_c, temperature in zip(self._heat_laws, t_s, t_c, temperatures):
+            factor = law.friction_factor(temperature)
+            static.append(capacity_s * factor)
+            kinetic.append(capacity_c * factor)
+        return static, kinetic
+
+    def step(self, t, h, prepared):
+        torques, t_s, t_c, step_inputs, t_amb = prepared
+        chain_state, temperatures, heat = self.state
+        # the stuck set and frictions the feedthrough resolved at this state and these inputs
+        start = self._resolution if self.fresh else None
+        if not self._thermal:
+            return ThermalChainState(self.chain.advance(chain_state, torques, t_s, t_c, h, start=start,
+                                                        inputs=step_inputs), temperatures, heat)
+        if self._heated:
+            t_s, t_c = self.heated_capacities(t_s, t_c, temperatures)
+        if len(temperatures) == 1:      # one clutch: it dissipated the step's increment of e_loss
+            new_chain = self.chain.advance(chain_state, torques, t_s, t_c, h, start=start, inputs=step_inputs)
+            losses = [new_chain.e_loss - chain_state.e_loss]
+        else:
+            losses = [0.0] * len(temperatures)
+            new_chain = self.chain.advance(chain_state, torques, t_s, t_c, h, start=start, inputs=step_inputs,
+                                           losses=losses)
+        new_temperatures, new_heat = [], []
+        for j, law in enumerate(self._heat_laws):
+            temperature, transferred = law.advance(temperatures[j], losses[j], h, t_amb)
+            problem = law.problem(temperature, self._thermal_names_in_use[j]) if self._heated else None
+            if problem:
+                raise ValueError(f"{problem}; the step would end there")
+            new_temperatures.append(temperature)
+            new_heat.append(heat[j] + transferred)
+        return ThermalChainState(new_chain, tuple(new_temperatures), tuple(new_heat))
+
+    def outputs(self):
+        chain_state, temperatures, heat = self.state
+        values = self.chain_outputs(chain_state)
+        if self._thermal:
+            attributes = self.__dict__
+            for (temperature_name, heat_name), temperature, transferred in zip(
+                    self._temperature_outputs, temperatures, heat):
+                attributes[temperature_name] = temperature
+                attributes[heat_name] = transferred
+                values.append(temperature)
+                values.append(transferred)
+        return values
+
+    def feedthrough(self, prepared):
+        _, t_s, t_c, (_, g), t_amb = prepared
+        chain_state, temperatures, _ = self.state
+        if self._heated:
+            t_s, t_c = self.heated_capacities(t_s, t_c, temperatures)
+        values = self.friction_feedthrough(chain_state, g, t_s, t_c)
+        if self._thermal:
+            for name, law, temperature in zip(self._heat_flow_outputs, self._heat_laws, temperatures):
+                values[name] = law.g_th * (temperature - t_amb)
+        return values
 
 
 _Z1_LAW = dict(mu_s=0.4, mu_k=0.32, r_eff=0.125, n_surfaces=2, w_stribeck=0.0, alpha_stribeck=1.0, d_visc=0.0)

@@ -39,6 +39,10 @@ UNITS: dict[str, dict[str, int] | None] = {
     "kg.m2": {"kg": 1, "m": 2},
     "W": {"kg": 1, "m": 2, "s": -3},
     "J": {"kg": 1, "m": 2, "s": -2},
+    "K": {"K": 1},
+    "J/K": {"kg": 1, "m": 2, "s": -2, "K": -1},
+    "W/K": {"kg": 1, "m": 2, "s": -3, "K": -1},
+    "1/K": {"K": -1},
     "rad/s/sqrt(N.m)": None,     # a torque converter's capacity factor K: rad kg^-1/2 m^-1
 }
 

@@ -70,6 +70,20 @@ taken (:func:`solvers.ode.integrate` locates it).  Should the integration still 
 to continue a resolution for any time (a phase ending where it began), that assignment
 is not offered again at that instant, so such phases are finite in number.
 
+Dissipation per interface (for a thermal model, solvers.thermal).  The energy balance gives
+the total dissipated in a step; :meth:`FrictionSystem.advance` also splits it, on request,
+among the interfaces.  In an analytic phase a slipping interface's friction is constant, so
+it dissipates exactly tau_j dq_j (dq_j its relative turn over the phase; a stuck one
+nothing).  In an ODE phase friction dissipates, by the relative motion's energy balance
+(d/dt s^T M^-1 s / 2 = (M^-1 g)^T s - tau^T s), (M^-1 g)^T dq - the change of
+s^T M^-1 s / 2; a slipping interface of constant friction takes its exact tau_j dq_j of
+it, and the rest goes to the one of nonlinear friction (Stribeck, viscous) when one slips;
+among several, in proportion to Simpson's rule for the integral of tau_j s_j, with the
+mid-phase slip from the cubic Hermite interpolant of q_j (its values and slopes at both
+ends): a quadrature, normalised to their exact total.  The parts of a step are then scaled to sum to the
+step's increment of e_loss (they differ from it by rounding only; all zero, it is shared
+equally), so that the interfaces' energies add up to e_loss.
+
 Cost of a step (:mod:`solvers.budget`).  The events of one step and the integration
 steps of its ODE phases (all phases together) count against EVENT_BUDGET and
 SUBSTEP_BUDGET; a step that needs more is refused naming the budget (the state passed in
@@ -510,11 +524,14 @@ class FrictionSystem:
         return StepResult(new_state, tuple(events))
 
     def advance(self, state: ChainState, torques, t_s, t_c, h: float, events=None,
-                start=None, inputs=None) -> ChainState:
+                start=None, inputs=None, losses=None) -> ChainState:
         """The state of :meth:`step` alone (the FMU's per-step call); the events' (time,
         interface) records are appended to ``events`` when a list is given.  ``start``: the (modes, tau)
         that :meth:`friction_torques` gave for this state and these inputs, if known; ``inputs``:
-        :meth:`step_inputs` of ``torques``, if made (then reused, not recomputed)."""
+        :meth:`step_inputs` of ``torques``, if made (then reused, not recomputed).  ``losses``:
+        a list of one 0.0 per interface, if given, receives the energy each interface
+        dissipated in the step (module docstring, "Dissipation per interface"); without it
+        nothing of that is computed."""
         if not 0.0 < h < _INFINITY:
             check_step(h)                               # raises, naming h
         step = h
@@ -535,6 +552,7 @@ class FrictionSystem:
         s = list(s_start)
         q = list(q_start)
         ke_start = self.kinetic_energy(w_mean, s)
+        relative_work = None        # M^-1 g, for the losses of ODE phases, made when first needed
         t = 0.0
         breaking, refuted = None, ()
         # the budgets' limits at h (solvers.budget), looked up when first needed: most steps
@@ -544,9 +562,15 @@ class FrictionSystem:
         while True:
             if phase:                       # after an event: re-decide the stuck set
                 modes, tau = self.resolve(s, modes, g, t_s, t_c, breaking, refuted)
+            if losses is not None:
+                q_phase, s_phase = list(q), list(s)       # the phase's start, for its losses
             if self._phase_is_analytic(modes, t_s, t_c):
                 dt, event = self._advance_constant(s, q, modes, tau, g, step - t)
                 breaking = None
+                if losses is not None:
+                    for j in range(m):      # a constant friction: tau_j times the phase's relative turn
+                        if modes[j] != STUCK:
+                            losses[j] += tau[j] * (q[j] - q_phase[j])
             else:
                 if substeps < 0:
                     substeps = SUBSTEP_BUDGET.limit(h)
@@ -556,6 +580,10 @@ class FrictionSystem:
                 except IntegrationError:
                     raise SUBSTEP_BUDGET.exceeded("friction chain", h, _ADVICE) from None
                 substeps -= used
+                if losses is not None:
+                    if relative_work is None:
+                        relative_work = matvec(self.m_inv, g)
+                    self._ode_phase_losses(losses, modes, t_s, t_c, relative_work, q_phase, s_phase, q, s, dt)
             theta += w_mean * dt + 0.5 * a_mean * dt * dt
             w_mean += a_mean * dt
             t += dt
@@ -582,7 +610,46 @@ class FrictionSystem:
             work += torque * (x * d_theta + relative_turn)
         ke_end = self.kinetic_energy(w_mean, s)
         e_loss = e_loss_start + work - (ke_end - ke_start)
+        if losses is not None:
+            _share(losses, e_loss - e_loss_start)
         return ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
+
+    def _ode_phase_losses(self, losses, modes, t_s, t_c, relative_work, q0, s0, q1, s1, dt):
+        """Add an ODE phase's dissipation to ``losses`` (module docstring, "Dissipation per
+        interface"): tau_j dq_j of each slipping interface of constant friction, the rest of
+        the phase's energy balance in the relative motion to the one of nonlinear friction,
+        or split among several of them by Simpson's rule."""
+        slipping = [j for j in range(self.n_interfaces) if modes[j] != STUCK]
+        if dt <= 0.0 or not slipping:
+            return
+        dq = [q1[j] - q0[j] for j in range(self.n_interfaces)]
+        # d/dt (s^T M^-1 s / 2) = (M^-1 g)^T s - tau^T s: what friction dissipated in the phase
+        kinetic = 0.5 * (quadratic_form(self.m_inv, s1) - quadratic_form(self.m_inv, s0))
+        remainder = dot(relative_work, dq) - kinetic
+        nonlinear = []
+        for j in slipping:          # a constant friction (as in _phase_is_analytic): tau_j dq_j exactly
+            mode, law = modes[j], self.laws[j]
+            if law.d_visc == 0.0 and (mode == FREE or not self._has_stribeck[j] or t_s[j] == t_c[j]):
+                part = (law.slipping_torque(s0[j], int(mode), t_s[j], t_c[j]) if mode != FREE else 0.0) * dq[j]
+                losses[j] += part
+                remainder -= part
+            else:
+                nonlinear.append(j)
+        if len(nonlinear) == 1:
+            losses[nonlinear[0]] += remainder
+            return
+        shares = []
+        for j in nonlinear:
+            mode, law = modes[j], self.laws[j]
+            direction = int(mode) if mode != FREE else 0
+            # the slip at mid-phase from the cubic Hermite interpolant of q_j (q_j, s_j at both ends)
+            s_mid = 1.5 * dq[j] / dt - 0.25 * (s0[j] + s1[j])
+            power = [(law.slipping_torque(x, direction, t_s[j], t_c[j]) if direction else law.d_visc * x) * x
+                     for x in (s0[j], s_mid, s1[j])]
+            shares.append(max(0.0, dt / 6.0 * (power[0] + 4.0 * power[1] + power[2])))
+        _share(shares, remainder)
+        for j, share in zip(nonlinear, shares):
+            losses[j] += share
 
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
         """True when every non-stuck interface has a constant torque in its mode."""
@@ -717,6 +784,19 @@ class FrictionSystem:
         r = stuck.index(j)
         excess = p_stuck[r] - dot(q_stuck[r], slip_torques(result.y))
         return result.t, j, (j, FORWARD if excess > 0.0 else BACKWARD), used
+
+
+def _share(parts, total):
+    """Scale ``parts`` (in place) so that they sum to ``total``: in proportion to them, or in
+    equal parts when they sum to 0."""
+    weight = sum(parts)
+    if weight != 0.0:
+        scale = total / weight
+        for j in range(len(parts)):
+            parts[j] *= scale
+    else:
+        for j in range(len(parts)):
+            parts[j] = total / len(parts)
 
 
 def _null_direction(d, n):

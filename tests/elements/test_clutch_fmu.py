@@ -252,5 +252,5 @@ def test_reading_the_friction_feedthrough_does_not_change_the_step():
         read.update_feedthrough()                # what fmi2GetReal of tau_fric_a/b computes
         assert read.do_step(k * 2e-3, 2e-3) and unread.do_step(k * 2e-3, 2e-3)
         assert read.state == unread.state
-        states.add(read.state.modes)
+        states.add(read.state.chain.modes)
     assert {(STUCK, FREE), (FREE, FORWARD), (FREE, STUCK)} <= states     # the configurations passed

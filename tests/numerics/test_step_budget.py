@@ -90,7 +90,7 @@ def test_a_chain_step_over_its_event_budget_is_refused_naming_it(monkeypatch):
     was_refused, message = refused(chain, 0.1)
     assert was_refused and "friction chain: more than 0 stick/slip events in one step" in message
     monkeypatch.undo()
-    assert chain.do_step(0.0, 0.1) and chain.state.modes == (drivetrain_fmu.solvers.friction.STUCK,)
+    assert chain.do_step(0.0, 0.1) and chain.state.chain.modes == (drivetrain_fmu.solvers.friction.STUCK,)
 
 
 def test_backlash_long_step_with_oscillating_bodies_is_refused_within_its_budget():
