@@ -70,19 +70,8 @@ taken (:func:`solvers.ode.integrate` locates it).  Should the integration still 
 to continue a resolution for any time (a phase ending where it began), that assignment
 is not offered again at that instant, so such phases are finite in number.
 
-Dissipation per interface (for a thermal model, solvers.thermal).  The energy balance gives
-the total dissipated in a step; :meth:`FrictionSystem.advance` also splits it, on request,
-among the interfaces.  In an analytic phase a slipping interface's friction is constant, so
-it dissipates exactly tau_j dq_j (dq_j its relative turn over the phase; a stuck one
-nothing).  In an ODE phase friction dissipates, by the relative motion's energy balance
-(d/dt s^T M^-1 s / 2 = (M^-1 g)^T s - tau^T s), (M^-1 g)^T dq - the change of
-s^T M^-1 s / 2; a slipping interface of constant friction takes its exact tau_j dq_j of
-it, and the rest goes to the one of nonlinear friction (Stribeck, viscous) when one slips;
-among several, in proportion to Simpson's rule for the integral of tau_j s_j, with the
-mid-phase slip from the cubic Hermite interpolant of q_j (its values and slopes at both
-ends): a quadrature, normalised to their exact total.  The parts of a step are then scaled to sum to the
-step's increment of e_loss (they differ from it by rounding only; all zero, it is shared
-equally), so that the interfaces' energies add up to e_loss.
+Dissipation per interface (for a thermal model): :meth:`FrictionSystem.advance` also splits
+the step's e_loss among the interfaces on request, as :mod:`solvers.dissipation` describes.
 
 Cost of a step (:mod:`solvers.budget`).  The events of one step and the integration
 steps of its ODE phases (all phases together) count against EVENT_BUDGET and
@@ -101,6 +90,7 @@ from enum import IntEnum
 from typing import NamedTuple
 
 
+from . import dissipation
 from .budget import Budget, StepError
 from .contract import StepResult, check_step
 from .dense import dot, identity, inverse, matmul, matvec, quadratic_form, solve, submatrix, transpose, zeros
@@ -117,6 +107,11 @@ class Mode(IntEnum):
 
 
 STUCK, FORWARD, BACKWARD, FREE = Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.FREE
+
+
+def slip_direction(mode: Mode) -> int:
+    """The sign eq. 2 takes in a non-stuck ``mode``: +1 forward, -1 backward, 0 free."""
+    return 0 if mode == FREE else int(mode)
 
 
 #: Stick/slip events of one step.  Floor 100: ten times the most events found in one step
@@ -192,6 +187,11 @@ class InterfaceLaw:
         if self.w_stribeck > 0.0 and t_s != t_c:
             level += (t_s - t_c) * stribeck_decay(abs(s) / self.w_stribeck, self.alpha_stribeck)
         return direction * level + self.d_visc * s
+
+    def is_constant(self, direction: int, t_s: float, t_c: float) -> bool:
+        """True when eq. 2 does not vary with the slip in this slip ``direction`` (0: a free
+        interface): no viscous part, and no Stribeck drop (none set, or T_s == T_c)."""
+        return self.d_visc == 0.0 and (direction == 0 or self.w_stribeck <= 0.0 or t_s == t_c)
 
     def breakaway_torque(self, t_s: float, t_c: float) -> float:
         """Friction level at the instant of breakaway, T_k0 = F(0+)."""
@@ -308,7 +308,6 @@ class FrictionSystem:
         self._static_levers, self._kinetic_levers = (list(x) for x in zip(*(law.levers for law in self.laws)))
         # what resolve() and the phases read of each interface at every step
         self._d_visc = [law.d_visc for law in self.laws]
-        self._has_stribeck = [law.w_stribeck > 0.0 for law in self.laws]
         self._is_one_way = [j in self.one_way for j in range(k_interfaces)]
 
     # ------------------------------------------------------------------ coordinates
@@ -583,7 +582,9 @@ class FrictionSystem:
                 if losses is not None:
                     if relative_work is None:
                         relative_work = matvec(self.m_inv, g)
-                    self._ode_phase_losses(losses, modes, t_s, t_c, relative_work, q_phase, s_phase, q, s, dt)
+                    directions = [None if mode == STUCK else slip_direction(mode) for mode in modes]
+                    dissipation.add_ode_phase(self, losses, directions, t_s, t_c, relative_work,
+                                              q_phase, s_phase, q, s, dt)
             theta += w_mean * dt + 0.5 * a_mean * dt * dt
             w_mean += a_mean * dt
             t += dt
@@ -611,56 +612,15 @@ class FrictionSystem:
         ke_end = self.kinetic_energy(w_mean, s)
         e_loss = e_loss_start + work - (ke_end - ke_start)
         if losses is not None:
-            _share(losses, e_loss - e_loss_start)
+            dissipation.share(losses, e_loss - e_loss_start)
         return ChainState(theta, w_mean, tuple(q), tuple(s), tuple(modes), e_loss)
-
-    def _ode_phase_losses(self, losses, modes, t_s, t_c, relative_work, q0, s0, q1, s1, dt):
-        """Add an ODE phase's dissipation to ``losses`` (module docstring, "Dissipation per
-        interface"): tau_j dq_j of each slipping interface of constant friction, the rest of
-        the phase's energy balance in the relative motion to the one of nonlinear friction,
-        or split among several of them by Simpson's rule."""
-        slipping = [j for j in range(self.n_interfaces) if modes[j] != STUCK]
-        if dt <= 0.0 or not slipping:
-            return
-        dq = [q1[j] - q0[j] for j in range(self.n_interfaces)]
-        # d/dt (s^T M^-1 s / 2) = (M^-1 g)^T s - tau^T s: what friction dissipated in the phase
-        kinetic = 0.5 * (quadratic_form(self.m_inv, s1) - quadratic_form(self.m_inv, s0))
-        remainder = dot(relative_work, dq) - kinetic
-        nonlinear = []
-        for j in slipping:          # a constant friction (as in _phase_is_analytic): tau_j dq_j exactly
-            mode, law = modes[j], self.laws[j]
-            if law.d_visc == 0.0 and (mode == FREE or not self._has_stribeck[j] or t_s[j] == t_c[j]):
-                part = (law.slipping_torque(s0[j], int(mode), t_s[j], t_c[j]) if mode != FREE else 0.0) * dq[j]
-                losses[j] += part
-                remainder -= part
-            else:
-                nonlinear.append(j)
-        if len(nonlinear) == 1:
-            losses[nonlinear[0]] += remainder
-            return
-        shares = []
-        for j in nonlinear:
-            mode, law = modes[j], self.laws[j]
-            direction = int(mode) if mode != FREE else 0
-            # the slip at mid-phase from the cubic Hermite interpolant of q_j (q_j, s_j at both ends)
-            s_mid = 1.5 * dq[j] / dt - 0.25 * (s0[j] + s1[j])
-            power = [(law.slipping_torque(x, direction, t_s[j], t_c[j]) if direction else law.d_visc * x) * x
-                     for x in (s0[j], s_mid, s1[j])]
-            shares.append(max(0.0, dt / 6.0 * (power[0] + 4.0 * power[1] + power[2])))
-        _share(shares, remainder)
-        for j, share in zip(nonlinear, shares):
-            losses[j] += share
 
     def _phase_is_analytic(self, modes, t_s, t_c) -> bool:
         """True when every non-stuck interface has a constant torque in its mode."""
-        d_visc, has_stribeck, stuck, free = self._d_visc, self._has_stribeck, STUCK, FREE
+        laws = self.laws
         for j in range(self.n_interfaces):
             mode = modes[j]
-            if mode == stuck:
-                continue
-            if d_visc[j] != 0.0:
-                return False
-            if mode != free and has_stribeck[j] and t_s[j] != t_c[j]:
+            if mode != STUCK and not laws[j].is_constant(slip_direction(mode), t_s[j], t_c[j]):
                 return False
         return True
 
@@ -784,19 +744,6 @@ class FrictionSystem:
         r = stuck.index(j)
         excess = p_stuck[r] - dot(q_stuck[r], slip_torques(result.y))
         return result.t, j, (j, FORWARD if excess > 0.0 else BACKWARD), used
-
-
-def _share(parts, total):
-    """Scale ``parts`` (in place) so that they sum to ``total``: in proportion to them, or in
-    equal parts when they sum to 0."""
-    weight = sum(parts)
-    if weight != 0.0:
-        scale = total / weight
-        for j in range(len(parts)):
-            parts[j] *= scale
-    else:
-        for j in range(len(parts)):
-            parts[j] = total / len(parts)
 
 
 def _null_direction(d, n):
