@@ -42,4 +42,5 @@ if ((${#missing[@]})); then
 fi
 echo "run_tests.sh: installing the project and its test extra into $("$python" -c 'import sys; print(sys.prefix)') ($python)"
 "$python" -m pip install --quiet ".[test]"
-"$python" -m pytest -q -n auto "$@"
+# the 15 slowest tests are named at the end: CI must stay under 20 minutes on 2 cores
+"$python" -m pytest -q -n auto --durations=15 "$@"
