@@ -112,7 +112,7 @@ def chain_variables(n: int, tags: list[str], labels: list[str], inertias, law: d
         parameter("thermal", None, "integrate the clutch temperatures and let friction depend on them "
                   "(false: the temperatures stay at their start values, no heat flows)", False, type=BOOLEAN),
         input_("T_amb", "K", "ambient temperature the clutches exchange heat with", _HEAT["T_start"],
-               low=0.0, low_open=True),
+               low=0.0, low_open=True, active_if="thermal"),
     ]
     for j, tag, label in interfaces:
         variables += thermal_variables(tag, label, _HEAT, family=interface(j))

@@ -86,6 +86,8 @@ class Var:
     depends     outputs only: names of the inputs that act on it without delay
                 (direct feedthrough); () means none
     family      the indexed family the variable is a member of (:class:`Family`), or None
+    active_if   inputs only: the Boolean parameter without which the input acts on nothing
+                (a clutch's T_amb without its thermal model), or None: it always acts
     """
 
     name: str
@@ -99,6 +101,7 @@ class Var:
     low_open: bool = False
     depends: tuple[str, ...] = ()
     family: Family | None = None
+    active_if: str | None = None
 
     def __post_init__(self):
         if self.unit is not None and self.unit not in UNITS:

@@ -311,7 +311,9 @@ def unconnected_inputs(components: dict[str, Component], connections: list[Conne
     unconnected flange carries no torque, as in Modelica (a free end, the load side of R3's
     vehicle).  Anything else (a clamp force, a speed, a throttle, a torque of another start)
     is most likely a connection that was forgotten or deleted: a clutch whose clamp force
-    is no longer connected runs open at f_n = 0."""
+    is no longer connected runs open at f_n = 0.  Left out too: an input that acts on nothing
+    with the component's parameters (its ``active_if`` switch off: a clutch's T_amb without
+    its thermal model)."""
     classes = {e.__name__: e for e in _elements()}
     driven = {(c.target, c.input) for c in connections}
     found = []
@@ -323,6 +325,8 @@ def unconnected_inputs(components: dict[str, Component], connections: list[Conne
             if v.causality != "input" or (name, v.name) in driven or v.name in component.parameters:
                 continue
             if v.unit == "N.m" and v.start == 0.0:
+                continue
+            if v.active_if and not component.with_defaults()[v.active_if]:
                 continue
             found.append(f"{name}.{v.name} = {v.start:g}" + (f" {v.unit}" if v.unit else ""))
     return found

@@ -203,3 +203,17 @@ def test_an_input_both_bound_and_connected_is_refused():
     with pytest.raises(ValueError, match=re.escape("input clutch.f_n_a is both bound to 6000.0 and connected (from "
                                                    "clamp_a.y): remove one")):
         parse_ssd(document.encode())
+
+
+def test_an_unconnected_ambient_temperature_is_named_only_when_the_thermal_model_is_on():
+    """A clutch's T_amb acts on nothing without its thermal model: every catalog system with a
+    Clutch was warned about it once the input existed.  With thermal = true it sets how the
+    clutch cools, and an unconnected, unbound T_amb is named like any other input; bound in
+    the parameter set, it is deliberate."""
+    z3 = load_system("z3")
+    assert ssp.unconnected_inputs(z3.components, z3.connections) == []
+    heated = dict(z3.components)
+    heated["clutch"] = ssp.Component(heated["clutch"].element, {**heated["clutch"].parameters, "thermal": True})
+    assert ssp.unconnected_inputs(heated, z3.connections) == ["clutch.T_amb = 293.15 K"]
+    heated["clutch"] = ssp.Component(heated["clutch"].element, {**heated["clutch"].parameters, "T_amb": 300.0})
+    assert ssp.unconnected_inputs(heated, z3.connections) == []
