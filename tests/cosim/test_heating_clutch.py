@@ -4,9 +4,9 @@ model heated launch after launch until its friction falls, against its monolithi
 (solvers.thermal).
 
 Tolerances: the co-simulation at the system's 1 ms step against the reference, 1 % of each
-signal's range RMS (the accuracy asked of a documented system; measured 0.072 % at most, the
-speeds, whose error is the drag's sampled coupling: the same with c_mu_T = 0; the
-temperature's 0.020 % is the explicit thermal coupling); the energy balance to 1e-9 of the
+signal's range RMS (the accuracy asked of a documented system; measured 0.11 % at most, the
+engine speed; docs/reference-cases.md splits the error among the couplings); the energy
+balance to 1e-9 of the
 energy dissipated (measured 6e-15: two formulas of the same step that agree to rounding,
 summed over 4500 steps); the cooling of the open clutch to 1e-12 (the element's update is the
 exact exponential for zero power, so only rounding is left: measured below 1e-14); the slip
@@ -45,11 +45,14 @@ def run(fmu_dir, system):
                       KEYS + ["clutch.locked", "clutch.e_loss", "clutch.f_n", "clutch.w_slip"])
 
 
-def launches(values):
-    """(start, end) of each launch: where the clamp-force staircase steps up and down."""
+def launches(values, time):
+    """(start, end) of each launch as indices of ``time``: the first communication points at
+    or after the instants where the clamp-force staircase steps up and down (the file puts
+    them half a step before a point, so a sampled source switches at that point)."""
     table = values["clamp_force"]
     points = [(table[f"t_{i}"], table[f"y_{i}"]) for i in range(1, table["n_points"] + 1)]
-    return [(t, t_next) for (t, y), (t_next, _) in zip(points, points[1:]) if y > 0.0]
+    return [(int(np.searchsorted(time, t)), int(np.searchsorted(time, t_next)))
+            for (t, y), (t_next, _) in zip(points, points[1:]) if y > 0.0]
 
 
 def test_the_launches_match_their_monolithic_reference_within_1_percent(run):
@@ -77,15 +80,15 @@ def test_the_open_clutch_cools_exponentially_and_heats_again_at_each_launch(run,
     temperature at each launch's end rises launch after launch."""
     clutch = values["clutch"]
     t, temperature, t_amb = run.time, run["clutch.T_th"], clutch["T_amb"]
-    spans = launches(values)
-    for (_, off), (on, _) in zip(spans, spans[1:] + [(run.time[-1], None)]):
-        pause = (t >= off) & (t <= on)
-        assert not np.any(run["clutch.f_n"][pause & (t < on)])
-        start = temperature[np.searchsorted(t, off)]
-        exact = t_amb + (start - t_amb) * np.exp(-clutch["G_th"] * (t[pause] - off) / clutch["C_th"])
+    spans = launches(values, t)
+    for (_, off), (on, _) in zip(spans, spans[1:] + [(t.size - 1, None)]):
+        pause = slice(off, on + 1)
+        assert not np.any(run["clutch.f_n"][off:on])
+        start = temperature[off]
+        exact = t_amb + (start - t_amb) * np.exp(-clutch["G_th"] * (t[pause] - t[off]) / clutch["C_th"])
         assert np.max(np.abs(temperature[pause] - exact) / exact) <= 1e-12
-        assert 0.8 < (temperature[pause][-1] - t_amb) / (start - t_amb) < 0.9     # partly: exp(-0.7 / 5) = 0.87
-    at_ends = [temperature[np.searchsorted(t, off)] for _, off in spans]
+        assert 0.8 < (temperature[on] - t_amb) / (start - t_amb) < 0.9     # partly: exp(-0.7 / 5) = 0.87
+    at_ends = [temperature[off] for _, off in spans]
     assert all(later > earlier + 5.0 for earlier, later in zip(at_ends, at_ends[1:])), at_ends
 
 
@@ -123,10 +126,9 @@ def test_each_launch_slips_longer_as_the_hot_clutch_grips_less(run, values):
     lever = clutch["mu_k"] * clutch["r_eff"] * clutch["n_surfaces"]
     step = t[1] - t[0]
     slips = []
-    for on, off in launches(values):
-        start = int(np.searchsorted(t, on))
+    for start, off in launches(values, t):
         locks = flag_changes(t[start:], run["clutch.locked"][start:])
-        assert locks and locks[0][1] and locks[0][0] < off
+        assert locks and locks[0][1] and locks[0][0] < t[off]
         lock = int(np.searchsorted(t, locks[0][0]))
 
         def capacity(at):
@@ -134,8 +136,8 @@ def test_each_launch_slips_longer_as_the_hot_clutch_grips_less(run, values):
 
         w_1, w_2 = run["clutch.w_1"][start], run["clutch.w_2"][start]
         earliest, latest = lock_time(values, w_1, w_2, capacity(start)), lock_time(values, w_1, w_2, capacity(lock))
-        slips.append(t[lock] - on)
-        print(f"launch at {on} s: T {temperature[start]:.2f} -> {temperature[lock]:.2f} K, slip {slips[-1]:.3f} s "
-              f"within [{earliest:.4f}, {latest:.4f}] s")
+        slips.append(t[lock] - t[start])
+        print(f"launch at {t[start]:.3f} s: T {temperature[start]:.2f} -> {temperature[lock]:.2f} K, "
+              f"slip {slips[-1]:.3f} s within [{earliest:.4f}, {latest:.4f}] s")
         assert earliest <= slips[-1] <= latest + step
     assert all(later > slips[0] + 0.01 for later in slips[1:]), slips
