@@ -49,6 +49,12 @@ PLOTS = {
                           ("converter.tau_fluid_turbine", "fluid on the turbine (multiplied)"),
                           ("converter.tau_fric", "lock-up clutch")]),
         (FLAGS, [("lockup.on", "lock-up applied"), ("converter.locked", "lock-up clutch stuck")])]),
+    "heating_clutch": ("Repeated launches heating a clutch until its friction falls", [
+        ("speed [rad/s]", [("clutch.w_1", "engine"), ("clutch.w_2", "vehicle (at the clutch)")]),
+        ("torque [N.m]", [("clutch.tau_fric", "clutch (engine -> vehicle)"), ("drag.tau", "drag on the vehicle")]),
+        ("clutch temperature [K]", [("clutch.T_th", "T_th")]),
+        ("heat [J]", [("clutch.e_loss", "dissipated (e_loss)"), ("clutch.e_heat", "transferred to the ambient")]),
+        (FLAGS, [("clutch.locked", "clutch")])]),
     "msl_friction": ("MSL Friction: motor, clutch, spring and brake", [
         ("speed [rad/s]", [("clutch.w_1", "w motor side (J = 1)"), ("clutch.w_2", "w clutch output (J = 0.05)"),
                            ("brake.w", "w braked body (J = 1)")]),

@@ -16,12 +16,12 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from drivetrain_fmu.fmus import PlanetaryGear, TorqueConverter
+from drivetrain_fmu.fmus import Clutch, PlanetaryGear, TorqueConverter
 from drivetrain_fmu.fmus.lockup_control import clamp_force
 from drivetrain_fmu.solvers.fluid_coupling import ConverterTable, fluid_torques
 from drivetrain_fmu.solvers.friction import FrictionChain, InterfaceLaw, Mode
 from drivetrain_fmu.solvers.pwa import Characteristic, OscillatorState, PwaOscillator
-from drivetrain_fmu.solvers.signal import table_points, table_value
+from drivetrain_fmu.solvers.signal import quadratic_speed_torque, table_points, table_value
 from drivetrain_fmu.solvers.vehicle import VehicleParams
 
 from ..optional import require
@@ -63,13 +63,21 @@ class _FrictionReference:
     (T_s, T_c) lists; ``breakpoints`` the instants where they have kinks or steps.
     ``switch``, if given, is (condition(t, y), switched(t)): a controller's rule that fires
     once, where condition(t, y) rises through 0 (a terminal event); switched(t) is told the
-    instant and returns the breakpoints the switch brings (a clamp-force ramp's ends)."""
+    instant and returns the breakpoints the switch brings (a clamp-force ramp's ends).
+    ``heat``, if given, is (laws, T_amb): the thermal model of solvers.thermal on every
+    interface (laws[j] an InterfaceHeat) with a constant ambient temperature; the state then
+    ends with the interfaces' temperatures T_j and heats transferred E_j, integrated with
+    the rest as the ODE itself (not the elements' step-wise coupling):
+        C_j dT_j/dt = tau_j s_j - G_j (T_j - T_amb),   dE_j/dt = G_j (T_j - T_amb)
+    and the capacities ``capacities(t)`` gives at mu_ref are scaled by mu(T_j)/mu_ref."""
 
-    def __init__(self, chain, external, capacities, breakpoints, switch=None):
-        self.chain, self.external, self.capacities = chain, external, capacities
+    def __init__(self, chain, external, capacities, breakpoints, switch=None, heat=None):
+        self.chain, self.external, self.reference_capacities = chain, external, capacities
         self.breakpoints = sorted(breakpoints)
         self.k = chain.n_interfaces
         self.switch = switch
+        self.heat = heat
+        self.n_heat = 2 * self.k if heat else 0
 
     def members(self, y):
         """(member angles, member speeds, slips, extra) of state y."""
@@ -77,7 +85,20 @@ class _FrictionReference:
         q, s = y[2:2 + k], y[2 + k:2 + 2 * k]
         phi = [x * y[0] + sum(c * v for c, v in zip(row, q)) for x, row in zip(chain.free_members, chain.k)]
         w = [x * y[1] + sum(c * v for c, v in zip(row, s)) for x, row in zip(chain.free_members, chain.k)]
-        return phi, w, list(s), y[2 + 2 * k:]
+        return phi, w, list(s), y[2 + 2 * k:len(y) - self.n_heat]
+
+    def temperatures(self, y):
+        """(T_j, E_j) lists of state y (the thermal model's part; empty without it)."""
+        heat = y[len(y) - self.n_heat:] if self.n_heat else []
+        return list(heat[:self.k]), list(heat[self.k:])
+
+    def capacities(self, t, y):
+        """(T_s, T_c) lists at t, at the temperatures of y with the thermal model."""
+        t_s, t_c = self.reference_capacities(t)
+        if not self.heat:
+            return t_s, t_c
+        factors = [law.friction_factor(temp) for law, temp in zip(self.heat[0], self.temperatures(y)[0])]
+        return [c * f for c, f in zip(t_s, factors)], [c * f for c, f in zip(t_c, factors)]
 
     def friction(self, t, y, modes):
         """(member torques, g, friction torques, derivative of extra, T_s) at t, y in ``modes``."""
@@ -85,7 +106,7 @@ class _FrictionReference:
         phi, w, s, extra = self.members(y)
         torques, d_extra = self.external(t, phi, w, extra)
         g = chain.relative_free_acceleration(torques)
-        t_s, t_c = self.capacities(t)
+        t_s, t_c = self.capacities(t, y)
         tau = [0.0] * self.k
         for j, mode in enumerate(modes):
             if mode in (Mode.FORWARD, Mode.BACKWARD):
@@ -102,7 +123,17 @@ class _FrictionReference:
         torques, g, tau, d_extra, _ = self.friction(t, y, modes)
         mm, k = self.chain.m, self.k
         ds = [0.0 if modes[j] == Mode.STUCK else g[j] - sum(mm[j][i] * tau[i] for i in range(k)) for j in range(k)]
-        return [y[1], self.chain.free_acceleration(torques), *y[2 + k:2 + 2 * k], *ds, *d_extra]
+        return [y[1], self.chain.free_acceleration(torques), *y[2 + k:2 + 2 * k], *ds, *d_extra, *self.heating(y, tau)]
+
+    def heating(self, y, tau):
+        """d/dt of the thermal part (class docstring): the power tau_j s_j each interface
+        dissipates heats it, G_j (T_j - T_amb) flows to the ambient."""
+        if not self.heat:
+            return []
+        laws, t_amb = self.heat
+        s = y[2 + self.k:2 + 2 * self.k]
+        flows = [law.g_th * (temp - t_amb) for law, temp in zip(laws, self.temperatures(y)[0])]
+        return [*((tau_j * s_j - flow) / law.c_th for law, tau_j, s_j, flow in zip(laws, tau, s, flows)), *flows]
 
     def events_for(self, modes):
         """Terminal events: a slip reaching zero, a stuck friction reaching its capacity."""
@@ -125,7 +156,7 @@ class _FrictionReference:
         """Modes after an event at t, with the capacities just after t (right-hand limit:
         a clutch whose clamp-force ramp starts at t is no longer open)."""
         _, g, _, _, _ = self.friction(t, y, modes)
-        t_s, t_c = self.capacities(t + 1e-9)
+        t_s, t_c = self.capacities(t + 1e-9, y)
         s = list(y[2 + self.k:2 + 2 * self.k])
         for j, mode in enumerate(modes):
             if mode == Mode.STUCK or j == event_j:
@@ -318,6 +349,57 @@ def automatic_launch_reference(t_grid) -> Reference:
 #: what automatic_launch_reference gives
 AUTOMATIC_LAUNCH_KEYS = ("converter.w_pump", "converter.w_turbine", "vehicle.w", "converter.tau_fluid_pump",
                          "converter.tau_fluid_turbine", "converter.tau_fric")
+
+
+def heating_clutch_reference(t_grid) -> Reference:
+    """The repeated launches (systems/catalog/ssd/heating_clutch.ssd) as one ODE, sampled at
+    ``t_grid``: the Clutch's two bodies (a one-interface friction system) with the engine
+    torque table on body 1 and the quadratic drag (solvers.signal.quadratic_speed_torque) on
+    body 2, integrated from event to event as Z3 (_FrictionReference), and the clutch's
+    temperature C dT/dt = tau w_slip - G (T - T_amb) integrated with them, the capacities at
+    mu(T) = mu_ref (1 + c_mu_T (T - T_ref)) at every instant (solvers.thermal's law; the
+    element holds a step's capacities at the temperature of its start instead)."""
+    system = load_system("heating_clutch")
+    values = {name: c.with_defaults() for name, c in system.components.items()}
+    clutch_values, drag = values["clutch"], values["drag"]
+    if not clutch_values["thermal"] or clutch_values["locked_start"]:
+        raise ValueError("heating_clutch_reference needs the clutch's thermal model and a slipping start")
+    clutch = _element_model(Clutch, clutch_values)
+    chain = clutch.build_system()
+    tables = {name: (*table_points(values[name]), values[name]["hold"]) for name in ("engine_torque", "clamp_force")}
+
+    def table(name, t):
+        times, ys, hold = tables[name]
+        return table_value(times, ys, hold, t)
+
+    def capacities(t):
+        return chain.capacities([table("clamp_force", t)])
+
+    def external(t, phi, w, extra):
+        """The engine torque on body 1, the drag on body 2 (the vehicle)."""
+        load = quadratic_speed_torque(drag["tau_nominal"], drag["w_nominal"], w[1], drag["opposes_motion"])
+        return [table("engine_torque", t), load], []
+
+    heat = ([clutch.heat_law("")], clutch_values["T_amb"])
+    model = _FrictionReference(chain, external, capacities, {t for times, _, _ in tables.values() for t in times},
+                               heat=heat)
+    t_grid = np.asarray(t_grid, dtype=float)
+    start = chain.state_from_bodies(*clutch.start_coordinates())
+    y0 = np.array([start.theta_mean, start.w_mean, *start.q, *start.s, clutch_values["T_th_start"], 0.0])
+    samples, modes_at = model.solve(y0, (Mode.FREE,), t_grid)
+    signals = {key: np.empty(t_grid.size) for key in HEATING_CLUTCH_KEYS}
+    for i, (row, modes_i) in enumerate(zip(samples, modes_at)):
+        _, w, _, _ = model.members(row)
+        _, _, tau, _, _ = model.friction(t_grid[i], row, modes_i)
+        (temperature,), (transferred,) = model.temperatures(row)
+        signals["clutch.w_1"][i], signals["clutch.w_2"][i] = w
+        signals["clutch.tau_fric"][i], signals["clutch.T_th"][i], signals["clutch.e_heat"][i] = tau[0], temperature, \
+            transferred
+    return Reference(t_grid, signals)
+
+
+#: what heating_clutch_reference gives
+HEATING_CLUTCH_KEYS = ("clutch.w_1", "clutch.w_2", "clutch.tau_fric", "clutch.T_th", "clutch.e_heat")
 
 
 def error_report(result, reference, keys) -> dict:

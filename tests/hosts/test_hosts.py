@@ -370,7 +370,14 @@ def test_every_exported_system_runs_in_omsimulator_like_drivetrain_fmu_ssp(syste
     step change moves the mesh speed by 9 % within 2 s.
 
     Without the OpenModelica annotation the CLI aborted ([NewSystem] internal error,
-    exit 134); with Table's unit "1" the Python API refused Z3 and R3 (unit mismatch)."""
+    exit 134); with Table's unit "1" the Python API refused Z3 and R3 (unit mismatch).
+
+    Both write the start time's row before their first exchange of values: an output with
+    feedthrough from a connected input shows there what the input's start value gives
+    (heating_clutch's drag: 0 N.m at its speed input's start 0 rad/s, not the 37.6 N.m of
+    the vehicle's 65 rad/s; the steps from there on use the exchanged values), so such an
+    output is compared from the second point."""
+    from drivetrain_fmu.fmus import ELEMENTS
     from drivetrain_fmu.systems import ssp
 
     oms, library = OMSIMULATOR / "bin" / "OMSimulator", OMSIMULATOR / "lib" / "x86_64-linux-gnu"
@@ -384,7 +391,15 @@ def test_every_exported_system_runs_in_omsimulator_like_drivetrain_fmu_ssp(syste
     clean = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     runs = {"cli": [str(oms), path.name, f"--stopTime={stop!r}", f"--stepSize={step!r}", "--resultFile=cli.csv"],
             "api": [sys.executable, "api.py", path.name, "api.csv", repr(stop), repr(step)]}
-    record = list(dict.fromkeys(f"{c.source}.{c.output}" for c in ssp.read_ssp(path).connections))
+    exported = ssp.read_ssp(path)
+    record = list(dict.fromkeys(f"{c.source}.{c.output}" for c in exported.connections))
+    driven = {(c.target, c.input) for c in exported.connections}
+    declared = {e.__name__: {v.name: v for v in e.VARIABLES} for e in ELEMENTS}
+
+    def first_point(key):
+        instance, name = key.split(".", 1)
+        depends = declared[exported.components[instance].element][name].depends
+        return 1 if any((instance, d) in driven for d in depends) else 0
     ours = ssp.simulate(path, step, record)
     nudged_step = math.nextafter(step, math.inf)
     nudged = ssp.simulate(path, nudged_step, record, stop=n_steps * nudged_step)
@@ -399,4 +414,5 @@ def test_every_exported_system_runs_in_omsimulator_like_drivetrain_fmu_ssp(syste
             scale = max(float(np.max(np.abs(ours[key]))), 1e-4)
             sensitivity = np.maximum.accumulate(np.abs(nudged[key] - ours[key]))
             excess = np.abs(theirs[key] - ours[key]) - (1e-8 * scale + 10 * sensitivity)
-            assert np.max(excess) <= 0, (host, key, float(np.max(np.abs(theirs[key] - ours[key]))) / scale)
+            worst = float(np.max(np.abs(theirs[key] - ours[key]))) / scale
+            assert np.max(excess[first_point(key):]) <= 0, (host, key, worst)
