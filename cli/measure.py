@@ -26,6 +26,7 @@ REPORT_KEYS = {
     "r3_spring": ["spring.phi_rel", "z.w", "wv.w"],
     "r3_clearance": ["mesh.w_mean", "mesh.w_1", "mesh.w_2", "vehicle.w"],   # w_1, w_2 not pointwise when elastic
     "automatic_launch": list(reference.AUTOMATIC_LAUNCH_KEYS),
+    "synchro_upshift": list(reference.SYNCHRO_UPSHIFT_KEYS),
     "planetary_shift": ["gear.w_sun", "gear.w_carrier", "gear.w_ring", "vehicle.w", "gear.tau_fric_c",
                         "gear.tau_fric_b"],
 }
@@ -46,6 +47,8 @@ def reference_of(system: str, t_grid):
         return reference.planetary_shift_reference(t_grid)
     if family == "automatic_launch":
         return reference.automatic_launch_reference(t_grid)
+    if family == "synchro_upshift":
+        return reference.synchro_upshift_reference(t_grid)
     return reference.r3_clearance_reference(int(case), t_grid)
 
 
