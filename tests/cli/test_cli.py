@@ -302,6 +302,8 @@ STATED = {
     "r3_clearance_2": {"mesh.w_mean": 0.14e-2, "vehicle.w": 0.02e-2},
     "planetary_shift": {key: 0.058e-2 for key in ("gear.w_sun", "gear.w_carrier", "gear.w_ring", "vehicle.w")},
     "automatic_launch": {key: 0.053e-2 for key in ("converter.w_pump", "converter.w_turbine", "vehicle.w")},
+    "synchro_upshift": {key: 0.29e-2 for key in ("gearbox.w_1", "gearbox.w_2", "synchro.w_gear", "synchro.w_shaft",
+                                                 "vehicle.w")},
 }
 #: run at their file's defaults over their whole experiment by tests/cosim/test_reference.py
 #: (fan.simulate with the file's step and T_comm: the run `run` makes), 30-90 s each here;

@@ -71,6 +71,7 @@ def test_the_cone_synchronizes_in_j_eff_dw_over_t_cone(run, reference, system, v
     time = run.time
     start = int(np.searchsorted(time, sleeve[f"t_{n - 1}"] - 1e-12))
     momentum = ratio * gearbox["J_2"] * run["gearbox.w_2"][start] + synchro["J_gear"] * run["synchro.w_gear"][start]
+    assert run["synchro.locked"][start:].any(), "the cone never synchronizes"
     locked = np.flatnonzero(run["synchro.locked"][start:])[0] + start
     dw = momentum / j_eff - run["synchro.w_shaft"][locked]
     t_sync = j_eff * dw / t_cone
