@@ -49,8 +49,7 @@ PLOTS = {
                           ("converter.tau_fluid_turbine", "fluid on the turbine (multiplied)"),
                           ("converter.tau_fric", "lock-up clutch")]),
         (FLAGS, [("lockup.on", "lock-up applied"), ("converter.locked", "lock-up clutch stuck")])]),
-    "synchro_upshift": ("Manual upshift through a synchronizer: clutch opens, cone synchronizes, dogs engage, "
-                        "clutch closes", [
+    "synchro_upshift": ("Manual upshift: clutch opens, gear-2 cone synchronizes, dogs engage, clutch closes", [
         ("speed [rad/s]", [("gearbox.w_1", "engine"), ("gearbox.w_2", "input shaft (clutch disc)"),
                            ("synchro.w_gear", "gear-2 idler"), ("synchro.w_shaft", "output shaft"),
                            ("vehicle.w", "vehicle (after the final drive)")]),
