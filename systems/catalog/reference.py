@@ -398,7 +398,7 @@ def synchro_upshift_reference(t_grid) -> Reference:
         since = locked_since(model.history)
         return -1.0 if since is None else t - (since + travel)
 
-    def engaged(t):
+    def dogs_engage(t):
         engaged_at[0] = t
         return [t]
 
@@ -408,7 +408,7 @@ def synchro_upshift_reference(t_grid) -> Reference:
     y0 = np.array([start.theta_mean, start.w_mean, *start.q, *start.s, 0.0, vehicle["w_start"]])
     start_modes = tuple(Mode.STUCK if gearbox[f"locked_{j}_start"] else Mode.FREE for j in (1, 2)) + (Mode.FREE,) * 2
     model = _FrictionReference(chain, external, capacities, {t for times, _, _ in tables.values() for t in times},
-                               switch=(sleeve_home, engaged))
+                               switch=(sleeve_home, dogs_engage))
     samples, modes_at = model.solve(y0, start_modes, t_grid)
     signals = {key: np.empty(t_grid.size) for key in SYNCHRO_UPSHIFT_KEYS}
     for i, (row, modes_i) in enumerate(zip(samples, modes_at)):
