@@ -27,6 +27,7 @@ REPORT_KEYS = {
     "r3_clearance": ["mesh.w_mean", "mesh.w_1", "mesh.w_2", "vehicle.w"],   # w_1, w_2 not pointwise when elastic
     "automatic_launch": list(reference.AUTOMATIC_LAUNCH_KEYS),
     "heating_clutch": list(reference.HEATING_CLUTCH_KEYS),
+    "synchro_upshift": list(reference.SYNCHRO_UPSHIFT_KEYS),
     "planetary_shift": ["gear.w_sun", "gear.w_carrier", "gear.w_ring", "vehicle.w", "gear.tau_fric_c",
                         "gear.tau_fric_b"],
 }
@@ -49,6 +50,8 @@ def reference_of(system: str, t_grid):
         return reference.automatic_launch_reference(t_grid)
     if family == "heating_clutch":
         return reference.heating_clutch_reference(t_grid)
+    if family == "synchro_upshift":
+        return reference.synchro_upshift_reference(t_grid)
     return reference.r3_clearance_reference(int(case), t_grid)
 
 

@@ -55,6 +55,14 @@ PLOTS = {
         ("clutch temperature [K]", [("clutch.T_th", "T_th")]),
         ("heat [J]", [("clutch.e_loss", "dissipated (e_loss)"), ("clutch.e_heat", "transferred to the ambient")]),
         (FLAGS, [("clutch.locked", "clutch")])]),
+    "synchro_upshift": ("Manual upshift: clutch opens, gear-2 cone synchronizes, dogs engage, clutch closes", [
+        ("speed [rad/s]", [("gearbox.w_1", "engine"), ("gearbox.w_2", "input shaft (clutch disc)"),
+                           ("synchro.w_gear", "gear-2 idler"), ("synchro.w_shaft", "output shaft"),
+                           ("vehicle.w", "vehicle (after the final drive)")]),
+        ("torque [N.m]", [("gearbox.tau_fric_1", "main clutch"), ("gearbox.tau_fric_2", "gear-1 dogs"),
+                          ("synchro.tau_cone", "gear-2 cone"), ("synchro.tau_dog", "gear-2 dogs")]),
+        (FLAGS, [("gearbox.locked_1", "main clutch stuck"), ("gearbox.locked_2", "gear 1 engaged"),
+                 ("synchro.locked", "gear-2 cone stuck"), ("synchro.engaged", "gear-2 dogs engaged")])]),
     "msl_friction": ("MSL Friction: motor, clutch, spring and brake", [
         ("speed [rad/s]", [("clutch.w_1", "w motor side (J = 1)"), ("clutch.w_2", "w clutch output (J = 0.05)"),
                            ("brake.w", "w braked body (J = 1)")]),

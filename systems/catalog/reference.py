@@ -12,11 +12,11 @@ the co-simulation is shared but the friction law and the chain algebra.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from drivetrain_fmu.fmus import Clutch, PlanetaryGear, TorqueConverter
+from drivetrain_fmu.fmus import Clutch, ClutchChain, PlanetaryGear, Synchronizer, TorqueConverter
 from drivetrain_fmu.fmus.lockup_control import clamp_force
 from drivetrain_fmu.solvers.fluid_coupling import ConverterTable, fluid_torques
 from drivetrain_fmu.solvers.friction import FrictionChain, InterfaceLaw, Mode
@@ -34,6 +34,7 @@ from .powered_vehicle import PoweredVehicle, PowertrainParams
 class Reference:
     time: np.ndarray
     signals: dict
+    events: dict = field(default_factory=dict)     # instants a reference computes exactly, by name
 
     def __getitem__(self, key):
         return self.time if key == "time" else self.signals[key]
@@ -69,7 +70,8 @@ class _FrictionReference:
     ends with the interfaces' temperatures T_j and heats transferred E_j, integrated with
     the rest as the ODE itself (not the elements' step-wise coupling):
         C_j dT_j/dt = tau_j s_j - G_j (T_j - T_amb),   dE_j/dt = G_j (T_j - T_amb)
-    and the capacities ``capacities(t)`` gives at mu_ref are scaled by mu(T_j)/mu_ref."""
+    and the capacities ``capacities(t)`` gives at mu_ref are scaled by mu(T_j)/mu_ref.
+    ``history``: after :meth:`solve`, the (instant, modes after it) of every event."""
 
     def __init__(self, chain, external, capacities, breakpoints, switch=None, heat=None):
         self.chain, self.external, self.reference_capacities = chain, external, capacities
@@ -78,6 +80,7 @@ class _FrictionReference:
         self.switch = switch
         self.heat = heat
         self.n_heat = 2 * self.k if heat else 0
+        self.history = []
 
     def members(self, y):
         """(member angles, member speeds, slips, extra) of state y."""
@@ -198,6 +201,7 @@ class _FrictionReference:
             modes, s = self.decide(t_new, y, modes, fired)
             y[2 + k:2 + 2 * k] = s
             t = t_new
+            self.history.append((t, modes))
         return samples, modes_at
 
 
@@ -400,6 +404,109 @@ def heating_clutch_reference(t_grid) -> Reference:
 
 #: what heating_clutch_reference gives
 HEATING_CLUTCH_KEYS = ("clutch.w_1", "clutch.w_2", "clutch.tau_fric", "clutch.T_th", "clutch.e_heat")
+
+
+def synchro_upshift_reference(t_grid) -> Reference:
+    """The synchronizer upshift (systems/catalog/ssd/synchro_upshift.ssd) as one ODE, sampled at
+    ``t_grid``: the gearbox's ClutchChain (engine, input shaft, gear-1 idler: the main clutch
+    and gear 1's dogs) and the Synchronizer (gear-2 idler, output shaft) as one friction chain
+    of five members, the gear-1 idler and the gear-2 idler joined by an interface that never
+    has a capacity (always FREE: no torque, no event), so both friction systems are decided
+    exactly and together; gear 2's mesh shaft, the two drive shafts to the vehicle and the
+    vehicle inertia as smooth forces, integrated from event to event as Z3
+    (_FrictionReference).  The dogs (fmus.synchronizer, eq. 3 and 4): the cone locks at an
+    exact event; from there the sleeve travels x_engage under the constant f_sleeve in
+    sqrt(2 m_sleeve x_engage / f_sleeve), after which the interface is rigid (unlimited
+    capacity): a one-time switch (an event at that instant) whose condition reads the lock
+    instant from the events so far (a cone slipping again would restart the travel)."""
+    system = load_system("synchro_upshift")
+    values = {name: c.with_defaults() for name, c in system.components.items()}
+    gearbox, synchro, vehicle = values["gearbox"], values["synchro"], values["vehicle"]
+    mesh, drive_1, drive_2 = values["mesh_2"], values["drive_1"], values["drive_2"]
+    if (gearbox["n_bodies"] != 3 or gearbox["thermal"] or synchro["engaged_start"]
+            or any(v[name] for v, name in ((gearbox, "phi_1_start"), (gearbox, "phi_2_start"),
+                                           (gearbox, "phi_3_start"), (synchro, "phi_gear_start"),
+                                           (synchro, "phi_shaft_start"), (vehicle, "phi_start")))
+            or any(v["phi_rel_start"] for v in (mesh, drive_1, drive_2))):
+        raise ValueError("synchro_upshift_reference covers three gearbox bodies without the thermal model, the "
+                         "synchronizer's dogs out at the start and every angle and pre-twist 0")
+    box = _element_model(ClutchChain, gearbox).build_system()
+    cone = _element_model(Synchronizer, synchro).build_system()
+    never = InterfaceLaw(1.0, 1.0, 1.0, 1, 0.0, 1.0, 0.0)     # capacity 0 throughout: FREE
+    chain = FrictionChain([*box.inertias, *cone.inertias], [*box.laws, never, *cone.laws])
+    tables = {name: (*table_points(values[name]), values[name]["hold"])
+              for name in ("engine_torque", "clutch_force", "gear1_force", "sleeve_force")}
+
+    def table(name, t):
+        times, ys, hold = tables[name]
+        return table_value(times, ys, hold, t)
+
+    sleeve_times, sleeve_forces, _ = tables["sleeve_force"]
+    f_sleeve = sleeve_forces[-1]
+    if any(f != 0.0 for f in sleeve_forces[:-2]) or not f_sleeve > 0.0:
+        raise ValueError(f"synchro_upshift_reference needs the sleeve force 0, then one rise to its last value "
+                         f"held; the file gives {list(sleeve_forces)} N")
+    travel = float(np.sqrt(2.0 * synchro["m_sleeve"] * synchro["x_engage"] / f_sleeve))     # eq. 3
+    engaged_at = [np.inf]
+
+    def capacities(t):
+        laws, forces = chain.laws, (table("clutch_force", t), table("gear1_force", t), 0.0, table("sleeve_force", t))
+        caps = [laws[j].capacities(f) for j, f in enumerate(forces)]
+        if t >= engaged_at[0]:
+            caps[3] = (np.inf, np.inf)                                             # eq. 4: rigid dogs
+        return [c[0] for c in caps], [c[1] for c in caps]
+
+    def external(t, phi, w, extra):
+        """Engine torque on the engine; gear 2's mesh from the input shaft to the gear-2 idler;
+        the drive shafts from the gear-1 idler and from the output shaft to the vehicle."""
+        ratio = mesh["ratio"]
+        tau_mesh = mesh["k"] * (phi[1] / ratio - phi[3]) + mesh["d"] * (w[1] / ratio - w[3])
+        tau_1, _ = _shaft_to_inertia(drive_1, vehicle, phi[2], w[2], extra)
+        tau_2, _ = _shaft_to_inertia(drive_2, vehicle, phi[4], w[4], extra)
+        torques = [table("engine_torque", t), -tau_mesh / ratio, -tau_1 / drive_1["ratio"], tau_mesh,
+                   -tau_2 / drive_2["ratio"]]
+        return torques, [extra[1], (tau_1 + tau_2 - vehicle["d_ground"] * extra[1]) / vehicle["J"]]
+
+    def locked_since(history):
+        """The instant the cone last locked after the sleeve force came on, None while it slips."""
+        since = None
+        for t, modes in history:
+            if t >= sleeve_times[-1]:
+                since = (since if since is not None else t) if modes[3] == Mode.STUCK else None
+        return since
+
+    def sleeve_home(t, y):
+        """Rises through 0 when the sleeve, moving since the cone locked, has travelled x_engage."""
+        since = locked_since(model.history)
+        return -1.0 if since is None else t - (since + travel)
+
+    def dogs_engage(t):
+        engaged_at[0] = t
+        return [t]
+
+    t_grid = np.asarray(t_grid, dtype=float)
+    start = chain.state_from_bodies([0.0] * 5, [gearbox["w_1_start"], gearbox["w_2_start"], gearbox["w_3_start"],
+                                                synchro["w_gear_start"], synchro["w_shaft_start"]])
+    y0 = np.array([start.theta_mean, start.w_mean, *start.q, *start.s, 0.0, vehicle["w_start"]])
+    start_modes = tuple(Mode.STUCK if gearbox[f"locked_{j}_start"] else Mode.FREE for j in (1, 2)) + (Mode.FREE,) * 2
+    model = _FrictionReference(chain, external, capacities, {t for times, _, _ in tables.values() for t in times},
+                               switch=(sleeve_home, dogs_engage))
+    samples, modes_at = model.solve(y0, start_modes, t_grid)
+    signals = {key: np.empty(t_grid.size) for key in SYNCHRO_UPSHIFT_KEYS}
+    for i, (row, modes_i) in enumerate(zip(samples, modes_at)):
+        _, w, _, extra = model.members(row)
+        _, _, tau, _, _ = model.friction(t_grid[i], row, modes_i)
+        engaged = t_grid[i] >= engaged_at[0]
+        for key, value in zip(SYNCHRO_UPSHIFT_KEYS, (*w, extra[1], tau[0], tau[1], 0.0 if engaged else tau[3],
+                                                     tau[3] if engaged else 0.0)):
+            signals[key][i] = value
+    return Reference(t_grid, signals, events={"t_lock": engaged_at[0] - travel, "t_engaged": engaged_at[0]})
+
+
+#: what synchro_upshift_reference gives, in the order of its members
+SYNCHRO_UPSHIFT_KEYS = ("gearbox.w_1", "gearbox.w_2", "gearbox.w_3", "synchro.w_gear", "synchro.w_shaft",
+                        "vehicle.w", "gearbox.tau_fric_1", "gearbox.tau_fric_2", "synchro.tau_cone",
+                        "synchro.tau_dog")
 
 
 def error_report(result, reference, keys) -> dict:

@@ -303,6 +303,8 @@ STATED = {
     "planetary_shift": {key: 0.058e-2 for key in ("gear.w_sun", "gear.w_carrier", "gear.w_ring", "vehicle.w")},
     "automatic_launch": {key: 0.053e-2 for key in ("converter.w_pump", "converter.w_turbine", "vehicle.w")},
     "heating_clutch": {"clutch.w_1": 0.11e-2, "clutch.w_2": 0.11e-2, "clutch.T_th": 0.043e-2},
+    "synchro_upshift": {key: 0.29e-2 for key in ("gearbox.w_1", "gearbox.w_2", "synchro.w_gear", "synchro.w_shaft",
+                                                 "vehicle.w")},
 }
 #: run at their file's defaults over their whole experiment by tests/cosim/test_reference.py
 #: (fan.simulate with the file's step and T_comm: the run `run` makes), 30-90 s each here;
