@@ -312,9 +312,12 @@ def unconnected_inputs(components: dict[str, Component], connections: list[Conne
     vehicle).  Anything else (a clamp force, a speed, a throttle, a torque of another start)
     is most likely a connection that was forgotten or deleted: a clutch whose clamp force
     is no longer connected runs open at f_n = 0.  Left out too: an input that acts on nothing
-    with the component's parameters (its ``active_if`` switch off: a clutch's T_amb without
-    its thermal model)."""
+    with the component's parameters: one of a family member not in use (the clamp forces of a
+    ClutchChain's clutches beyond its n_bodies) or one whose ``active_if`` switch is off (a
+    clutch's T_amb without its thermal model)."""
     classes = {e.__name__: e for e in _elements()}
+    from drivetrain_fmu.fmus.variables import in_use      # imported with fmus, as _elements() says why
+
     driven = {(c.target, c.input) for c in connections}
     found = []
     for name, component in components.items():
@@ -326,7 +329,8 @@ def unconnected_inputs(components: dict[str, Component], connections: list[Conne
                 continue
             if v.unit == "N.m" and v.start == 0.0:
                 continue
-            if v.active_if and not component.with_defaults()[v.active_if]:
+            values = component.with_defaults()
+            if not in_use(values, v) or (v.active_if and not values[v.active_if]):
                 continue
             found.append(f"{name}.{v.name} = {v.start:g}" + (f" {v.unit}" if v.unit else ""))
     return found
