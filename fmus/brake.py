@@ -36,7 +36,7 @@ class Brake(FrictionElement):
         output("phi", "rad", "angle of the body"),
         output("w", "rad/s", "speed of the body (the brake's slip)"),
         output("tau_fric", "N.m", "torque the housing applies to the body through the brake: opposes "
-               "the motion while slipping, -tau while locked", depends=("tau", "f_n")),
+               "the motion while slipping, -(tau + tau_2) while locked", depends=("tau", "f_n")),
         output("locked", None, "the brake holds the body at rest (static friction)", type=BOOLEAN,
                depends=("tau", "f_n")),
         output("p_loss", "W", "power dissipated by the brake", depends=("f_n",)),

@@ -49,7 +49,8 @@ class Gear(Model):
         output("tau_mesh", "N.m", "torque the mesh applies to shaft 2, positive accelerating it",
                depends=_TORQUES),
         output("tau_support", "N.m", "torque the gear applies to its housing (support), positive in the common "
-               "direction: J_1 a_1 + J_2 a_1/ratio = tau_1 + tau_2 - tau_support", depends=_TORQUES),
+               "direction: J_1 a_1 + J_2 a_1/ratio = tau_1 + tau_1_2 + tau_2 + tau_2_2 - tau_support",
+               depends=_TORQUES),
         output("locked", None, "the gear is stuck at rest (efficiency and bearing friction hold the torques)",
                type=BOOLEAN,
                depends=_TORQUES),
