@@ -15,7 +15,7 @@ import math
 from drivetrain_fmu.solvers.backlash import Body, BacklashPair, PairState
 
 from .model import Model
-from .variables import INTEGER, J_MIN, derived_inertia_problem, inertia, input_, output, parameter
+from .variables import INTEGER, J_MIN, derived_inertia_problem, inertia, input_, output, parameter, with_second_torques
 
 
 
@@ -33,7 +33,7 @@ class Backlash(Model):
 
     description = "Gear clearance between two inertias: exact impacts, restitution, persistent contact (Reiter ch. 4)"
     DEFAULT_STOP = 1.0
-    VARIABLES = (
+    VARIABLES = with_second_torques((
         *_body_variables(1, 3.4093),
         *_body_variables(2, 1.5),
         parameter("b", "rad", "half clearance: phi_1/ratio - phi_2 stays within [-b, +b]", 1e-4, low=0.0),
@@ -56,7 +56,7 @@ class Backlash(Model):
         output("n_impacts", None, "number of impacts since the start", type=INTEGER),
         output("impulse_last", "N.m.s", "angular impulse of the last impact on body 2"),
         output("e_loss", "J", "energy dissipated since the start (impacts, contact closing, ground dampers)"),
-    )
+    ), ("tau_1", "tau_2"))
 
     def pair(self) -> BacklashPair:
         bodies = [Body(getattr(self, f"J_{i}"), getattr(self, f"k_ground_{i}"), getattr(self, f"d_ground_{i}"),
@@ -81,13 +81,18 @@ class Backlash(Model):
 
     def initial_state(self):
         self._pair = self.pair()
+        self._torques = self.torque_picker(("tau_1", "tau_2"))
         return PairState(self.phi_1_start, self.w_1_start, self.phi_2_start, self.w_2_start)
 
     def decode_state(self, data):
         return PairState.from_json(data)
 
-    def step(self, t, h, inputs):
-        return self._pair.step(self.state, self.tau_1, self.tau_2, h).state
+    def prepare(self, inputs):
+        return self._torques(inputs)        # (tau_1, tau_2), each of both its connections
+
+    def step(self, t, h, torques):
+        tau_1, tau_2 = torques
+        return self._pair.step(self.state, tau_1, tau_2, h).state
 
     def outputs(self):
         s = self.state

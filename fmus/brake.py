@@ -13,7 +13,7 @@ from __future__ import annotations
 from drivetrain_fmu.solvers.friction import FrictionSystem
 
 from .clutch import FrictionElement, _Z1_LAW, interface_variables
-from .variables import BOOLEAN, inertia, input_, output, parameter
+from .variables import BOOLEAN, inertia, input_, output, parameter, with_second_torques
 
 
 class Brake(FrictionElement):
@@ -26,7 +26,7 @@ class Brake(FrictionElement):
     TAGS = ("",)
     HOUSING_TAGS = frozenset(TAGS)
     SLIP_OUTPUTS = False
-    VARIABLES = (
+    VARIABLES = with_second_torques((
         inertia("J", "moment of inertia of the braked body", 1.0),
         *interface_variables("", "the brake", _Z1_LAW),
         parameter("phi_start", "rad", "initial angle of the body", 0.0),
@@ -36,12 +36,12 @@ class Brake(FrictionElement):
         output("phi", "rad", "angle of the body"),
         output("w", "rad/s", "speed of the body (the brake's slip)"),
         output("tau_fric", "N.m", "torque the housing applies to the body through the brake: opposes "
-               "the motion while slipping, -tau while locked", depends=("tau", "f_n")),
+               "the motion while slipping, -(tau + tau_2) while locked", depends=("tau", "f_n")),
         output("locked", None, "the brake holds the body at rest (static friction)", type=BOOLEAN,
                depends=("tau", "f_n")),
         output("p_loss", "W", "power dissipated by the brake", depends=("f_n",)),
         output("e_loss", "J", "energy dissipated by the brake since the start"),
-    )
+    ), ("tau",))
 
     def build_system(self):
         # one interface whose slip is the body's speed (rows = [[1]]): the housing is fixed

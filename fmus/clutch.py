@@ -20,7 +20,7 @@ from drivetrain_fmu.solvers.friction import STUCK, ChainState, FrictionChain, Fr
 from drivetrain_fmu.solvers.thermal import InterfaceHeat
 
 from .model import Model, items_getter
-from .variables import BOOLEAN, INTEGER, Family, inertia, input_, output, parameter
+from .variables import BOOLEAN, INTEGER, Family, inertia, input_, output, parameter, with_second_torques
 
 #: the thermal model's defaults: a clutch pack of about 1 kg of steel (460 J/(kg.K)), a
 #: conductance of a dry clutch in its bell housing, 20 degC; c_mu_T = 0: no dependence
@@ -116,7 +116,7 @@ def chain_variables(n: int, tags: list[str], labels: list[str], inertias, law: d
     ]
     for j, tag, label in interfaces:
         variables += thermal_variables(tag, label, _HEAT, family=interface(j))
-    return tuple(variables)
+    return with_second_torques(variables, [f"tau_{i}" for i in bodies])
 
 
 def thermal_variables(tag: str, label: str, heat: dict, family=None):
@@ -202,7 +202,7 @@ class FrictionElement(Model):
         # the names of the outputs of the members and interfaces in use
         members, tags = self.active_members(), self.active_tags()
         position = {v.name: i for i, v in enumerate(self.input_variables)}
-        self._pick_torques = items_getter([position[f"tau{m}"] for m in members])
+        self._pick_torques = self.torque_picker([f"tau{m}" for m in members])
         self._pick_clamps = items_getter([position[name] for name in self.clamp_names()])
         self._output_names = ([f"phi{m}" for m in members] + [f"w{m}" for m in members]
                               + ([f"w_slip{tag}" for tag in tags] if self.SLIP_OUTPUTS else []) + ["e_loss"])

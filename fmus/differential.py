@@ -53,7 +53,7 @@ from __future__ import annotations
 from drivetrain_fmu.solvers.friction import FrictionSystem
 
 from .clutch import FrictionElement, _Z3_LAW, interface_variables
-from .variables import BOOLEAN, inertia, input_, output, parameter
+from .variables import BOOLEAN, inertia, input_, output, parameter, with_second_torques
 
 _INPUTS = ("tau_carrier", "tau_left", "tau_right", "f_n")
 
@@ -67,7 +67,7 @@ class Differential(FrictionElement):
     MEMBERS = ("_carrier", "_left", "_right")
     TAGS = ("",)
     SLIP_OUTPUTS = False
-    VARIABLES = (
+    VARIABLES = with_second_torques((
         inertia("J_carrier", "inertia of the carrier (case, ring gear) and what is fixed to it", 0.05),
         inertia("J_left", "inertia of the left axle and what is fixed to it", 0.5),
         inertia("J_right", "inertia of the right axle and what is fixed to it", 0.5),
@@ -100,7 +100,7 @@ class Differential(FrictionElement):
                depends=_INPUTS),
         output("p_loss", "W", "power dissipated by the limited-slip clutch", depends=("f_n",)),
         output("e_loss", "J", "energy dissipated by the limited-slip clutch since the start"),
-    )
+    ), ("tau_carrier", "tau_left", "tau_right"))
 
     def member_map(self):
         """E: (w_mean, s) -> (w_carrier, w_left, w_right) (module docstring: the k_member)."""

@@ -15,7 +15,7 @@ import math
 from drivetrain_fmu.solvers.gear import Gear as GearModel, GearState, Mode, switching_point, switching_problem
 
 from .model import Model
-from .variables import BOOLEAN, J_MIN, derived_inertia_problem, inertia, input_, output, parameter
+from .variables import BOOLEAN, J_MIN, derived_inertia_problem, inertia, input_, output, parameter, with_second_torques
 
 _TORQUES = ("tau_1", "tau_2")
 
@@ -26,7 +26,7 @@ class Gear(Model):
     description = ("Rigid gear pair between two inertias, mesh efficiency and bearing friction with stuck "
                    "mode, support torque (MSL LossyGear)")
     DEFAULT_STOP = 1.0
-    VARIABLES = (
+    VARIABLES = with_second_torques((
         inertia("J_1", "inertia of shaft 1 (the flange_a side)", 0.1),
         inertia("J_2", "inertia of shaft 2 (the flange_b side)", 1.0),
         parameter("ratio", None, "gear ratio w_1/w_2 = phi_1/phi_2, nonzero (negative: shaft 2 turns "
@@ -49,13 +49,14 @@ class Gear(Model):
         output("tau_mesh", "N.m", "torque the mesh applies to shaft 2, positive accelerating it",
                depends=_TORQUES),
         output("tau_support", "N.m", "torque the gear applies to its housing (support), positive in the common "
-               "direction: J_1 a_1 + J_2 a_1/ratio = tau_1 + tau_2 - tau_support", depends=_TORQUES),
+               "direction: J_1 a_1 + J_2 a_1/ratio = tau_1 + tau_1_2 + tau_2 + tau_2_2 - tau_support",
+               depends=_TORQUES),
         output("locked", None, "the gear is stuck at rest (efficiency and bearing friction hold the torques)",
                type=BOOLEAN,
                depends=_TORQUES),
         output("p_loss", "W", "power dissipated in the mesh and the bearings", depends=_TORQUES),
         output("e_loss", "J", "energy dissipated in the mesh and the bearings since the start"),
-    )
+    ), _TORQUES)
 
     def cross_check(self):
         if self.ratio == 0.0:
@@ -79,22 +80,28 @@ class Gear(Model):
 
     def initial_state(self):
         self._gear = GearModel(self.J_1, self.J_2, self.ratio, self.eta, self.tau_bf_1, self.tau_bf_2)
+        self._torques = self.torque_picker(_TORQUES)
         return GearState(self.phi_1_start, self.w_1_start)
 
     def decode_state(self, data):
         return GearState.from_json(data)
 
-    def step(self, t, h, inputs):
-        return self._gear.advance(self.state, self.tau_1, self.tau_2, h)
+    def prepare(self, inputs):
+        return self._torques(inputs)        # (tau_1, tau_2), each of both its connections
+
+    def step(self, t, h, torques):
+        tau_1, tau_2 = torques
+        return self._gear.advance(self.state, tau_1, tau_2, h)
 
     def outputs(self):
         phi_1, w_1, self.e_loss = self.state
         self.phi_1, self.w_1 = phi_1, w_1
         self.phi_2, self.w_2 = phi_1 / self.ratio, w_1 / self.ratio
 
-    def feedthrough(self, inputs):
+    def feedthrough(self, torques):
         w_1 = self.state.w_1
-        motion = self._gear.motion(w_1, self.tau_1, self.tau_2)
+        tau_1, tau_2 = torques
+        motion = self._gear.motion(w_1, tau_1, tau_2)
         return {"a_1": motion.a_1, "tau_mesh": motion.tau_mesh, "tau_support": motion.tau_support,
                 "locked": motion.mode == Mode.STUCK,
                 "p_loss": self._gear.loss_power(motion, w_1)}

@@ -1,7 +1,7 @@
 """Inertia and Engine: single rigid bodies (solvers.rigid).
 
 Inertia:  J w' = tau_1 + tau_2 - d_ground w      (exact step, inputs held over the step)
-Engine:   J w' = throttle T0 (1 + h2 sin(2 w t) + h4 sin(4 w t)) + tau_load
+Engine:   J w' = throttle T0 (1 + h2 sin(2 w t) + h4 sin(4 w t)) + tau_load + tau_load_2
           (Fan, Walker & Wang, engine torque with 2nd and 4th order harmonics)
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from drivetrain_fmu.solvers.rigid import BodyState, engine_torque, step_damped, step_engine
 
 from .model import Model
-from .variables import inertia, input_, output, parameter
+from .variables import inertia, input_, output, parameter, with_second_torques
 
 
 class Inertia(Model):
@@ -22,27 +22,31 @@ class Inertia(Model):
         parameter("phi_start", "rad", "initial angle", 0.0),
         parameter("w_start", "rad/s", "initial speed", 0.0),
         input_("tau_1", "N.m", "external torque on the body (first connection)"),
-        input_("tau_2", "N.m", "external torque on the body (second connection)"),
+        input_("tau_2", "N.m", "external torque on the body (second connection)", adds_to="tau_1"),
         output("phi", "rad", "angle"),
         output("w", "rad/s", "speed"),
         output("a", "rad/s2", "angular acceleration", depends=("tau_1", "tau_2")),
     )
 
     def initial_state(self):
+        self._torque = self.torque_picker(("tau_1",))
         return BodyState(self.phi_start, self.w_start)
 
     def decode_state(self, data):
         return BodyState.from_json(data)
 
-    def step(self, t, h, inputs):
-        tau_1, tau_2 = inputs           # the declared inputs, in order
-        return step_damped(self.state, self.J, tau_1 + tau_2, self.d_ground, h)
+    def prepare(self, inputs):
+        (tau,) = self._torque(inputs)       # tau_1 + tau_2
+        return tau
+
+    def step(self, t, h, tau):
+        return step_damped(self.state, self.J, tau, self.d_ground, h)
 
     def outputs(self):
         self.phi, self.w = self.state       # BodyState (phi, w)
 
-    def feedthrough(self, inputs):
-        return {"a": (self.tau_1 + self.tau_2 - self.d_ground * self.state.w) / self.J}
+    def feedthrough(self, tau):
+        return {"a": (tau - self.d_ground * self.state.w) / self.J}
 
 
 class Engine(Model):
@@ -50,7 +54,7 @@ class Engine(Model):
 
     description = "Engine: inertia driven by T0 (1 + h2 sin(2 w t) + h4 sin(4 w t)) (Fan et al.)"
     DEFAULT_STOP = 1.0
-    VARIABLES = (
+    VARIABLES = with_second_torques((
         inertia("J", "engine moment of inertia", 0.6),
         parameter("T0", "N.m", "mean engine torque", 200.0),
         parameter("h2", None, "relative amplitude of the 2nd order harmonic", 0.0),
@@ -62,10 +66,11 @@ class Engine(Model):
         output("phi", "rad", "crank angle"),
         output("w", "rad/s", "engine speed"),
         output("tau_engine", "N.m", "engine torque at the communication point", depends=("throttle",)),
-    )
+    ), ("tau_load",))
 
     # state: (BodyState, time of the communication point)
     def initial_state(self):
+        self._load = self.torque_picker(("tau_load",))
         return BodyState(self.phi_start, self.w_start), self.start_time
 
     def encode_state(self, state):
@@ -74,13 +79,17 @@ class Engine(Model):
     def decode_state(self, data):
         return BodyState.from_json(data[:2]), data[2]
 
-    def step(self, t, h, inputs):
-        body = step_engine(self.state[0], self.J, t, h, self.throttle * self.T0, self.h2, self.h4, self.tau_load)
+    def prepare(self, inputs):
+        (tau_load,) = self._load(inputs)    # tau_load + tau_load_2
+        return tau_load
+
+    def step(self, t, h, tau_load):
+        body = step_engine(self.state[0], self.J, t, h, self.throttle * self.T0, self.h2, self.h4, tau_load)
         return body, t + h
 
     def outputs(self):
         self.phi, self.w = self.state[0].phi, self.state[0].w
 
-    def feedthrough(self, inputs):
+    def feedthrough(self, tau_load):
         body, time = self.state
         return {"tau_engine": engine_torque(time, body.w, self.throttle * self.T0, self.h2, self.h4)}

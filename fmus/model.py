@@ -22,6 +22,9 @@ To implement a new element, subclass :class:`Model` and:
    need of ``inputs`` (the declared inputs' values, in declaration order) and the parameters
    alone, not of the state; by default the inputs themselves.  It is made once per set of
    inputs (:meth:`Model.prepared`: the inputs compared by value, so that held inputs keep it).
+   A member's external torque is two inputs (``tau_1`` and ``tau_1_2``: declared with
+   :func:`fmus.variables.with_second_torques`); the element takes their sums only through
+   :meth:`Model.torque_picker`, never the first input alone.
 5. Implement ``step(t, h, prepared)``: the state at t + h, the inputs held.  It must not
    change the model: to refuse a step (an input the physics cannot take, a step size it
    cannot use), raise :class:`solvers.contract.SolverError`, ``ValueError`` or
@@ -176,6 +179,17 @@ class Model:
 
     def decode_state(self, data):
         raise NotImplementedError
+
+    def torque_picker(self, firsts):
+        """inputs -> the external torques on the members whose first torque inputs are named
+        ``firsts`` (a tuple, in that order), each ``first + second`` of its two connections
+        (``Var.adds_to``): the sum a master would form of the two, rounded once, so that
+        splitting a torque between the inputs gives what it gives on one.  ``inputs`` as
+        ``read_inputs`` gives them; a first without a declared second is a KeyError."""
+        position = {v.name: i for i, v in enumerate(self.input_variables)}
+        second = {v.adds_to: position[v.name] for v in self.input_variables if v.adds_to}
+        pairs = [(position[name], second[name]) for name in firsts]
+        return lambda inputs: tuple([inputs[i] + inputs[j] for i, j in pairs])
 
     def accepts_step(self, h: float) -> bool:
         """A stateless model: whether it takes steps of ``h`` (its step refuses no other way)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from drivetrain_fmu.solvers.friction import FrictionSystem
 
 from .clutch import FrictionElement, _Z3_LAW, interface_variables
-from .variables import BOOLEAN, inertia, input_, output, parameter
+from .variables import BOOLEAN, inertia, input_, output, parameter, with_second_torques
 
 _INPUTS = ("tau_1", "tau_2", "f_n")
 
@@ -32,7 +32,7 @@ class OneWayClutch(FrictionElement):
     DEFAULT_STOP = 1.0
     MEMBERS = ("_1", "_2")
     TAGS = ("",)
-    VARIABLES = (
+    VARIABLES = with_second_torques((
         inertia("J_1", "inertia of the driving body 1", 0.1),
         inertia("J_2", "inertia of the driven body 2", 0.1),
         parameter("tau_drag", "N.m", "drag torque of the free-running clutch (Coulomb: it also holds "
@@ -57,7 +57,7 @@ class OneWayClutch(FrictionElement):
         output("p_loss", "W", "power dissipated while body 2 overruns (drag and friction clutch)",
                depends=("f_n",)),
         output("e_loss", "J", "energy dissipated since the start"),
-    )
+    ), ("tau_1", "tau_2"))
 
     def cross_check(self):
         problems = super().cross_check()

@@ -25,7 +25,7 @@ from operator import sub
 from drivetrain_fmu.solvers.friction import FrictionSystem
 
 from .clutch import FrictionElement, _Z3_LAW, interface_variables
-from .variables import BOOLEAN, INTEGER, J_MIN, inertia, input_, output, parameter
+from .variables import BOOLEAN, INTEGER, J_MIN, inertia, input_, output, parameter, with_second_torques
 
 #: clutch_members: the two members the clutch joins (slip w_a - w_b)
 CLUTCH_MEMBERS = {1: ("sun", "carrier"), 2: ("sun", "ring"), 3: ("carrier", "ring")}
@@ -74,7 +74,7 @@ class PlanetaryGear(FrictionElement):
     TAGS = ("_c", "_b")
     HOUSING_TAGS = frozenset(("_b",))
     SLIP_OUTPUTS = False
-    VARIABLES = (
+    VARIABLES = with_second_torques((
         parameter("z_sun", None, "number of teeth of the sun", 50, type=INTEGER, low=1),
         parameter("z_ring", None, "number of teeth of the ring (more than the sun's; z_ring / z_sun at most "
                   "about 4700 at the default inertias, less with a heavier sun or inertias far apart: beyond, "
@@ -110,7 +110,7 @@ class PlanetaryGear(FrictionElement):
         output("locked_b", None, "the brake holds the ring at rest", type=BOOLEAN, depends=_INPUTS),
         output("p_loss", "W", "power dissipated by the clutch and the brake", depends=("f_n_c", "f_n_b")),
         output("e_loss", "J", "energy dissipated by the clutch and the brake since the start"),
-    )
+    ), ("tau_sun", "tau_carrier", "tau_ring"))
 
     def member_map(self):
         """E: (w_carrier, w_ring) -> (w_sun, w_carrier, w_ring) (Willis)."""

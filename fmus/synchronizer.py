@@ -96,7 +96,7 @@ from drivetrain_fmu.solvers.contract import SolverError
 from drivetrain_fmu.solvers.friction import STUCK, ChainState, FrictionChain, InterfaceLaw
 
 from .clutch import FrictionElement
-from .variables import BOOLEAN, inertia, input_, mass, output, parameter
+from .variables import BOOLEAN, inertia, input_, mass, output, parameter, with_second_torques
 
 _INPUTS = ("tau_gear", "tau_shaft", "f_sleeve")
 #: engaged dogs: an interface of unlimited static and kinetic capacity (module docstring, (4))
@@ -123,7 +123,7 @@ class Synchronizer(FrictionElement):
     DEFAULT_STEP = 1e-3
     MEMBERS = ("_gear", "_shaft")
     TAGS = ("",)
-    VARIABLES = (
+    VARIABLES = with_second_torques((
         inertia("J_gear", "inertia of the idler gear and what turns with it (the gear train back to the "
                 "clutch disc, reflected)", 0.01),
         inertia("J_shaft", "inertia of the shaft with the hub and the sleeve", 0.05),
@@ -163,7 +163,7 @@ class Synchronizer(FrictionElement):
                depends=("f_sleeve",)),
         output("p_loss", "W", "power dissipated by the cone", depends=("f_sleeve",)),
         output("e_loss", "J", "energy dissipated by the cone since the start"),
-    )
+    ), ("tau_gear", "tau_shaft"))
 
     # ------------------------------------------------------------------ parameters
     def cross_check(self):
@@ -204,9 +204,9 @@ class Synchronizer(FrictionElement):
     # ------------------------------------------------------------------ step
     def prepare(self, inputs):
         """(torques, T_cone static and kinetic (1), solvers.friction step_inputs, f_sleeve)."""
-        tau_gear, tau_shaft, f_sleeve = inputs
-        torques = (tau_gear, tau_shaft)
-        t_s, t_c = self.chain.capacities((f_sleeve,))
+        torques, clamps = self._pick_torques(inputs), self._pick_clamps(inputs)
+        t_s, t_c = self.chain.capacities(clamps)
+        (f_sleeve,) = clamps
         return torques, t_s, t_c, self.chain.step_inputs(torques), f_sleeve
 
     @staticmethod

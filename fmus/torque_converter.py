@@ -65,7 +65,7 @@ from drivetrain_fmu.solvers.fluid_coupling import K_MIN, ConverterTable, fluid_r
 from drivetrain_fmu.solvers.friction import STUCK, ChainState
 
 from .clutch import FrictionElement, interface_variables
-from .variables import BOOLEAN, Family, inertia, input_, output, parameter
+from .variables import BOOLEAN, Family, inertia, input_, output, parameter, with_second_torques
 
 #: breakpoints of the default table (module docstring): SR, K [rad/s/sqrt(N.m)], TR
 _SR = (0.0, 0.4, 0.7, 0.8, 0.87, 0.95)
@@ -111,7 +111,7 @@ class TorqueConverter(FrictionElement):
     DEFAULT_STOP = 2.0
     MEMBERS = ("_pump", "_turbine")
     TAGS = ("",)
-    VARIABLES = (
+    VARIABLES = with_second_torques((
         inertia("J_pump", "inertia of the pump (impeller) and what is fixed to it", 0.2),
         inertia("J_turbine", "inertia of the turbine and what is fixed to it", 0.05),
         *_table_variables(),
@@ -144,7 +144,7 @@ class TorqueConverter(FrictionElement):
         output("p_loss_fluid", "W", "power the fluid dissipates, tau_fluid_pump w_pump - "
                "tau_fluid_turbine w_turbine"),
         output("e_loss_fluid", "J", "energy the fluid has dissipated since the start"),
-    )
+    ), ("tau_pump", "tau_turbine"))
 
     # ------------------------------------------------------------------ parameters
     def _table_values(self):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 PARAMETER, INPUT, OUTPUT = "parameter", "input", "output"
 REAL, INTEGER, BOOLEAN = "Real", "Integer", "Boolean"
@@ -88,6 +88,8 @@ class Var:
     family      the indexed family the variable is a member of (:class:`Family`), or None
     active_if   inputs only: the Boolean parameter without which the input acts on nothing
                 (a clutch's T_amb without its thermal model), or None: it always acts
+    adds_to     inputs only: the torque input this one is the second connection of (the same
+                member; the element acts with their sum, :func:`with_second_torques`), or None
     """
 
     name: str
@@ -102,6 +104,7 @@ class Var:
     depends: tuple[str, ...] = ()
     family: Family | None = None
     active_if: str | None = None
+    adds_to: str | None = None
 
     def __post_init__(self):
         if self.unit is not None and self.unit not in UNITS:
@@ -172,6 +175,27 @@ def input_(name, unit, description, start=0.0, **kw) -> Var:
 
 def output(name, unit, description, depends=(), **kw) -> Var:
     return Var(name, OUTPUT, unit, description, depends=tuple(depends), **kw)
+
+
+def second_torque(first: Var) -> Var:
+    """The second external torque input on the member ``first`` acts on: ``<first>_2``, N.m,
+    default 0, a member of the family ``second_<stem>`` where ``first`` is one of ``<stem>``
+    (docs/contract.md, "Two torques per member")."""
+    family = first.family and replace(first.family, stem=f"second_{first.family.stem}")
+    return input_(f"{first.name}_2", "N.m", f"{first.description} (second connection, summed with {first.name})",
+                  family=family, adds_to=first.name)
+
+
+def with_second_torques(variables, firsts) -> tuple[Var, ...]:
+    """``variables`` with a :func:`second_torque` for each external torque input named in
+    ``firsts`` declared after all of them (every value reference of ``variables`` stays), and
+    that second input added to the ``depends`` of each output that depends on its first."""
+    seconds = [second_torque(v) for v in variables if v.name in firsts]
+    if len(seconds) != len(firsts):
+        raise ValueError(f"torque inputs {sorted(set(firsts) - {v.adds_to for v in seconds})} are not declared")
+    also = {v.adds_to: v.name for v in seconds}
+    return tuple(replace(v, depends=v.depends + tuple(also[d] for d in v.depends if d in also)) if v.depends else v
+                 for v in variables) + tuple(seconds)
 
 
 #: The smallest moment of inertia any element accepts [kg.m2], declared or derived (a gear

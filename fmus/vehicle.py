@@ -15,7 +15,7 @@ from drivetrain_fmu.solvers.friction import FREE, STUCK
 from drivetrain_fmu.solvers.vehicle import PlanarVehicle, VehicleParams, VehicleState
 
 from .model import Model
-from .variables import BOOLEAN, dataclass_parameters, input_, output, parameter
+from .variables import BOOLEAN, dataclass_parameters, input_, output, parameter, with_second_torques
 
 # the parameter declarations come from solvers.vehicle.VehicleParams' fields (unit,
 # description, range kind), so no rule is written twice
@@ -31,7 +31,7 @@ class Vehicle(Model):
 
     description = "Planar vehicle with pitch, suspension, tire stick/slip by LCP (Fan, Walker & Wang 2017)"
     DEFAULT_STOP = 5.0
-    VARIABLES = (
+    VARIABLES = with_second_torques((
         *dataclass_parameters(VehicleParams, _TABLE, _KINDS["positive"], inertias=_KINDS["inertia"],
                               masses=_KINDS["mass"]),
         parameter("x_start", "m", "initial body position", 0.0),
@@ -60,7 +60,7 @@ class Vehicle(Model):
         output("stick_f", None, "front tire sticks (rolls without slip)", type=BOOLEAN),
         output("stick_r", None, "rear tire sticks (rolls without slip)", type=BOOLEAN),
         output("drift", "m", "norm of the joint constraint violation"),
-    )
+    ), _INPUTS)
 
     def params(self) -> VehicleParams:
         return VehicleParams(**{f.name: float(getattr(self, f.name)) for f in fields(VehicleParams)})
@@ -70,14 +70,19 @@ class Vehicle(Model):
 
     def initial_state(self):
         self.model = PlanarVehicle(self.params())
+        self._torques = self.torque_picker(_INPUTS)
         return self.model.initial_state(self.x_start, self.v_start, self.w_wheel_f_start, self.w_wheel_r_start,
                                         settle=bool(self.settle_start))
 
     def decode_state(self, data):
         return VehicleState.from_json(data)
 
-    def step(self, t, h, inputs):
-        return self.model.step(self.state, self.tau_wheel_f, self.tau_wheel_r, h).state
+    def prepare(self, inputs):
+        return self._torques(inputs)        # (tau_wheel_f, tau_wheel_r), each of both its connections
+
+    def step(self, t, h, torques):
+        tau_f, tau_r = torques
+        return self.model.step(self.state, tau_f, tau_r, h).state
 
     def outputs(self):
         s, model = self.state, self.model
@@ -89,15 +94,16 @@ class Vehicle(Model):
         # every state output, for the step's screen of non-finite values (Model.outputs)
         return (q[0], qd[0], q[2], q[5], qd[5], q[8], qd[8], *outputs)
 
-    def feedthrough(self, inputs):
+    def feedthrough(self, torques):
         model, s = self.model, self.state
+        tau_f, tau_r = torques
         modes = s.modes
         # the forces at the stuck set as it stands; re-decided by the LCP when a contact is
         # free or the stuck forces exceed their capacities at these inputs (as in the step)
-        forces = None if FREE in modes else model.forces(s.q, s.qd, self.tau_wheel_f, self.tau_wheel_r, modes)
+        forces = None if FREE in modes else model.forces(s.q, s.qd, tau_f, tau_r, modes)
         if forces is None or not model.forces_hold(forces, modes):
             held = [j for j, m in enumerate(modes) if m == STUCK]
-            modes = model.resolve(s.q, s.qd, self.tau_wheel_f, self.tau_wheel_r, s.modes, held)
-            forces = model.forces(s.q, s.qd, self.tau_wheel_f, self.tau_wheel_r, modes)
+            modes = model.resolve(s.q, s.qd, tau_f, tau_r, s.modes, held)
+            forces = model.forces(s.q, s.qd, tau_f, tau_r, modes)
         return {"ax": forces.qdd[0], "pitch_acc": forces.qdd[2],
                 "F_t_f": forces.tangential[0], "F_t_r": forces.tangential[2]}

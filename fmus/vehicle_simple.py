@@ -58,7 +58,7 @@ class VehicleSimple(Model):
         parameter("x_start", "m", "initial vehicle position", 0.0),
         parameter("v_start", "m/s", "initial vehicle speed", 0.0),
         input_("tau_wheel", "N.m", "drive torque on the wheel (first connection)"),
-        input_("tau_wheel_2", "N.m", "drive torque on the wheel (second connection, summed)"),
+        input_("tau_wheel_2", "N.m", "drive torque on the wheel (second connection, summed)", adds_to="tau_wheel"),
         input_("grade", "rad", "road grade, positive uphill"),
         output("phi_wheel", "rad", "wheel angle"),
         output("w_wheel", "rad/s", "wheel speed"),
@@ -92,14 +92,19 @@ class VehicleSimple(Model):
         values["tire_model"] = int(values["tire_model"])
         self.model = TireVehicle(TireVehicleParams(**{k: (v if k == "tire_model" else float(v))
                                                       for k, v in values.items()}))
+        self._torque = self.torque_picker(("tau_wheel",))
         stuck = self.R * self.w_wheel_start == self.v_start
         return TireVehicleState(self.phi_wheel_start, self.w_wheel_start, self.x_start, self.v_start, stuck)
 
     def decode_state(self, data):
         return TireVehicleState(*data)
 
-    def step(self, t, h, inputs):
-        return self.model.step(self.state, self.tau_wheel + self.tau_wheel_2, self.grade, h)
+    def prepare(self, inputs):
+        (tau,) = self._torque(inputs)       # tau_wheel + tau_wheel_2
+        return tau
+
+    def step(self, t, h, tau):
+        return self.model.step(self.state, tau, self.grade, h)
 
     def outputs(self):
         s = self.state
@@ -107,5 +112,5 @@ class VehicleSimple(Model):
         self.w_v = s.v / self.R
         self.slip = self.model.slip(s.w_wheel, s.v)
 
-    def feedthrough(self, inputs):
-        return {"F_x": self.model.tire_force(self.state, self.tau_wheel + self.tau_wheel_2, self.grade)}
+    def feedthrough(self, tau):
+        return {"F_x": self.model.tire_force(self.state, tau, self.grade)}

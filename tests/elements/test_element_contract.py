@@ -558,7 +558,7 @@ def _clutch(j):
 BY_HAND = {
     "ClutchChain": ({"n_bodies": 3}, {"n_bodies", "J_1", "J_2", "J_3", "phi_1_start", "w_1_start", "phi_2_start",
                                       "w_2_start", "phi_3_start", "w_3_start", "tau_1", "tau_2", "tau_3",
-                                      "thermal", "T_amb"}
+                                      "tau_1_2", "tau_2_2", "tau_3_2", "thermal", "T_amb"}
                     | _clutch(1) | _clutch(2)),
     "NonlinearSpring": ({"n_regions": 3, "n_damper_regions": 1},
                         {"n_regions", "phi_s_1", "phi_s_2", "k_1", "k_2", "k_3", "n_damper_regions", "d_1",
