@@ -202,6 +202,11 @@ class System:
     #: {(component, connector): unit} of the connectors whose ssc:Real the file gives a unit
     connector_units: dict = field(default_factory=dict)
 
+    def component_values(self) -> dict[str, dict]:
+        """{instance: every parameter and input start value it runs with}
+        (:meth:`Component.with_defaults` of each component)."""
+        return {name: c.with_defaults() for name, c in self.components.items()}
+
     @property
     def is_archive(self) -> bool:
         """True when it was read from an .ssp archive, which carries its own FMUs."""
@@ -324,12 +329,12 @@ def unconnected_inputs(components: dict[str, Component], connections: list[Conne
         element = classes.get(component.element)
         if element is None:
             continue
+        values = component.with_defaults()
         for v in element.VARIABLES:
             if v.causality != "input" or (name, v.name) in driven or v.name in component.parameters:
                 continue
             if v.unit == "N.m" and v.start == 0.0:
                 continue
-            values = component.with_defaults()
             if not in_use(values, v) or (v.active_if and not values[v.active_if]):
                 continue
             found.append(f"{name}.{v.name} = {v.start:g}" + (f" {v.unit}" if v.unit else ""))

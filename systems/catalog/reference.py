@@ -260,7 +260,7 @@ def planetary_shift_reference(t_grid) -> Reference:
     coordinates: no free motion), the shaft to the vehicle and the vehicle inertia as
     smooth forces, integrated from event to event as Z3 (_FrictionReference)."""
     system = load_system("planetary_shift")
-    values = {name: c.with_defaults() for name, c in system.components.items()}
+    values = system.component_values()
     gear_values, shaft, vehicle = values["gear"], values["shaft"], values["vehicle"]
     if gear_values["w_carrier_start"] or gear_values["w_ring_start"] or vehicle["w_start"]:
         raise ValueError("planetary_shift_reference starts at rest")
@@ -303,7 +303,7 @@ def automatic_launch_reference(t_grid) -> Reference:
     (_FrictionReference); the lock-up rule (fmus.lockup_control, eq. 1) an event at the exact
     instant the speed ratio reaches SR_on, the clamp-force ramp (eq. 2) from there."""
     system = load_system("automatic_launch")
-    values = {name: c.with_defaults() for name, c in system.components.items()}
+    values = system.component_values()
     tc_values, lockup, shaft, vehicle = (values[name] for name in ("converter", "lockup", "shaft", "vehicle"))
     if tc_values["w_turbine_start"] or vehicle["w_start"] or tc_values["locked_start"]:
         raise ValueError("automatic_launch_reference starts with the turbine and the vehicle at rest, unlocked")
@@ -364,7 +364,7 @@ def heating_clutch_reference(t_grid) -> Reference:
     mu(T) = mu_ref (1 + c_mu_T (T - T_ref)) at every instant (solvers.thermal's law; the
     element holds a step's capacities at the temperature of its start instead)."""
     system = load_system("heating_clutch")
-    values = {name: c.with_defaults() for name, c in system.components.items()}
+    values = system.component_values()
     clutch_values, drag = values["clutch"], values["drag"]
     if not clutch_values["thermal"] or clutch_values["locked_start"]:
         raise ValueError("heating_clutch_reference needs the clutch's thermal model and a slipping start")
@@ -420,7 +420,7 @@ def synchro_upshift_reference(t_grid) -> Reference:
     capacity): a one-time switch (an event at that instant) whose condition reads the lock
     instant from the events so far (a cone slipping again would restart the travel)."""
     system = load_system("synchro_upshift")
-    values = {name: c.with_defaults() for name, c in system.components.items()}
+    values = system.component_values()
     gearbox, synchro, vehicle = values["gearbox"], values["synchro"], values["vehicle"]
     mesh, drive_1, drive_2 = values["mesh_2"], values["drive_1"], values["drive_2"]
     if (gearbox["n_bodies"] != 3 or gearbox["thermal"] or synchro["engaged_start"]

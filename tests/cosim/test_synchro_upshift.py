@@ -32,7 +32,7 @@ def system():
 
 @pytest.fixture(scope="module")
 def values(system):
-    return {name: c.with_defaults() for name, c in system.components.items()}
+    return system.component_values()
 
 
 @pytest.fixture(scope="module")
