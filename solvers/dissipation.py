@@ -40,7 +40,7 @@ def add_ode_phase(system, losses, directions, t_s, t_c, relative_work, q0, s0, q
     nonlinear = []
     for j in slipping:
         law, direction = system.laws[j], directions[j]
-        if law.is_constant(direction, t_s[j], t_c[j]):      # tau_j dq_j exactly
+        if law.is_constant(direction == 0, t_s[j], t_c[j]):      # tau_j dq_j exactly
             part = law.slipping_torque(s0[j], direction, t_s[j], t_c[j]) * dq[j]
             losses[j] += part
             remainder -= part

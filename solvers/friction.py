@@ -188,10 +188,11 @@ class InterfaceLaw:
             level += (t_s - t_c) * stribeck_decay(abs(s) / self.w_stribeck, self.alpha_stribeck)
         return direction * level + self.d_visc * s
 
-    def is_constant(self, direction: int, t_s: float, t_c: float) -> bool:
-        """True when eq. 2 does not vary with the slip in this slip ``direction`` (0: a free
-        interface): no viscous part, and no Stribeck drop (none set, or T_s == T_c)."""
-        return self.d_visc == 0.0 and (direction == 0 or self.w_stribeck <= 0.0 or t_s == t_c)
+    def is_constant(self, free: bool, t_s: float, t_c: float) -> bool:
+        """True when eq. 2 does not vary with the slip of a slipping interface (``free``: one
+        without capacity): no viscous part, and no Stribeck drop (free, none set, or
+        T_s == T_c)."""
+        return self.d_visc == 0.0 and (free or self.w_stribeck <= 0.0 or t_s == t_c)
 
     def breakaway_torque(self, t_s: float, t_c: float) -> float:
         """Friction level at the instant of breakaway, T_k0 = F(0+)."""
@@ -620,7 +621,7 @@ class FrictionSystem:
         laws = self.laws
         for j in range(self.n_interfaces):
             mode = modes[j]
-            if mode != STUCK and not laws[j].is_constant(slip_direction(mode), t_s[j], t_c[j]):
+            if mode != STUCK and not laws[j].is_constant(mode == FREE, t_s[j], t_c[j]):
                 return False
         return True
 
