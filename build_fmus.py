@@ -28,7 +28,6 @@ import atexit
 import datetime
 import functools
 import hashlib
-import importlib.util
 import json
 import math
 import os
@@ -44,8 +43,8 @@ from pathlib import Path
 
 from pythonfmu import FmuBuilder
 
-from drivetrain_fmu import compiled_modules, fmus, host_support, solvers
-from drivetrain_fmu.fmus import ELEMENTS, source_fingerprint
+from drivetrain_fmu import compiled_modules, fmus, host_support
+from drivetrain_fmu.fmus import ELEMENTS
 from drivetrain_fmu.fmus.variables import INTEGER, OUTPUT, PARAMETER, REAL, UNITS
 from drivetrain_fmu.systems import algorithm, composite, composite_slave
 from drivetrain_fmu.systems.master import Connection
@@ -56,8 +55,15 @@ ROOT = Path(__file__).resolve().parent
 #: drivetrain_fmu.solvers in an FMU too (resources/drivetrain_fmu/, a namespace package as
 #: installed, so that a process may import the rest of drivetrain_fmu beside an FMU's code)
 PACKAGE = "drivetrain_fmu"
-#: the element code every FMU carries: {subpackage: its source folder}
-SHIPPED = {"solvers": Path(solvers.__file__).resolve().parent, "fmus": Path(fmus.__file__).resolve().parent}
+#: the element code every FMU carries: {subpackage: its source folder}, beside this file (not
+#: where ``drivetrain_fmu.fmus`` was imported from: an element FMU run in this process first
+#: puts its own extracted copy there, with compiled modules, which fmpy then deletes)
+SHIPPED = {name: ROOT / name for name in ("solvers", "fmus")}
+
+
+def source_fingerprint() -> str:
+    """fmus.source_fingerprint of the element code the build ships (:data:`SHIPPED`)."""
+    return fmus.source_fingerprint((SHIPPED["fmus"], SHIPPED["solvers"]))
 
 DEFAULT_OUT = Path("build") / "fmus"   # relative to the working directory (not site-packages)
 
@@ -362,13 +368,22 @@ def build_element(element, out_dir: Path, runtime: Runtime | None, fingerprint: 
     with tempfile.TemporaryDirectory(prefix=f"build_{name}_") as tmp:
         script = Path(tmp) / f"{name}_fmu.py"
         script.write_text(slave_script(name))
-        raw = FmuBuilder.build_FMU(
+        raw = _fmu_builder().build_FMU(
             script, dest=tmp, project_files=[shipped_package(Path(tmp) / "shipped")],
             canGetAndSetFMUstate=True, canSerializeFMUstate=True,
         )
         sys.modules.pop(script.stem, None)
         _finish_fmu(raw, target, partial, name, element, runtime, fingerprint, extensions)
     return target
+
+
+def _fmu_builder() -> type[FmuBuilder]:
+    """pythonfmu's FmuBuilder reading the files every FMU carries (pythonfmu's sources, its
+    binary) from the installed package (host_support.pythonfmu_folder): after an FMU has run
+    in this process, ``pythonfmu`` is that FMU's resources copy, without the binary, and
+    fmpy may have deleted it; the builder would silently leave the binary out."""
+    sys.modules[FmuBuilder.__module__].HERE = host_support.pythonfmu_folder()
+    return FmuBuilder
 
 
 def _finish_fmu(raw: Path, target: Path, partial: Path, name: str, described, runtime: Runtime | None,
@@ -414,9 +429,8 @@ def _finish_fmu(raw: Path, target: Path, partial: Path, name: str, described, ru
 
 
 def _element_closure(python) -> "host_support.ModuleSet":
-    pythonfmu_folder = Path(importlib.util.find_spec("pythonfmu").origin).parent
     with tempfile.TemporaryDirectory(prefix="closure_") as tmp:
-        return host_support.stdlib_closure(python, [shipped_package(Path(tmp)), pythonfmu_folder],
+        return host_support.stdlib_closure(python, [shipped_package(Path(tmp)), host_support.pythonfmu_folder()],
                                            slave_script("Clutch"))
 
 
@@ -492,9 +506,9 @@ def _system_runtime(package: Path, script_source: str, targets: list, platforms=
         return _SYSTEM_RUNTIMES[key]
     python = host_support.PythonInstallation.current()
     elements = _element_closure(python)
-    pythonfmu_folder = Path(importlib.util.find_spec("pythonfmu").origin).parent
     with tempfile.TemporaryDirectory(prefix="closure_") as tmp:
-        mine = host_support.stdlib_closure(python, [shipped_package(Path(tmp)), pythonfmu_folder, package],
+        mine = host_support.stdlib_closure(python, [shipped_package(Path(tmp)), host_support.pythonfmu_folder(),
+                                                    package],
                                            script_source)
     extra = sorted((set(mine.pure) - set(elements.pure)) | (set(mine.extensions) - set(elements.extensions)))
     if extra:
@@ -554,7 +568,7 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
         script = tmp / f"{name}_system_fmu.py"
         script.write_text(composite_script(name, label))
         try:
-            raw = FmuBuilder.build_FMU(
+            raw = _fmu_builder().build_FMU(
                 script, dest=tmp / "raw", project_files=[shipped_package(tmp / "shipped"), package,
                                                          tmp / composite_slave.DESCRIPTION_FILE, ssd],
                 canGetAndSetFMUstate=True, canSerializeFMUstate=True,

@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib.util
 import io
 import json
 import marshal
@@ -409,13 +408,23 @@ def build_shim(folder: Path, python: PythonInstallation) -> bytes:
                 f"-L{python.libdir}", f"-l:{python.soname}", "-ldl", "-Wl,-z,nodelete", "-Wl,-rpath,$ORIGIN")
 
 
+def pythonfmu_folder() -> Path:
+    """The installed pythonfmu package's folder: from its distribution, not from where
+    ``pythonfmu`` was imported (an FMU run in this process first puts its resources' copy,
+    without binaries, which fmpy then deletes)."""
+    try:
+        folder = Path(metadata.distribution("pythonfmu").locate_file("pythonfmu"))
+    except metadata.PackageNotFoundError:
+        raise HostSupportError("pythonfmu is not installed") from None
+    if not (folder / "__init__.py").is_file():
+        raise HostSupportError(f"pythonfmu's distribution has no package at {folder}")
+    return folder
+
+
 def pythonfmu_binary() -> Path:
     """pythonfmu's stock Linux binary (what FmuBuilder puts in every FMU as <Model>.so)."""
 
-    spec = importlib.util.find_spec("pythonfmu")
-    if spec is None or spec.origin is None:
-        raise HostSupportError("pythonfmu is not installed")
-    path = Path(spec.origin).parent / "resources" / "binaries" / "linux64" / "libpythonfmu-export.so"
+    path = pythonfmu_folder() / "resources" / "binaries" / "linux64" / "libpythonfmu-export.so"
     if not path.is_file():
         raise HostSupportError(f"pythonfmu has no Linux binary at {path}")
     return path

@@ -136,6 +136,39 @@ def test_up_to_date_fmus_are_reused_and_others_rebuilt(fmu_dir, tmp_path):
     assert (out / "Shaft.fmu").stat().st_mtime_ns != stamps["Shaft.fmu"]
 
 
+BUILD_AFTER_A_RUN = """
+from fmpy import simulate_fmu
+simulate_fmu({ran!r}, stop_time=0.01)          # extracted, its code imported, then deleted by fmpy
+from drivetrain_fmu import build_fmus
+build_fmus.build_all({out!r}, only=["Inertia"])
+"""
+RUN_INERTIA = """
+from fmpy import simulate_fmu
+result = simulate_fmu({fmu!r}, stop_time=1.0, step_size=0.25, output_interval=0.25,
+                      start_values={{"J": 0.5, "tau_1": 2.0}}, output=["w"])
+print([float(w) for w in result["w"]])
+"""
+
+
+def test_a_process_that_ran_an_fmu_builds_whole_fmus(fmu_dir, tmp_path):
+    """An FMU run in a process first makes its extracted copies of pythonfmu and of the
+    element code that process's modules, and fmpy deletes them after the run.  A build in
+    that process read both from there: it crashed decoding a compiled module as a source, and
+    pythonfmu's builder would have left its binary out of the FMU.  Built after a Shaft ran,
+    an Inertia FMU carries the binary and, run with tau_1 = 2 N.m on J = 0.5 kg.m2 from rest,
+    spins at w = tau t / J = 4 t (exact at these binary fractions of a second)."""
+    out = tmp_path / "fmus"
+    script = BUILD_AFTER_A_RUN.format(ran=str(fmu_dir / "Shaft.fmu"), out=str(out))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with zipfile.ZipFile(out / "Inertia.fmu") as archive:
+        assert "binaries/linux64/Inertia.so" in archive.namelist()
+    ran = subprocess.run([sys.executable, "-c", RUN_INERTIA.format(fmu=str(out / "Inertia.fmu"))],
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert eval(ran.stdout.strip().splitlines()[-1]) == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
 def test_the_bundled_runtime_refuses_element_code_that_imports_outside_the_standard_library(tmp_path):
     """The FMUs carry the standard library only: a shipped package importing numpy stops
     the build with the module and its importer named."""
