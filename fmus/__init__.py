@@ -9,7 +9,7 @@ from pathlib import Path
 
 from drivetrain_fmu import solvers
 
-from . import backlash, brake, clutch, differential, elasto_backlash, gear, inertia, lockup_control, nonlinear_spring
+from . import axle_vehicle, backlash, brake, clutch, differential, elasto_backlash, gear, inertia, lockup_control, nonlinear_spring
 from . import one_way_clutch, planetary_gear, shaft, sources, synchronizer, table, torque_converter, vehicle
 from . import vehicle_simple
 from .shell import element_fmu
@@ -64,6 +64,7 @@ MODELS = (
     elasto_backlash.ElastoBacklash,
     vehicle.Vehicle,
     vehicle_simple.VehicleSimple,
+    axle_vehicle.AxleVehicle,
     table.Table,
     table.TorqueTable,
     table.ForceTable,

@@ -55,6 +55,15 @@ class TireVehicleParams:
     rho_air: float = 1.2
 
 
+def road_force(p, v, grade):
+    """F_road [N] opposing the vehicle at speed ``v`` on ``grade`` (module docstring): d_v v / R^2
+    + f_roll m g sgn(v) + rho/2 cdA v |v| + m g sin(grade), from ``p``'s d_v, R, f_roll,
+    m_vehicle, rho_air and cdA (TireVehicleParams, or an element with those parameters)."""
+    sign = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+    return (p.d_v * v / (p.R * p.R) + p.f_roll * p.m_vehicle * GRAVITY * sign
+            + 0.5 * p.rho_air * p.cdA * v * abs(v) + p.m_vehicle * GRAVITY * math.sin(grade))
+
+
 @dataclass(frozen=True)
 class TireVehicleState:
     phi_wheel: float
@@ -77,10 +86,7 @@ class TireVehicle:
         return self.p.m_vehicle * GRAVITY * math.cos(grade)
 
     def road_force(self, v, grade):
-        p = self.p
-        sign = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
-        return (p.d_v * v / (p.R * p.R) + p.f_roll * p.m_vehicle * GRAVITY * sign
-                + 0.5 * p.rho_air * p.cdA * v * abs(v) + p.m_vehicle * GRAVITY * math.sin(grade))
+        return road_force(self.p, v, grade)
 
     def slip(self, w, v):
         return (self.p.R * w - v) / max(abs(v), self.p.v_min)
