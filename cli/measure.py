@@ -28,6 +28,7 @@ REPORT_KEYS = {
     "automatic_launch": list(reference.AUTOMATIC_LAUNCH_KEYS),
     "heating_clutch": list(reference.HEATING_CLUTCH_KEYS),
     "synchro_upshift": list(reference.SYNCHRO_UPSHIFT_KEYS),
+    "split_mu": list(reference.SPLIT_MU_KEYS),
     "planetary_shift": ["gear.w_sun", "gear.w_carrier", "gear.w_ring", "vehicle.w", "gear.tau_fric_c",
                         "gear.tau_fric_b"],
 }
@@ -52,6 +53,8 @@ def reference_of(system: str, t_grid):
         return reference.heating_clutch_reference(t_grid)
     if family == "synchro_upshift":
         return reference.synchro_upshift_reference(t_grid)
+    if family == "split_mu":
+        return reference.split_mu_reference(system, t_grid)
     return reference.r3_clearance_reference(int(case), t_grid)
 
 

@@ -63,6 +63,15 @@ PLOTS = {
                           ("synchro.tau_cone", "gear-2 cone"), ("synchro.tau_dog", "gear-2 dogs")]),
         (FLAGS, [("gearbox.locked_1", "main clutch stuck"), ("gearbox.locked_2", "gear 1 engaged"),
                  ("synchro.locked", "gear-2 cone stuck"), ("synchro.engaged", "gear-2 dogs engaged")])]),
+    "split_mu": ("Split-mu launch: left wheel on ice, right on asphalt, behind a differential", [
+        ("speed [rad/s]", [("vehicle.w_left", "left wheel (ice)"), ("vehicle.w_right", "right wheel (asphalt)"),
+                           ("diff.w_carrier", "differential carrier")]),
+        ("torque [N.m]", [("shaft_left.tau_2", "left half-shaft"), ("shaft_right.tau_2", "right half-shaft"),
+                          ("diff.tau_fric", "limited-slip clutch (left to right)")]),
+        ("tire force [N]", [("vehicle.F_t_left", "left tire (ice)"), ("vehicle.F_t_right", "right tire (asphalt)")]),
+        ("speed [m/s]", [("vehicle.v", "vehicle")]),
+        (FLAGS, [("vehicle.stick_left", "left tire"), ("vehicle.stick_right", "right tire"),
+                 ("diff.locked", "limited-slip clutch")])]),
     "msl_friction": ("MSL Friction: motor, clutch, spring and brake", [
         ("speed [rad/s]", [("clutch.w_1", "w motor side (J = 1)"), ("clutch.w_2", "w clutch output (J = 0.05)"),
                            ("brake.w", "w braked body (J = 1)")]),

@@ -16,12 +16,14 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from drivetrain_fmu.fmus import Clutch, ClutchChain, PlanetaryGear, Synchronizer, TorqueConverter
+from drivetrain_fmu.fmus import AxleVehicle, Clutch, ClutchChain, Differential, PlanetaryGear, Synchronizer, TorqueConverter
 from drivetrain_fmu.fmus.lockup_control import clamp_force
 from drivetrain_fmu.solvers.fluid_coupling import ConverterTable, fluid_torques
 from drivetrain_fmu.solvers.friction import FrictionChain, InterfaceLaw, Mode
 from drivetrain_fmu.solvers.pwa import Characteristic, OscillatorState, PwaOscillator
+from drivetrain_fmu.solvers.contract import GRAVITY
 from drivetrain_fmu.solvers.signal import quadratic_speed_torque, table_points, table_value
+from drivetrain_fmu.solvers.tire import road_force
 from drivetrain_fmu.solvers.vehicle import VehicleParams
 
 from ..optional import require
@@ -53,18 +55,21 @@ def _z3_model():
 
 
 class _FrictionReference:
-    """A friction system (solvers.friction) with smooth parts around it (shafts, inertias)
+    """Friction systems (solvers.friction) with smooth parts around them (shafts, inertias)
     as one ODE, integrated from event to event (module docstring).
 
-    State y = [theta_mean, w_mean, q_1..q_k, s_1..s_k, extra...]: the decoupled coordinates
-    of the friction system (a stuck slip has zero derivative, so it stays exactly zero;
-    theta_mean and w_mean stay 0 without a free motion) and the smooth parts' states.
-    ``external(t, phi, w, extra)`` gives the torques on the members and the derivative of
-    ``extra`` at member angles ``phi`` and speeds ``w``; ``capacities(t)`` the interfaces'
-    (T_s, T_c) lists; ``breakpoints`` the instants where they have kinks or steps.
-    ``switch``, if given, is (condition(t, y), switched(t)): a controller's rule that fires
-    once, where condition(t, y) rises through 0 (a terminal event); switched(t) is told the
-    instant and returns the breakpoints the switch brings (a clamp-force ramp's ends).
+    ``chain``: one friction system, or a list of them joined only by smooth parts (their
+    stuck sets are then decided each on its own: the smooth forces do not depend on the
+    accelerations).  State y = [theta_mean, w_mean, q_1..q_k, s_1..s_k] of each system in
+    turn, then extra...: the decoupled coordinates of each friction system (a stuck slip
+    has zero derivative, so it stays exactly zero; theta_mean and w_mean stay 0 without a
+    free motion) and the smooth parts' states.  Members and interfaces are numbered through
+    the systems in turn.  ``external(t, phi, w, extra)`` gives the torques on the members and
+    the derivative of ``extra`` at member angles ``phi`` and speeds ``w``; ``capacities(t)``
+    the interfaces' (T_s, T_c) lists; ``breakpoints`` the instants where they have kinks or
+    steps.  ``switch``, if given, is (condition(t, y), switched(t)): a controller's rule that
+    fires once, where condition(t, y) rises through 0 (a terminal event); switched(t) is told
+    the instant and returns the breakpoints the switch brings (a clamp-force ramp's ends).
     ``heat``, if given, is (laws, T_amb): the thermal model of solvers.thermal on every
     interface (laws[j] an InterfaceHeat) with a constant ambient temperature; the state then
     ends with the interfaces' temperatures T_j and heats transferred E_j, integrated with
@@ -74,21 +79,32 @@ class _FrictionReference:
     ``history``: after :meth:`solve`, the (instant, modes after it) of every event."""
 
     def __init__(self, chain, external, capacities, breakpoints, switch=None, heat=None):
-        self.chain, self.external, self.reference_capacities = chain, external, capacities
+        self.chains = list(chain) if isinstance(chain, (list, tuple)) else [chain]
+        self.external, self.reference_capacities = external, capacities
         self.breakpoints = sorted(breakpoints)
-        self.k = chain.n_interfaces
+        self.k = sum(c.n_interfaces for c in self.chains)
         self.switch = switch
         self.heat = heat
         self.n_heat = 2 * self.k if heat else 0
         self.history = []
+        # per system: (the system, its block's offset in y, its first member, its first interface)
+        self.blocks, offset, member, interface = [], 0, 0, 0
+        for c in self.chains:
+            self.blocks.append((c, offset, member, interface))
+            offset, member, interface = offset + 2 + 2 * c.n_interfaces, member + c.n, interface + c.n_interfaces
+        self.n_extra_start = offset
+        #: the position of interface j's slip in y
+        self.slip_index = [o + 2 + c.n_interfaces + j for c, o, _, _ in self.blocks for j in range(c.n_interfaces)]
 
     def members(self, y):
         """(member angles, member speeds, slips, extra) of state y."""
-        chain, k = self.chain, self.k
-        q, s = y[2:2 + k], y[2 + k:2 + 2 * k]
-        phi = [x * y[0] + sum(c * v for c, v in zip(row, q)) for x, row in zip(chain.free_members, chain.k)]
-        w = [x * y[1] + sum(c * v for c, v in zip(row, s)) for x, row in zip(chain.free_members, chain.k)]
-        return phi, w, list(s), y[2 + 2 * k:len(y) - self.n_heat]
+        phi, w = [], []
+        for chain, o, _, _ in self.blocks:
+            k = chain.n_interfaces
+            q, s = y[o + 2:o + 2 + k], y[o + 2 + k:o + 2 + 2 * k]
+            phi += [x * y[o] + sum(c * v for c, v in zip(row, q)) for x, row in zip(chain.free_members, chain.k)]
+            w += [x * y[o + 1] + sum(c * v for c, v in zip(row, s)) for x, row in zip(chain.free_members, chain.k)]
+        return phi, w, [y[i] for i in self.slip_index], y[self.n_extra_start:len(y) - self.n_heat]
 
     def temperatures(self, y):
         """(T_j, E_j) lists of state y (the thermal model's part; empty without it)."""
@@ -105,28 +121,38 @@ class _FrictionReference:
 
     def friction(self, t, y, modes):
         """(member torques, g, friction torques, derivative of extra, T_s) at t, y in ``modes``."""
-        chain = self.chain
         phi, w, s, extra = self.members(y)
         torques, d_extra = self.external(t, phi, w, extra)
-        g = chain.relative_free_acceleration(torques)
         t_s, t_c = self.capacities(t, y)
-        tau = [0.0] * self.k
-        for j, mode in enumerate(modes):
-            if mode in (Mode.FORWARD, Mode.BACKWARD):
-                tau[j] = chain.laws[j].slipping_torque(s[j], mode, t_s[j], t_c[j])
-            elif mode == Mode.FREE:                       # open: viscous friction only
-                tau[j] = chain.laws[j].d_visc * s[j]
-        stuck = [j for j, mode in enumerate(modes) if mode == Mode.STUCK]
-        if stuck:
-            for j, value in zip(stuck, chain.stuck_torques(stuck, g, tau)):
-                tau[j] = value
+        g, tau = [], [0.0] * self.k
+        for chain, _, first_member, first in self.blocks:
+            g_chain = chain.relative_free_acceleration(torques[first_member:first_member + chain.n])
+            g += g_chain
+            chain_modes = modes[first:first + chain.n_interfaces]
+            tau_chain = tau[first:first + chain.n_interfaces]
+            for j, mode in enumerate(chain_modes):
+                i = first + j
+                if mode in (Mode.FORWARD, Mode.BACKWARD):
+                    tau_chain[j] = chain.laws[j].slipping_torque(s[i], mode, t_s[i], t_c[i])
+                elif mode == Mode.FREE:                       # open: viscous friction only
+                    tau_chain[j] = chain.laws[j].d_visc * s[i]
+            stuck = [j for j, mode in enumerate(chain_modes) if mode == Mode.STUCK]
+            if stuck:
+                for j, value in zip(stuck, chain.stuck_torques(stuck, g_chain, tau_chain)):
+                    tau_chain[j] = value
+            tau[first:first + chain.n_interfaces] = tau_chain
         return torques, g, tau, d_extra, t_s
 
     def rhs(self, t, y, modes):
         torques, g, tau, d_extra, _ = self.friction(t, y, modes)
-        mm, k = self.chain.m, self.k
-        ds = [0.0 if modes[j] == Mode.STUCK else g[j] - sum(mm[j][i] * tau[i] for i in range(k)) for j in range(k)]
-        return [y[1], self.chain.free_acceleration(torques), *y[2 + k:2 + 2 * k], *ds, *d_extra, *self.heating(y, tau)]
+        derivative = []
+        for chain, o, first_member, first in self.blocks:
+            mm, k = chain.m, chain.n_interfaces
+            ds = [0.0 if modes[first + j] == Mode.STUCK
+                  else g[first + j] - sum(mm[j][i] * tau[first + i] for i in range(k)) for j in range(k)]
+            derivative += [y[o + 1], chain.free_acceleration(torques[first_member:first_member + chain.n]),
+                           *y[o + 2 + k:o + 2 + 2 * k], *ds]
+        return [*derivative, *d_extra, *self.heating(y, tau)]
 
     def heating(self, y, tau):
         """d/dt of the thermal part (class docstring): the power tau_j s_j each interface
@@ -134,7 +160,7 @@ class _FrictionReference:
         if not self.heat:
             return []
         laws, t_amb = self.heat
-        s = y[2 + self.k:2 + 2 * self.k]
+        s = [y[i] for i in self.slip_index]
         flows = [law.g_th * (temp - t_amb) for law, temp in zip(laws, self.temperatures(y)[0])]
         return [*((tau_j * s_j - flow) / law.c_th for law, tau_j, s_j, flow in zip(laws, tau, s, flows)), *flows]
 
@@ -143,8 +169,8 @@ class _FrictionReference:
         events = []
         for j, mode in enumerate(modes):
             if mode in (Mode.FORWARD, Mode.BACKWARD):
-                def event(t, y, *_, j=j, sign=int(mode)):
-                    return sign * y[2 + self.k + j]
+                def event(t, y, *_, i=self.slip_index[j], sign=int(mode)):
+                    return sign * y[i]
             elif mode == Mode.STUCK:
                 def event(t, y, *_, j=j):
                     _, _, tau, _, t_s = self.friction(t, y, modes)
@@ -157,20 +183,32 @@ class _FrictionReference:
 
     def decide(self, t, y, modes, event_j=None):
         """Modes after an event at t, with the capacities just after t (right-hand limit:
-        a clutch whose clamp-force ramp starts at t is no longer open)."""
-        _, g, _, _, _ = self.friction(t, y, modes)
+        a clutch whose clamp-force ramp starts at t is no longer open).  A stuck interface
+        whose static limit the event found reached, and that eq. 19 asked again would still
+        hold (its rounding at the limit), breaks away in the direction of its friction
+        (solvers.friction, "Decisions at the static limit"): else the same stuck phase would
+        end at once, at the same instant, again and again."""
+        _, g, tau, _, _ = self.friction(t, y, modes)
         t_s, t_c = self.capacities(t + 1e-9, y)
-        s = list(y[2 + self.k:2 + 2 * self.k])
+        s = [y[i] for i in self.slip_index]
         for j, mode in enumerate(modes):
             if mode == Mode.STUCK or j == event_j:
                 s[j] = 0.0
-        new_modes, _ = self.chain.resolve(s, modes, g, t_s, t_c)
+        new_modes = []
+        for chain, _, _, first in self.blocks:
+            part = slice(first, first + chain.n_interfaces)
+            chain_modes, _ = chain.resolve(s[part], modes[part], g[part], t_s[part], t_c[part])
+            if event_j is not None and first <= event_j < part.stop and modes[event_j] == Mode.STUCK \
+                    and chain_modes[event_j - first] == Mode.STUCK:
+                direction = Mode.FORWARD if tau[event_j] > 0.0 else Mode.BACKWARD
+                chain_modes, _ = chain.resolve(s[part], modes[part], g[part], t_s[part], t_c[part],
+                                               breaking=(event_j - first, direction))
+            new_modes += chain_modes
         return tuple(new_modes), s
 
     def solve(self, y0, start_modes, t_grid):
         """(samples of the state at t_grid, the modes at each sample)."""
         solve_ivp = require("scipy.integrate", "the monolithic references need", "cli").solve_ivp
-        k = self.k
         y = np.asarray(y0, dtype=float)
         modes, _ = self.decide(0.0, y, start_modes)
         t, t_end = 0.0, float(t_grid[-1])
@@ -199,7 +237,7 @@ class _FrictionReference:
                 self.breakpoints = sorted([*self.breakpoints, *switch[1](t_new)])
                 switch, fired = None, None
             modes, s = self.decide(t_new, y, modes, fired)
-            y[2 + k:2 + 2 * k] = s
+            y[self.slip_index] = s
             t = t_new
             self.history.append((t, modes))
         return samples, modes_at
@@ -507,6 +545,65 @@ def synchro_upshift_reference(t_grid) -> Reference:
 SYNCHRO_UPSHIFT_KEYS = ("gearbox.w_1", "gearbox.w_2", "gearbox.w_3", "synchro.w_gear", "synchro.w_shaft",
                         "vehicle.w", "gearbox.tau_fric_1", "gearbox.tau_fric_2", "synchro.tau_cone",
                         "synchro.tau_dog")
+
+
+def split_mu_reference(name: str, t_grid) -> Reference:
+    """A split-mu launch (systems/catalog/ssd/split_mu_open.ssd, split_mu_lsd.ssd) as one ODE,
+    sampled at ``t_grid``: two friction systems joined by the half-shafts as smooth forces,
+    the Differential's (carrier and axles, its limited-slip clutch of capacity T_preload) and
+    the AxleVehicle's (wheels and vehicle, a stick/slip tire per wheel), integrated from event
+    to event as Z3 (_FrictionReference); the road load at the vehicle's speed as it varies
+    (the element holds it over a step)."""
+    system = load_system(name)
+    values = system.component_values()
+    diff_values, car_values = values["diff"], values["vehicle"]
+    starts = [diff_values[f"{x}_{side}_start"] for x in ("phi", "w") for side in ("left", "right")]
+    starts += [car_values[n] for n in ("phi_left_start", "w_left_start", "phi_right_start", "w_right_start",
+                                       "x_start", "v_start")]
+    if any(starts) or diff_values["locked_start"] or car_values["grade"] or diff_values["f_n"]:
+        raise ValueError(f"split_mu_reference starts at rest on level ground with the limited-slip clutch free "
+                         f"to decide and no clamp force beyond its preload; {name} gives other values")
+    differential = _element_model(Differential, diff_values)
+    car = _element_model(AxleVehicle, car_values)
+    diff_chain, car_chain = differential.build_system(), car.build_system()
+    f_z = car_values["axle_load"] * car_values["m_vehicle"] * GRAVITY / 2.0     # each wheel's load, level ground
+    tire_static = [car_values[f"mu_s_{side}"] * f_z for side in ("left", "right")]
+    tire_kinetic = [car_values[f"mu_k_{side}"] * f_z for side in ("left", "right")]
+    shafts = [values[f"shaft_{side}"] for side in ("left", "right")]
+    if any(shaft["ratio"] != 1.0 or shaft["phi_rel_start"] for shaft in shafts):
+        raise ValueError(f"split_mu_reference needs half-shafts of ratio 1 without pre-twist; {name} gives others")
+    engine = values["engine_torque"]
+    times, ys = table_points(engine)
+    preload = diff_values["T_preload"]
+
+    def capacities(t):
+        return [preload, *tire_static], [preload, *tire_kinetic]
+
+    def external(t, phi, w, extra):
+        """Engine torque on the carrier; each half-shaft between its axle (members 1, 2) and its
+        wheel (members 3, 4); the road load on the vehicle (member 5, in m/s)."""
+        shaft_torques = [shaft["k"] * (phi[1 + i] - phi[3 + i]) + shaft["d"] * (w[1 + i] - w[3 + i])
+                         for i, shaft in enumerate(shafts)]
+        return [table_value(times, ys, engine["hold"], t), -shaft_torques[0], -shaft_torques[1],
+                shaft_torques[0], shaft_torques[1], -road_force(car, w[5], 0.0)], []
+
+    model = _FrictionReference([diff_chain, car_chain], external, capacities, set(times))
+    t_grid = np.asarray(t_grid, dtype=float)
+    samples, modes_at = model.solve(np.zeros(10), (Mode.STUCK,) * 3, t_grid)
+    signals = {key: np.empty(t_grid.size) for key in SPLIT_MU_KEYS}
+    for i, (row, modes_i) in enumerate(zip(samples, modes_at)):
+        phi, w, _, _ = model.members(row)
+        _, _, tau, _, _ = model.friction(t_grid[i], row, modes_i)
+        torques, _ = external(t_grid[i], phi, w, [])
+        row_signals = (w[0], w[1], w[2], w[3], w[4], w[5], tau[0], tau[1], tau[2], torques[3], torques[4])
+        for key, value in zip(SPLIT_MU_KEYS, row_signals):
+            signals[key][i] = value
+    return Reference(t_grid, signals)
+
+
+#: what split_mu_reference gives
+SPLIT_MU_KEYS = ("diff.w_carrier", "diff.w_left", "diff.w_right", "vehicle.w_left", "vehicle.w_right", "vehicle.v",
+                 "diff.tau_fric", "vehicle.F_t_left", "vehicle.F_t_right", "shaft_left.tau_2", "shaft_right.tau_2")
 
 
 def error_report(result, reference, keys) -> dict:

@@ -305,6 +305,8 @@ STATED = {
     "heating_clutch": {"clutch.w_1": 0.11e-2, "clutch.w_2": 0.11e-2, "clutch.T_th": 0.043e-2},
     "synchro_upshift": {key: 0.29e-2 for key in ("gearbox.w_1", "gearbox.w_2", "synchro.w_gear", "synchro.w_shaft",
                                                  "vehicle.w")},
+    "split_mu_open": {key: 0.028e-2 for key in ("diff.w_carrier", "vehicle.w_left", "vehicle.w_right", "vehicle.v")},
+    "split_mu_lsd": {key: 0.027e-2 for key in ("diff.w_carrier", "vehicle.w_left", "vehicle.w_right", "vehicle.v")},
 }
 #: run at their file's defaults over their whole experiment by tests/cosim/test_reference.py
 #: (fan.simulate with the file's step and T_comm: the run `run` makes), 30-90 s each here;

@@ -20,12 +20,14 @@ VARIABLES = {element.__name__: {v.name: v for v in element.VARIABLES} for elemen
 
 def test_catalog_lists_every_documented_system():
     """Z3, the six Fan cases, three R3 spring and three R3 clearance cases, three MSL examples, the planetary upshift,
-    the automatic launch, the repeated launches heating a clutch, the synchronizer upshift."""
+    the automatic launch, the repeated launches heating a clutch, the synchronizer upshift, the
+    split-mu launch with an open and a limited-slip differential."""
     assert catalog() == sorted(["z3", "fan_F1", "fan_F2", "fan_F2_100", "fan_F2_100_stribeck", "fan_F3",
                                 "fan_F3_harmonics",
                                 *(f"r3_spring_{c}" for c in (1, 2, 3)), *(f"r3_clearance_{c}" for c in (1, 2, 3)),
                                 "msl_friction", "msl_one_way_clutch", "msl_simple_gear_shift", "planetary_shift",
-                                "automatic_launch", "heating_clutch", "synchro_upshift"])
+                                "automatic_launch", "heating_clutch", "synchro_upshift", "split_mu_open",
+                                "split_mu_lsd"])
 
 
 @pytest.mark.parametrize("name", catalog())
