@@ -56,7 +56,7 @@ from drivetrain_fmu.solvers.friction import STUCK, ChainState, FrictionSystem, I
 from drivetrain_fmu.solvers.tire import road_force
 
 from .model import Model
-from .variables import BOOLEAN, derived_inertia_problem, inertia, input_, mass, output, parameter
+from .variables import BOOLEAN, derived_inertia_problem, inertia, input_, mass, output, parameter, with_second_torques
 
 _INPUTS = ("tau_left", "tau_right", "grade")
 _SIDES = ("left", "right")
@@ -90,7 +90,7 @@ class AxleVehicle(Model):
 
     description = "Vehicle on one driven axle of two wheels, a stick/slip tire each (split mu), road load"
     DEFAULT_STOP = 2.0
-    VARIABLES = (
+    VARIABLES = with_second_torques((
         inertia("J_wheel", "inertia of each driven wheel (and what turns with it)", 1.25),
         mass("m_vehicle", "vehicle mass", 1500.0),
         parameter("R", "m", "wheel radius", 0.3, low=0.0, low_open=True),
@@ -123,7 +123,7 @@ class AxleVehicle(Model):
         *_side_outputs("right"),
         output("p_loss", "W", "power dissipated by the two tires' slip", depends=("grade",)),
         output("e_loss", "J", "energy dissipated by the two tires' slip since the start"),
-    )
+    ), ["tau_left", "tau_right"])
 
     def cross_check(self):
         problems = []
@@ -151,6 +151,7 @@ class AxleVehicle(Model):
 
     def initial_state(self) -> ChainState:
         self.chain = self.build_system()
+        self._drive = self.torque_picker(("tau_left", "tau_right"))
         return self.chain.state_from_bodies([self.phi_left_start, self.phi_right_start, self.x_start],
                                             [self.w_left_start, self.w_right_start, self.v_start])
 
@@ -160,7 +161,8 @@ class AxleVehicle(Model):
     # ------------------------------------------------------------------ step
     def prepare(self, inputs):
         """(tau_left, tau_right, grade, T_s, T_c) with the capacities at F_z of eq. 3."""
-        tau_left, tau_right, grade = inputs
+        tau_left, tau_right = self._drive(inputs)         # each its two connections' sum
+        grade = self.grade
         f_z = self.axle_load * self.m_vehicle * GRAVITY * math.cos(grade) / 2.0     # eq. 3
         t_s, t_c = zip(*(law.capacities(f_z) for law in self.chain.laws))
         return tau_left, tau_right, grade, list(t_s), list(t_c)
