@@ -34,7 +34,8 @@ load average is printed with them.  Nothing here is a timed test.
   of 1 ms and 0.1 ms, in fmpy (runs from 0 to the system's stop time repeated, each in a new
   instance, until 10^5 steps are timed; fmpy_host.py --latency).
 
-``--quick`` (a couple of minutes) measures the working tree only, with 200 counted Z3 steps,
+``--quick`` (6 minutes here with a load average of 3 on the two cores, most of it callgrind
+starting Python) measures the working tree only, with 200 counted Z3 steps,
 500 counted doSteps, fan_F2 for 1 s and 10^4 timed doSteps; it cannot ``--write``.
 ``--write`` puts both tables into docs/benchmarks.md (tests/docs/test_benchmarks_doc.py
 checks their form).
