@@ -182,8 +182,8 @@ def instructions(folder: Path, steps: int) -> None:
 
 def old_tree(revision: str, folder: Path) -> tuple[Path, Path]:
     """REV's source tree (git archive) with this script copied into its benchmarks/ as the
-    counting driver (which imports REV's tree as drivetrain_fmu), and REV's FMUs built there by that driver (REV's own build_fmus):
-    (driver, FMU folder)."""
+    counting driver (which imports REV's tree as drivetrain_fmu), and REV's FMUs built there
+    by that driver (REV's own build_fmus): (driver, FMU folder)."""
     source = folder / "source"
     source.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=True).stdout

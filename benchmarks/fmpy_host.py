@@ -162,7 +162,8 @@ def main(argv=None) -> int:
         np.savez(args.save, **{name: result[name].astype(float) for name in result.dtype.names})
     loaded = sorted(name for name in sys.modules if name.split(".")[0] in ("fmus", "solvers") and "." in name)
     compiled = [name for name in loaded if not getattr(sys.modules[name], "__file__", "").endswith(".py")]
-    print(f"{best:.6f} s best of {args.repeat} (CPU {cpu:.6f} s); {len(compiled)} of {len(loaded)} element modules loaded compiled")
+    print(f"{best:.6f} s best of {args.repeat} (CPU {cpu:.6f} s); {len(compiled)} of {len(loaded)} "
+          "element modules loaded compiled")
     return 0
 
 
