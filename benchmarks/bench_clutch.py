@@ -145,9 +145,13 @@ def drive(folder: Path, case: str, steps: int) -> None:
 def count_instructions(folder: Path, case: str, steps: int, driver: str = __file__) -> int:
     """Instructions callgrind counts for the whole driver process (``driver --drive``: this
     script, or another that takes the same arguments)."""
-    env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")  # no idle BLAS threads
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-                          driver, "--drive", case, "--fmu-dir", str(folder), "--steps", str(steps)],
+    return callgrind([sys.executable, driver, "--drive", case, "--fmu-dir", str(folder), "--steps", str(steps)],
+                     dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1"))  # no idle BLAS threads
+
+
+def callgrind(command: list[str], env: dict) -> int:
+    """Instructions valgrind's callgrind counts for the whole process ``command``."""
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
                          capture_output=True, text=True, env=env, check=True)
     found = re.search(r"Collected : (\d+)", out.stderr)
     if found is None:
@@ -178,14 +182,17 @@ def instructions(folder: Path, steps: int) -> None:
 
 def old_tree(revision: str, folder: Path) -> tuple[Path, Path]:
     """REV's source tree (git archive) with this script copied into its benchmarks/ as the
-    counting driver, and REV's FMUs built there by that driver (REV's own build_fmus):
-    (driver, FMU folder)."""
+    counting driver (which imports REV's tree as drivetrain_fmu), and REV's FMUs built there
+    by that driver (REV's own build_fmus): (driver, FMU folder)."""
     source = folder / "source"
     source.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
     driver = source / "benchmarks" / "bench_clutch_driver.py"
     shutil.copyfile(__file__, driver)
+    # the driver's folder, first on its sys.path, holds REV's tree as drivetrain_fmu: an editable
+    # install of this tree would otherwise give REV's driver this tree's code
+    (driver.parent / "drivetrain_fmu").symlink_to(source.resolve(), target_is_directory=True)
     fmus = folder / "fmus"
     subprocess.run([sys.executable, str(driver), "--build-only", "--fmu-dir", str(fmus)], check=True,
                    capture_output=True)

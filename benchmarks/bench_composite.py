@@ -70,15 +70,23 @@ CASES = {"master": "7 element FMUs, systems.master",
 FMPY_HOST = ROOT / "benchmarks" / "fmpy_host.py"
 
 
-def host_run(fmu: Path, stop: float, step: float, repeat: int = 1, save: Path | None = None) -> float:
-    """Best wall time of ``repeat`` runs of ``fmu`` by fmpy.simulate_fmu (every output at every
-    step) in a process of its own (benchmarks/fmpy_host.py); ``save``: its values (.npz)."""
-    command = [sys.executable, str(FMPY_HOST), str(fmu), "--stop", repr(stop), "--step", repr(step),
-               "--repeat", str(repeat)] + (["--save", str(save)] if save else [])
+def host(*arguments: str) -> str:
+    """What benchmarks/fmpy_host.py prints, run with ``arguments`` in a process of its own."""
+    command = [sys.executable, str(FMPY_HOST), *arguments]
     done = subprocess.run(command, capture_output=True, text=True, cwd=tempfile.gettempdir())
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
-    return float(done.stdout.split()[0])
+    return done.stdout
+
+
+def host_run(fmu: Path, stop: float, step: float, repeat: int = 1, save: Path | None = None,
+             cpu: bool = False) -> float:
+    """Best wall time of ``repeat`` runs of ``fmu`` by fmpy.simulate_fmu (every output at every
+    step) in a process of its own (benchmarks/fmpy_host.py), or with ``cpu`` the CPU time of
+    that run; ``save``: its values (.npz)."""
+    printed = host(str(fmu), "--stop", repr(stop), "--step", repr(step), "--repeat", str(repeat),
+                   *(["--save", str(save)] if save else []))
+    return float(printed.split("(CPU ")[1].split()[0]) if cpu else float(printed.split()[0])
 
 
 def build(folder: Path) -> Path:

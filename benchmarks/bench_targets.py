@@ -344,15 +344,20 @@ def revision() -> str:
     return head.stdout.strip() + (" with uncommitted changes" if dirty else "")
 
 
-def write_doc(block: list[str]) -> None:
-    """Replace the lines between BEGIN and END in docs/benchmarks.md by ``block``."""
-    text = DOC.read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{DOC} has no lines {BEGIN!r} ... {END!r}")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(head + BEGIN + "\n" + "\n".join(block) + "\n" + END + tail, encoding="utf-8")
-    print(f"wrote the table into {DOC}")
+def check_markers(doc: Path, begin: str, end: str) -> None:
+    """Exit (naming the file and the markers) unless ``doc`` has the lines ``begin`` and ``end``."""
+    text = doc.read_text(encoding="utf-8")
+    if begin not in text or end not in text:
+        raise SystemExit(f"{doc} has no lines {begin!r} ... {end!r}")
+
+
+def write_doc(block: list[str], doc: Path = DOC, begin: str = BEGIN, end: str = END) -> None:
+    """Replace the lines between ``begin`` and ``end`` in ``doc`` (docs/benchmarks.md) by ``block``."""
+    check_markers(doc, begin, end)
+    head, rest = doc.read_text(encoding="utf-8").split(begin, 1)
+    _, tail = rest.split(end, 1)
+    doc.write_text(head + begin + "\n" + "\n".join(block) + "\n" + end + tail, encoding="utf-8")
+    print(f"wrote the table into {doc}")
 
 
 def main(argv=None) -> int:
@@ -368,9 +373,7 @@ def main(argv=None) -> int:
     if args.write and (args.quick or not args.instructions):
         parser.error("--write needs the full run: --instructions and not --quick")
     if args.write:
-        text = DOC.read_text(encoding="utf-8")
-        if BEGIN not in text or END not in text:          # before, not after, the long run
-            raise SystemExit(f"{DOC} has no lines {BEGIN!r} ... {END!r}")
+        check_markers(DOC, BEGIN, END)                    # before, not after, the long run
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(BENCH))
     from drivetrain_fmu import compiled_modules

@@ -7,9 +7,17 @@ element code's modules are process-global.
     python benchmarks/fmpy_host.py FMU --stop S --step H [--repeat N] [--save FILE.npz]
         prints the best wall time of N runs of fmpy.simulate_fmu (extraction included), every
         output recorded at every step; --save writes the last run's values by name
+        and the CPU time (this process's) of the best run
     python benchmarks/fmpy_host.py --drive NAME --fmu-dir DIR --steps N
         the counting process of bench_clutch.count_instructions: N steps of DIR/NAME.fmu at its
         default experiment's step size
+    python benchmarks/fmpy_host.py --instantiate FMU_FOLDER
+        the wall time of the first instantiation of an extracted FMU in this fresh process
+        (loading its binary, fmi2Instantiate) and the resident memory (VmRSS) it added
+    python benchmarks/fmpy_host.py --latency FMU --stop S --step H --steps N
+        the wall time of each of N fmi2DoStep calls of H (the run from 0 to S repeated, each
+        time in a new instance, until N steps are timed): the median, 99.9th percentile and
+        maximum, in microseconds
 
 :func:`fmpy_python` gives another CPython (compiled_modules.TargetPython) an fmpy of its own,
 to run this script or a test's in it.
@@ -63,6 +71,58 @@ def simulate(fmu: Path, stop: float, step: float):
     return simulate_fmu(str(fmu), stop_time=stop, step_size=step, output_interval=step, output=outputs)
 
 
+def rss_kib() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+def slave(folder: str, name: str):
+    """An fmpy FMU2Slave of the extracted FMU ``folder``, instantiated."""
+    from fmpy.fmi2 import FMU2Slave
+
+    description = read_model_description(folder)
+    instance = FMU2Slave(guid=description.guid, unzipDirectory=folder,
+                         modelIdentifier=description.coSimulation.modelIdentifier, instanceName=name)
+    instance.instantiate()
+    return instance
+
+
+def first_instantiation(folder: Path) -> tuple[float, int]:
+    """(seconds, KiB of VmRSS added) of loading and instantiating the extracted FMU ``folder``;
+    its model description is read first, outside the figures."""
+    read_model_description(str(folder))
+    before = rss_kib()
+    start = time.perf_counter()
+    slave(str(folder), "first")
+    return time.perf_counter() - start, rss_kib() - before
+
+
+def doStep_latency(fmu: Path, stop: float, step: float, steps: int) -> tuple[float, float, float]:
+    """(p50, p99.9, max) in microseconds of the wall time of ``steps`` fmi2DoStep calls of
+    ``step``: runs from 0 to ``stop``, each in a new instance (instantiation and
+    initialization are not timed), until ``steps`` are timed."""
+    import numpy as np
+    from fmpy import extract
+
+    folder = extract(str(fmu))
+    times = np.empty(steps)
+    per_run, done = int(round(stop / step)), 0
+    while done < steps:
+        instance = slave(folder, "latency")
+        instance.setupExperiment(startTime=0.0)
+        instance.enterInitializationMode()
+        instance.exitInitializationMode()
+        for n in range(min(per_run, steps - done)):
+            start = time.perf_counter_ns()
+            instance.doStep(currentCommunicationPoint=n * step, communicationStepSize=step)
+            times[done] = time.perf_counter_ns() - start
+            done += 1
+        instance.terminate()
+        instance.freeInstance()
+    p50, p999 = np.percentile(times, [50.0, 99.9])
+    return p50 / 1e3, p999 / 1e3, times.max() / 1e3
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("fmu", type=Path, nargs="?")
@@ -73,24 +133,37 @@ def main(argv=None) -> int:
     parser.add_argument("--drive")
     parser.add_argument("--fmu-dir", type=Path)
     parser.add_argument("--steps", type=int)
+    parser.add_argument("--instantiate", type=Path)
+    parser.add_argument("--latency", type=Path)
     args = parser.parse_args(argv)
     if args.drive:
         fmu = args.fmu_dir / f"{args.drive}.fmu"
         step = read_model_description(str(fmu)).defaultExperiment.stepSize
         simulate(fmu, args.steps * float(step), float(step))
         return 0
-    best = float("inf")
+    if args.instantiate:
+        seconds, kib = first_instantiation(args.instantiate)
+        print(f"{seconds:.6f} s; {kib} KiB resident memory added")
+        return 0
+    if args.latency:
+        p50, p999, worst = doStep_latency(args.latency, args.stop, args.step, args.steps)
+        print(f"{p50:.3f} {p999:.3f} {worst:.3f} us: p50, p99.9, max of {args.steps} doSteps")
+        return 0
+    best = cpu = float("inf")
     for _ in range(args.repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = simulate(args.fmu, args.stop, args.step)
-        best = min(best, time.perf_counter() - start)
+        wall = time.perf_counter() - start
+        if wall < best:
+            best, cpu = wall, time.process_time() - start_cpu
     if args.save:
         import numpy as np
 
         np.savez(args.save, **{name: result[name].astype(float) for name in result.dtype.names})
     loaded = sorted(name for name in sys.modules if name.split(".")[0] in ("fmus", "solvers") and "." in name)
     compiled = [name for name in loaded if not getattr(sys.modules[name], "__file__", "").endswith(".py")]
-    print(f"{best:.6f} s best of {args.repeat}; {len(compiled)} of {len(loaded)} element modules loaded compiled")
+    print(f"{best:.6f} s best of {args.repeat} (CPU {cpu:.6f} s); {len(compiled)} of {len(loaded)} "
+          "element modules loaded compiled")
     return 0
 
 
