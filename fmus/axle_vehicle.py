@@ -94,7 +94,7 @@ class AxleVehicle(Model):
         inertia("J_wheel", "inertia of each driven wheel (and what turns with it)", 1.25),
         mass("m_vehicle", "vehicle mass", 1500.0),
         parameter("R", "m", "wheel radius", 0.3, low=0.0, low_open=True),
-        parameter("axle_load", None, "fraction of the vehicle's weight on the driven axle, half on each of "
+        parameter("axle_load", "1", "fraction of the vehicle's weight on the driven axle, half on each of "
                   "its wheels", 0.5, low=0.0, low_open=True, high=1.0),
         *_side_variables("left"),
         *_side_variables("right"),
