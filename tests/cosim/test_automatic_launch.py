@@ -14,7 +14,8 @@ import pytest
 
 from drivetrain_fmu.systems.catalog.msl import flag_changes
 from drivetrain_fmu.systems.catalog.reference import AUTOMATIC_LAUNCH_KEYS, automatic_launch_reference, error_report
-from drivetrain_fmu.systems.ssp import load_system, run_system
+from drivetrain_fmu.systems.ssp import load_system
+from tests.cosim import run_as_documented
 
 pytestmark = pytest.mark.fmu
 
@@ -28,8 +29,7 @@ def system():
 
 @pytest.fixture(scope="module")
 def run(fmu_dir, system):
-    return run_system(fmu_dir, system.at_step(system.step), system.connections, system.stop, system.step,
-                      KEYS + ["converter.locked", "lockup.on", "lockup.f_n", "engine_torque.y"])
+    return run_as_documented(fmu_dir, system, KEYS + ["converter.locked", "lockup.on", "lockup.f_n", "engine_torque.y"])
 
 
 def test_the_launch_matches_its_monolithic_reference_within_1_percent(run):

@@ -21,7 +21,8 @@ import pytest
 
 from drivetrain_fmu.systems.catalog.msl import flag_changes
 from drivetrain_fmu.systems.catalog.reference import HEATING_CLUTCH_KEYS, error_report, heating_clutch_reference
-from drivetrain_fmu.systems.ssp import load_system, run_system
+from drivetrain_fmu.systems.ssp import load_system
+from tests.cosim import run_as_documented
 
 pytestmark = pytest.mark.fmu
 
@@ -40,8 +41,7 @@ def values(system):
 
 @pytest.fixture(scope="module")
 def run(fmu_dir, system):
-    return run_system(fmu_dir, system.at_step(system.step), system.connections, system.stop, system.step,
-                      KEYS + ["clutch.locked", "clutch.e_loss", "clutch.f_n", "clutch.w_slip"])
+    return run_as_documented(fmu_dir, system, KEYS + ["clutch.locked", "clutch.e_loss", "clutch.f_n", "clutch.w_slip"])
 
 
 def launches(values, time):

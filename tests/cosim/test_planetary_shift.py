@@ -12,7 +12,8 @@ import pytest
 
 from drivetrain_fmu.systems.catalog.msl import flag_changes
 from drivetrain_fmu.systems.catalog.reference import error_report, planetary_shift_reference
-from drivetrain_fmu.systems.ssp import load_system, run_system
+from drivetrain_fmu.systems.ssp import load_system
+from tests.cosim import run_as_documented
 
 pytestmark = pytest.mark.fmu
 
@@ -22,8 +23,7 @@ KEYS = ["gear.w_sun", "gear.w_carrier", "gear.w_ring", "vehicle.w", "gear.tau_fr
 @pytest.fixture(scope="module")
 def run(fmu_dir):
     system = load_system("planetary_shift")
-    return run_system(fmu_dir, system.at_step(system.step), system.connections, system.stop, system.step,
-                      KEYS + ["gear.locked_b", "gear.locked_c"])
+    return run_as_documented(fmu_dir, system, KEYS + ["gear.locked_b", "gear.locked_c"])
 
 
 def test_the_upshift_matches_its_monolithic_reference_within_1_percent(run):

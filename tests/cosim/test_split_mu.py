@@ -27,7 +27,8 @@ import pytest
 from drivetrain_fmu.solvers.contract import GRAVITY
 from drivetrain_fmu.systems.catalog.msl import flag_changes
 from drivetrain_fmu.systems.catalog.reference import SPLIT_MU_KEYS, error_report, split_mu_reference
-from drivetrain_fmu.systems.ssp import load_system, run_system
+from drivetrain_fmu.systems.ssp import load_system
+from tests.cosim import run_as_documented
 
 pytestmark = pytest.mark.fmu
 
@@ -40,8 +41,7 @@ WINDOW = (0.5, 2.0)
 @pytest.fixture(scope="module", params=NAMES)
 def case(request, fmu_dir):
     system = load_system(request.param)
-    run = run_system(fmu_dir, system.at_step(system.step), system.connections, system.stop, system.step,
-                     list(SPLIT_MU_KEYS) + FLAGS)
+    run = run_as_documented(fmu_dir, system, list(SPLIT_MU_KEYS) + FLAGS)
     return request.param, system, run
 
 

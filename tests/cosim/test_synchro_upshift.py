@@ -18,7 +18,8 @@ import pytest
 
 from drivetrain_fmu.systems.catalog.msl import flag_changes
 from drivetrain_fmu.systems.catalog.reference import SYNCHRO_UPSHIFT_KEYS, error_report, synchro_upshift_reference
-from drivetrain_fmu.systems.ssp import load_system, run_system
+from drivetrain_fmu.systems.ssp import load_system
+from tests.cosim import run_as_documented
 
 pytestmark = pytest.mark.fmu
 
@@ -37,9 +38,9 @@ def values(system):
 
 @pytest.fixture(scope="module")
 def run(fmu_dir, system):
-    return run_system(fmu_dir, system.at_step(system.step), system.connections, system.stop, system.step,
-                      KEYS + ["synchro.locked", "synchro.engaged", "synchro.w_slip", "synchro.phi_gear",
-                              "synchro.phi_shaft", "gearbox.phi_2", "gearbox.locked_1", "mesh_2.phi_rel"])
+    return run_as_documented(fmu_dir, system, KEYS + ["synchro.locked", "synchro.engaged", "synchro.w_slip",
+                                                      "synchro.phi_gear", "synchro.phi_shaft", "gearbox.phi_2",
+                                                      "gearbox.locked_1", "mesh_2.phi_rel"])
 
 
 @pytest.fixture(scope="module")
