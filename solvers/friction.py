@@ -46,7 +46,7 @@ otherwise the slip ODE is integrated by :mod:`solvers.ode` with event location.
 Nothing here depends on the step size: there is no velocity band and no chattering.
 
 Decisions at the static limit.  One rule decides whether a zero-slip interface holds:
-|tau_j| <= T_s,j (1 + _STICK_TOL) (eq. 20).  :meth:`FrictionChain.resolve` applies it
+|tau_j| <= T_s,j (1 + STICK_TOL) (eq. 20).  :meth:`FrictionChain.resolve` applies it
 to eq. 19 (with every interface stuck: to M^-1 g), and the stuck-limit event of the ODE
 path is that same inequality along the phase, offset to start from resolve's value (its
 product form of eq. 19 rounds differently).  When the event fires, the stuck friction has just
@@ -54,13 +54,13 @@ gone past the limit: the interface breaks away in the direction of the excess (K
 eq. 4; eq. 22) without eq. 19 being asked again at that instant, where its rounding
 could say "holds" and keep the stuck phase the event has just ended (that phase then
 ended at once, at the same instant, again and again: 10^4 events in one step).
-_STICK_TOL = 1e-12 (relative): eq. 4 holds an interface whose friction equals its
+STICK_TOL = 1e-12 (relative): eq. 4 holds an interface whose friction equals its
 capacity, and the slack lets that equality survive the rounding of eq. 19 (measured:
 at most 4e-14 of the largest stuck friction for inertias within 0.01..3 kg.m2; up to
 6e-11 for inertias spread over 1e-3..1e3, where the decision at the limit is decided
 by rounding, consistently).  It also puts the hold threshold above the breakaway
 friction (T_k0 <= T_s), so an interface that breaks away at its event starts with a
-slip acceleration of the excess's sign, about _STICK_TOL T_s times its effective
+slip acceleration of the excess's sign, about STICK_TOL T_s times its effective
 inverse inertia (a Schur complement of M), rather than a rounding-sized one.
 A slip that starts at zero (just broken away or reversed, resolve having found
 d s' > 0) is watched through d s / t, which starts at d s'(0) > 0, so that a return
@@ -79,60 +79,25 @@ SUBSTEP_BUDGET; a step that needs more is refused naming the budget (the state p
 is untouched).  The stuck-set enumeration is bounded by 3^5 candidates per event.
 
 Matrices are lists of rows (:mod:`solvers.dense`): the FMUs ship the standard library only.
+Compiled, a system's per-step methods (capacities, step_inputs, resolve, advance,
+member_motion) run on its kernel, solvers/friction_kernel.py: this module's operations over
+C doubles, the same floats bit for bit; what is rare (ODE phases, errors) stays here.
 """
 from __future__ import annotations
 
-import itertools
 import math
 from operator import sub
 from dataclasses import dataclass
-from enum import IntEnum
-from typing import NamedTuple
-
 
 from . import dissipation
-from .budget import Budget, StepError
+from .budget import StepError
 from .contract import StepResult, check_step
 from .dense import dot, identity, inverse, matmul, matvec, quadratic_form, solve, submatrix, transpose, zeros
+from .friction_state import (BACKWARD, EVENT_BUDGET, FORWARD, FREE, SLIP_ADVICE, STICK_SLACK, STUCK,
+                             SUBSTEP_BUDGET, ChainState, Mode, slip_direction, stuck_candidates)
 from .ode import IntegrationError, integrate
 
-
-class Mode(IntEnum):
-    """State of one friction interface (names as in Modelica's Rotational library)."""
-
-    BACKWARD = -1  # slipping, s < 0
-    STUCK = 0      # s == 0 held by static friction
-    FORWARD = 1    # slipping, s > 0
-    FREE = 2       # zero capacity (normal force 0): only viscous friction
-
-
-STUCK, FORWARD, BACKWARD, FREE = Mode.STUCK, Mode.FORWARD, Mode.BACKWARD, Mode.FREE
-
-
-def slip_direction(mode: Mode) -> int:
-    """The sign eq. 2 takes in a non-stuck ``mode``: +1 forward, -1 backward, 0 free."""
-    return 0 if mode == FREE else int(mode)
-
-
-#: Stick/slip events of one step.  Floor 100: ten times the most events found in one step
-#: (10, for n = 6, in 240 000 random steps and 9 000 limit cases: tests/numerics/test_chain_chatter.py);
-#: 10^4 per second: one event every 0.1 ms, 130 times Fan F2's judder (38 Hz, 76 events/s);
-#: cap 2000: about 0.1 s of CPU here at the measured 20-50 us per event.
-EVENT_BUDGET = Budget("stick/slip events", 100, 1e4, 2000)
-#: Attempted integration steps of the ODE phases (nonlinear friction) of one step, all
-#: phases together.  Floor 500 and 2 x 10^4 per second: DOPRI5's stability bound admits
-#: slip dynamics up to about 3.3 / (50 us) = 6.6e4 1/s (d_visc (1/J_j + 1/J_j+1)) in a
-#: step of any length; the catalog systems take at most 44 in one step (measured in the
-#: report of issue 17: Z3, F2_100_stribeck); cap 10 000: about 0.8 s of CPU here for two
-#: bodies, 1.6 s for six (measured 80 and 160 us per attempted step on a loaded machine).
-SUBSTEP_BUDGET = Budget("integration steps", 500, 2e4, 10_000)
-_ADVICE = ("take a smaller communication step, or make the slip dynamics less stiff (smaller d_visc, "
-           "larger inertias J_i, a smoother Stribeck law: larger w_stribeck, alpha_stribeck nearer 1)")
-
-
 _INFINITY = math.inf
-_STICK_TOL = 1e-12  # relative slack on |tau| <= T_s against rounding in eq. 19 (module docstring)
-_STICK_SLACK = 1.0 + _STICK_TOL
 
 
 def stribeck_decay(x: float, alpha: float) -> float:
@@ -197,39 +162,6 @@ class InterfaceLaw:
     def breakaway_torque(self, t_s: float, t_c: float) -> float:
         """Friction level at the instant of breakaway, T_k0 = F(0+)."""
         return t_s if self.w_stribeck > 0.0 else t_c
-
-
-class ChainState(NamedTuple):
-    """State in decoupled coordinates (angles of the mean and relative motion); immutable.
-
-    theta_mean, w_mean : J-weighted mean angle and speed (eq. 8)
-    q, s               : relative angles and slips, q_j = phi_j - phi_(j+1), s = q'
-    modes              : Mode of each interface
-    e_loss             : energy dissipated by friction since the start [J]
-    """
-
-    theta_mean: float
-    w_mean: float
-    q: tuple[float, ...]
-    s: tuple[float, ...]
-    modes: tuple[Mode, ...]
-    e_loss: float = 0.0
-
-    def to_json(self) -> list:
-        return [self.theta_mean, self.w_mean, list(self.q), list(self.s),
-                [int(m) for m in self.modes], self.e_loss]
-
-    @classmethod
-    def from_json(cls, data) -> "ChainState":
-        theta, w, q, s, modes, e_loss = data
-        return cls(theta, w, tuple(q), tuple(s), tuple(Mode(m) for m in modes), e_loss)
-
-
-def _candidates(k: int) -> tuple[tuple[Mode, ...], ...]:
-    """Mode assignments for k zero-slip interfaces, most stuck first."""
-    options = (STUCK, FORWARD, BACKWARD)
-    assignments = itertools.product(options, repeat=k)
-    return tuple(sorted(assignments, key=lambda a: -sum(m == STUCK for m in a)))
 
 
 class FrictionSystem:
@@ -305,11 +237,13 @@ class FrictionSystem:
             self._mass_free = [0.0] * n_coordinates
             self.j_total = math.inf
         self._input_rows = [self.free_members, *self.g_of_torques]     # step_inputs(): N^T E^T and g's rows
-        self._candidate_sets = [_candidates(k) for k in range(k_interfaces + 1)]   # resolve(): by number of zero slips
+        self._candidate_sets = [stuck_candidates(k) for k in range(k_interfaces + 1)]    # resolve(): by zero slips
         self._static_levers, self._kinetic_levers = (list(x) for x in zip(*(law.levers for law in self.laws)))
         # what resolve() and the phases read of each interface at every step
         self._d_visc = [law.d_visc for law in self.laws]
         self._is_one_way = [j in self.one_way for j in range(k_interfaces)]
+        # compiled, the per-step methods are the kernel's (solvers/friction_kernel.py): the same floats
+        vars(self).update(compiled_methods(self))
 
     # ------------------------------------------------------------------ coordinates
     def state_from_bodies(self, phi, w, modes=None, e_loss=0.0) -> ChainState:
@@ -487,8 +421,8 @@ class FrictionSystem:
 
     def _holds(self, torques, interfaces, t_s) -> bool:
         """The hold rule (eq. 20) for the frictions ``torques`` of the stuck ``interfaces``:
-        |tau_j| <= T_s,j (1 + _STICK_TOL); a freewheel's only limit is tau_j >= -T_s,j (1 + ...)."""
-        one_way, slack = self._is_one_way, _STICK_SLACK
+        |tau_j| <= T_s,j (1 + STICK_TOL); a freewheel's only limit is tau_j >= -T_s,j (1 + ...)."""
+        one_way, slack = self._is_one_way, STICK_SLACK
         for i in range(len(interfaces)):
             j, x = interfaces[i], torques[i]
             capacity = t_s[j]
@@ -578,7 +512,7 @@ class FrictionSystem:
                     dt, event, breaking, used = self._advance_ode(s, q, modes, tau, g, t_s, t_c, step - t,
                                                                   substeps)
                 except IntegrationError:
-                    raise SUBSTEP_BUDGET.exceeded("friction chain", h, _ADVICE) from None
+                    raise SUBSTEP_BUDGET.exceeded("friction chain", h, SLIP_ADVICE) from None
                 substeps -= used
                 if losses is not None:
                     if relative_work is None:
@@ -599,7 +533,7 @@ class FrictionSystem:
                 max_events = EVENT_BUDGET.limit(h)
             phase += 1
             if phase > max_events:          # the phases 0 .. max_events have all ended in an event
-                raise EVENT_BUDGET.exceeded("friction chain", h, _ADVICE)
+                raise EVENT_BUDGET.exceeded("friction chain", h, SLIP_ADVICE)
         # The last phase ended without an event, so its modes still hold at the end of the step.
         # Energy balance with constant torques: dissipated = work of F - change of KE.
         dq = []
@@ -714,15 +648,15 @@ class FrictionSystem:
         if stuck:
             torques0 = slip_torques(y0)
             for r, j in enumerate(stuck):
-                # The hold rule of resolve(), |tau_j| <= T_s,j (1 + _STICK_TOL), as an event on
+                # The hold rule of resolve(), |tau_j| <= T_s,j (1 + STICK_TOL), as an event on
                 # eq. 19 along the phase.  This product form rounds differently from resolve's,
                 # so it is offset to start from resolve's value, on which the phase was decided.
                 p, qr = p_stuck[r], q_stuck[r]
-                if j in self.one_way:       # a freewheel holds while tau_j >= -T_s,j (1 + _STICK_TOL)
-                    limit = t_s[j] * _STICK_SLACK + (tau[j] - (p - dot(qr, torques0)))
+                if j in self.one_way:       # a freewheel holds while tau_j >= -T_s,j (1 + STICK_TOL)
+                    limit = t_s[j] * STICK_SLACK + (tau[j] - (p - dot(qr, torques0)))
                     events.append(lambda _t, y, p=p, qr=qr, limit=limit: limit + (p - dot(qr, slip_torques(y))))
                 else:
-                    limit = t_s[j] * _STICK_SLACK - (abs(tau[j]) - abs(p - dot(qr, torques0)))
+                    limit = t_s[j] * STICK_SLACK - (abs(tau[j]) - abs(p - dot(qr, torques0)))
                     events.append(lambda _t, y, p=p, qr=qr, limit=limit: limit - abs(p - dot(qr, slip_torques(y))))
                 event_ids.append(j)
         scale = max(1.0, max(abs(x) for x in s))
@@ -757,6 +691,14 @@ def _null_direction(d, n):
         except ArithmeticError:
             continue
     raise ValueError(f"the interface rows D = {d!r} are not of full rank")
+
+
+try:        # compiled, its kernel takes a system's per-step calls (FrictionSystem.__init__)
+    from .friction_kernel import compiled_methods
+except ImportError:
+    def compiled_methods(system) -> dict:
+        """Uncompiled: no method of ``system`` is replaced."""
+        return {}
 
 
 class FrictionChain(FrictionSystem):

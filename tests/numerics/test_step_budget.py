@@ -13,6 +13,7 @@ import pytest
 
 import drivetrain_fmu.solvers.friction
 import drivetrain_fmu.solvers.rigid
+from drivetrain_fmu.solvers.budget import Budget
 from drivetrain_fmu.fmus import Backlash
 from drivetrain_fmu.fmus import Clutch, ClutchChain
 from drivetrain_fmu.fmus import Engine
@@ -86,7 +87,7 @@ def test_a_chain_step_over_its_event_budget_is_refused_naming_it(monkeypatch):
     in which a slipping clutch locks (one event) is refused naming the budget, and the same
     step with the stated budget (100 + 1e4 h) is taken, with that one event."""
     chain = make(ClutchChain, n_bodies=2, w_1_start=1.0, f_n_1=1000.0)
-    monkeypatch.setattr(drivetrain_fmu.solvers.friction, "EVENT_BUDGET", drivetrain_fmu.solvers.friction.Budget("stick/slip events", 0, 0.0, 0))
+    monkeypatch.setattr(drivetrain_fmu.solvers.friction, "EVENT_BUDGET", Budget("stick/slip events", 0, 0.0, 0))
     was_refused, message = refused(chain, 0.1)
     assert was_refused and "friction chain: more than 0 stick/slip events in one step" in message
     monkeypatch.undo()
