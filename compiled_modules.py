@@ -23,10 +23,11 @@ generates each from its reference functions (solvers/ode.py's stage sums and err
 solvers/vehicle_closed_form.py's closed-form dynamics), declaring C doubles, ints and lists
 for their locals in Cython's pure-Python mode (``@cython.locals``): compiled, they are the
 same IEEE operations in the same order without a Python float per operation, so results
-stay bit-identical (tests/numerics/test_kernels.py).  One kernel is written by hand, its
-stick/slip decisions being loops over modes rather than formulas: solvers/friction_kernel.py,
-a friction system's matrices as C arrays and the calls a step makes over C doubles
-(tests/numerics/test_friction_kernel.py: bit for bit).  Cython reads ``import cython`` at compile time
+stay bit-identical (tests/numerics/test_kernels.py).  The friction system's kernels are
+written by hand, its stick/slip decisions being loops over modes rather than formulas:
+solvers/friction_kernel.py (a system's matrices as C arrays and the calls a step makes over
+C doubles) and solvers/friction_ode_kernel.py (its ODE phases: Dormand-Prince with event
+location), tested bit for bit against solvers/friction.py (tests/numerics/test_friction_kernel.py).  Cython reads ``import cython`` at compile time
 (the extension module imports nothing); an uncompiled kernel refuses to be imported, and
 its reference module keeps its own functions.  Only the kernels know Cython: every other
 module is compiled unchanged, without a C type declared, and imports no ``cython``.

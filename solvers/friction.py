@@ -80,8 +80,9 @@ is untouched).  The stuck-set enumeration is bounded by 3^5 candidates per event
 
 Matrices are lists of rows (:mod:`solvers.dense`): the FMUs ship the standard library only.
 Compiled, a system's per-step methods (capacities, step_inputs, resolve, advance,
-member_motion) run on its kernel, solvers/friction_kernel.py: this module's operations over
-C doubles, the same floats bit for bit; what is rare (ODE phases, errors) stays here.
+member_motion, _advance_ode) run on its kernels, solvers/friction_kernel.py and
+solvers/friction_ode_kernel.py: this module's operations over C doubles, the same floats bit
+for bit; what is rare (errors, some decisions at events) stays here.
 """
 from __future__ import annotations
 

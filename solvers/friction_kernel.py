@@ -9,12 +9,13 @@ matrices held as C arrays, every quantity a C double, with the reference's IEEE 
 the reference's order (gcc -ffp-contract=off: compiled_modules), so every float is the
 reference's bit for bit (tests/numerics/test_friction_kernel.py).
 
-What is rare stays the reference's, called with the lists it takes: an ODE phase (a
-slipping interface with a Stribeck drop or viscous friction: ``_advance_ode``), a
-resolution after an event that ends where it began or at a stuck friction's static limit
-(``refuted``, ``breaking``), eq. 19 for two or more stuck interfaces beside others
-(``stuck_torques``), the per-interface ``losses``, a step too long or of too many events,
-and every error (the reference raises it, with its message).
+An ODE phase (a slipping interface with a Stribeck drop or viscous friction) is the
+system's ``_advance_ode``, compiled in solvers/friction_ode_kernel.py.  What is rare stays
+the reference's, called with the lists it takes: a resolution after an event that ends
+where it began or at a stuck friction's static limit (``refuted``, ``breaking``), eq. 19 for
+two or more stuck interfaces beside others (``stuck_torques``), the per-interface
+``losses``, a step too long or of too many events, and every error (the reference raises
+it, with its message).
 
 Uncompiled, this module refuses to be imported and the reference runs.
 """
@@ -30,6 +31,7 @@ from cython.cimports.libc.math import exp, fabs, pow  # noqa: E402
 from .contract import check_step  # noqa: E402
 from .friction_state import (BACKWARD, EVENT_BUDGET, FORWARD, FREE, SLIP_ADVICE, STICK_SLACK, STUCK,  # noqa: E402
                              SUBSTEP_BUDGET, ChainState, stuck_candidates)
+from .friction_ode_kernel import SlipPhases  # noqa: E402
 from .ode import IntegrationError  # noqa: E402
 
 #: the largest systems the kernel takes (ClutchChain: six bodies, five clutches); the C arrays
@@ -89,7 +91,8 @@ def compiled_methods(system) -> dict:
         return {}
     kernel = FrictionKernel(system)
     return {"capacities": kernel.capacities, "step_inputs": kernel.step_inputs, "resolve": kernel.resolve,
-            "advance": kernel.advance, "member_motion": kernel.member_motion}
+            "advance": kernel.advance, "member_motion": kernel.member_motion,
+            "_advance_ode": SlipPhases(system).advance_ode}
 
 
 @cython.cclass
@@ -200,7 +203,8 @@ class FrictionKernel:
         return motion
 
     @cython.locals(i=cython.int, j=cython.int, m=cython.int, n=cython.int, event=cython.int, phase=cython.int,
-                   max_events=cython.int, substeps=cython.int, status=cython.int, all_stuck=cython.bint,
+                   max_events=cython.int, substeps=cython.int, used=cython.int, status=cython.int,
+                   all_stuck=cython.bint,
                    analytic=cython.bint, mode=cython.int, step=cython.double, a_mean=cython.double,
                    theta=cython.double, theta_start=cython.double, w_mean=cython.double,
                    e_loss_start=cython.double, e_loss=cython.double,
@@ -275,14 +279,14 @@ class FrictionKernel:
                 s_list, q_list = _float_list(s, m), _float_list(q, m)
                 try:
                     dt, found, breaking, used = self.system._advance_ode(
-                        s_list, q_list, _mode_list(modes, m), _float_list(tau, m),
-                        g_list, t_s, t_c, step - t, substeps)
+                        s_list, q_list, _mode_list(modes, m), _float_list(tau, m), g_list, t_s, t_c, step - t,
+                        substeps)
                 except IntegrationError:
                     raise SUBSTEP_BUDGET.exceeded("friction chain", h, SLIP_ADVICE) from None
-                substeps -= used
                 for j in range(m):
                     s[j], q[j] = s_list[j], q_list[j]
                 event = -1 if found is None else found
+                substeps -= used
             theta += w_mean * dt + 0.5 * a_mean * dt * dt
             w_mean += a_mean * dt
             t += dt

@@ -1,8 +1,9 @@
-"""The friction system's compiled kernel (solvers/friction_kernel.py) against its reference.
+"""The friction system's compiled kernels (solvers/friction_kernel.py and its ODE phases,
+solvers/friction_ode_kernel.py) against their reference.
 
 Compiled, a FrictionSystem hands its per-step calls (capacities, step_inputs, resolve,
-advance, member_motion) to the kernel; the reference (solvers/friction.py) is the
-specification, so every float the kernel gives must be the reference's bit for bit, and
+advance, member_motion, _advance_ode) to the kernels; the reference (solvers/friction.py) is
+the specification, so every float the kernels give must be the reference's bit for bit, and
 every error the same.  Checked along random trajectories of every kind of friction system
 the elements build (chains of 2..6 bodies with Coulomb, Stribeck and viscous laws, a brake,
 a freewheel, a planetary gear set, a differential, an axle on two tires), each step taken as
@@ -29,12 +30,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def kernel():
-    return compiled("friction_kernel")
+    """solvers.friction_kernel compiled, with the compiled ODE kernel it imports (in
+    ``sys.modules`` only while it is imported: this process's references stay uncompiled)."""
+    name = "drivetrain_fmu.solvers.friction_ode_kernel"
+    sys.modules[name] = compiled("friction_ode_kernel")
+    try:
+        return compiled("friction_kernel")
+    finally:
+        del sys.modules[name]
 
 
-def test_an_uncompiled_friction_kernel_refuses_to_be_imported_and_the_reference_runs():
-    spec = importlib.util.spec_from_file_location("drivetrain_fmu.solvers.friction_kernel",
-                                                  ROOT / "solvers" / "friction_kernel.py")
+@pytest.mark.parametrize("name", ["friction_kernel", "friction_ode_kernel"])
+def test_an_uncompiled_friction_kernel_refuses_to_be_imported_and_the_reference_runs(name):
+    spec = importlib.util.spec_from_file_location(f"drivetrain_fmu.solvers.{name}", ROOT / "solvers" / f"{name}.py")
     with pytest.raises(ImportError, match="runs compiled only"):
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
     system = FrictionChain([0.1, 0.2], [InterfaceLaw()])
@@ -95,9 +103,9 @@ def test_the_kernel_gives_the_reference_floats_along_random_trajectories(kernel,
     trajectory follows the reference, the kernel takes each step from the same state."""
     compared = stuck = slipping = events_seen = 0
     for run in range(8):
-        rng = random.Random(f"{label}-{run}")
-        system = make(rng)
-        fast = kernel.FrictionKernel(system)
+        system, fast = make(random.Random(f"{label}-{run}")), make(random.Random(f"{label}-{run}"))
+        vars(fast).update(kernel.compiled_methods(fast))         # as FrictionSystem.__init__ does compiled
+        rng = random.Random(f"{label}-{run}-trajectory")
         m, members = system.n_interfaces, system.n
         coordinates = len(system._mass_free)
         speeds = [rng.choice([0.0, 0.0, rng.uniform(-20.0, 20.0)]) for _ in range(coordinates)]
@@ -146,13 +154,13 @@ def test_the_kernel_gives_the_reference_floats_along_random_trajectories(kernel,
 
 
 def test_the_kernel_takes_no_larger_system_and_a_compiled_system_uses_it(kernel):
-    """A system beyond MAX_INTERFACES keeps the reference's methods; the kernel's methods of
-    one within it are bound to its kernel."""
+    """A system beyond MAX_INTERFACES keeps the reference's methods; the kernels' methods of
+    one within it are bound to its kernels."""
     law = InterfaceLaw()
     assert kernel.compiled_methods(FrictionChain([0.1] * 7, [law] * 6)) == {}
     methods = kernel.compiled_methods(FrictionChain([0.1] * 6, [law] * 5))
-    assert sorted(methods) == ["advance", "capacities", "member_motion", "resolve", "step_inputs"]
-    assert all(type(method.__self__) is kernel.FrictionKernel for method in methods.values())
+    assert sorted(methods) == ["_advance_ode", "advance", "capacities", "member_motion", "resolve", "step_inputs"]
+    assert {type(method.__self__).__name__ for method in methods.values()} == {"FrictionKernel", "SlipPhases"}
 
 
 def test_the_kernel_state_is_a_chain_state_of_modes(kernel):
