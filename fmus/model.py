@@ -293,11 +293,15 @@ class Model:
         or values were set); a new record makes ``fresh`` false."""
         if inputs is None:
             inputs = self.read_inputs(self)
-        if inputs != self._prepared_inputs:
-            self._prepared = self.prepare(inputs)
-            self._prepared_inputs = inputs
-            self.fresh = False
-        return self._prepared
+        return self._prepared if inputs == self._prepared_inputs else self._prepare_anew(inputs)
+
+    def _prepare_anew(self, inputs):
+        """``prepare`` at ``inputs`` (which differ from those of the record kept), kept with
+        them; ``fresh`` false.  The callers compare the inputs once, here not again."""
+        self._prepared = prepared = self.prepare(inputs)
+        self._prepared_inputs = inputs
+        self.fresh = False
+        return prepared
 
     def update_feedthrough(self):
         """The feedthrough outputs at the current state and inputs, into their attributes
@@ -305,13 +309,17 @@ class Model:
         if self.state is None:
             return
         inputs = self.read_inputs(self)
-        prepared = self._prepared if inputs == self._prepared_inputs else self.prepared(inputs)
-        if not self.fresh:
-            values = self.feedthrough(prepared)
-            if not all_finite_screen(values.values()):
-                self._screen_feedthrough(values)
-            self.__dict__.update(values)
-            self.fresh = True
+        if inputs == self._prepared_inputs:
+            if self.fresh:
+                return
+            prepared = self._prepared
+        else:
+            prepared = self._prepare_anew(inputs)
+        values = self.feedthrough(prepared)
+        if not all_finite_screen(values.values()):
+            self._screen_feedthrough(values)
+        self.__dict__.update(values)
+        self.fresh = True
 
     def _screen_feedthrough(self, values: dict):
         problem = nonfinite(list(values), list(values.values()))
@@ -330,7 +338,7 @@ class Model:
         if problem is not None:
             return f"input {problem}; step from t = {t} refused"
         try:
-            new_state = self.step(t, h, self._prepared if inputs == self._prepared_inputs else self.prepared(inputs))
+            new_state = self.step(t, h, self._prepared if inputs == self._prepared_inputs else self._prepare_anew(inputs))
         except (SolverError, ArithmeticError, ValueError) as exc:     # a step the model cannot take
             return f"step from t = {t} with h = {h} refused: {exc}"
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
