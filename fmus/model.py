@@ -54,7 +54,7 @@ feedthrough outputs into their attributes; a :meth:`Model.reader` does it where 
 """
 from __future__ import annotations
 
-import math
+from math import isfinite
 from operator import attrgetter, itemgetter
 
 from drivetrain_fmu.solvers.contract import SolverError
@@ -72,23 +72,21 @@ class StateError(ValueError):
     """A saved state that cannot be set into this model."""
 
 
-def all_finite_screen(values) -> bool:
-    """True when the sum of ``values`` (in order, from 0.0) is finite, hence every value is
-    (x - x == 0 exactly for a finite x); False when one is not, or when the sum of finite
-    values overflows: the caller's exact check then decides.  (From CPython 3.12 on ``sum``
-    compensates its rounding: a sum that would overflow added in order may then be finite,
-    which is right as well: every value is finite.)"""
-    total = sum(values, 0.0)
-    return total - total == 0.0
+# The finiteness screen, written where values are checked (nonfinite, input_problem, a
+# step's outputs, the feedthrough's): ``isfinite(sum(values, 0.0))`` is true when the sum of
+# the values (in order, from 0.0) is finite, hence every value is; false when one is not, or
+# when the sum of finite values overflows: the exact check then decides.  (From CPython 3.12
+# on ``sum`` compensates its rounding: a sum that would overflow added in order may then be
+# finite, which is right as well: every value is finite.)
 
 
 def nonfinite(names, values) -> str | None:
     """'name = value is not finite' for the first non-finite value, else None (screened by
-    the sum, :func:`all_finite_screen`; an overflowing sum falls back to the check)."""
-    if all_finite_screen(values):
+    the sum, the finiteness screen above; an overflowing sum falls back to the check)."""
+    if isfinite(sum(values, 0.0)):
         return None
     return next((f"{name} = {value!r} is not finite" for name, value in zip(names, values)
-                 if not math.isfinite(value)), None)
+                 if not isfinite(value)), None)
 
 
 def values_getter(names):
@@ -272,7 +270,7 @@ class Model:
         inputs as ``read_inputs`` gives them).  The screen is cheap: the sum of the inputs is
         finite only if each one is (an overflowing sum of finite values only sends it to the
         exact check), then the bounded ones."""
-        if all_finite_screen(values):
+        if isfinite(sum(values, 0.0)):
             for i, lo, hi in self._bounded_inputs:
                 if not lo <= values[i] <= hi:
                     return self._checked_input_problem()
@@ -293,11 +291,15 @@ class Model:
         or values were set); a new record makes ``fresh`` false."""
         if inputs is None:
             inputs = self.read_inputs(self)
-        if inputs != self._prepared_inputs:
-            self._prepared = self.prepare(inputs)
-            self._prepared_inputs = inputs
-            self.fresh = False
-        return self._prepared
+        return self._prepared if inputs == self._prepared_inputs else self._prepare_anew(inputs)
+
+    def _prepare_anew(self, inputs):
+        """``prepare`` at ``inputs`` (which differ from those of the record kept), kept with
+        them; ``fresh`` false.  The callers compare the inputs once, here not again."""
+        self._prepared = prepared = self.prepare(inputs)
+        self._prepared_inputs = inputs
+        self.fresh = False
+        return prepared
 
     def update_feedthrough(self):
         """The feedthrough outputs at the current state and inputs, into their attributes
@@ -305,13 +307,17 @@ class Model:
         if self.state is None:
             return
         inputs = self.read_inputs(self)
-        prepared = self._prepared if inputs == self._prepared_inputs else self.prepared(inputs)
-        if not self.fresh:
-            values = self.feedthrough(prepared)
-            if not all_finite_screen(values.values()):
-                self._screen_feedthrough(values)
-            self.__dict__.update(values)
-            self.fresh = True
+        if inputs == self._prepared_inputs:
+            if self.fresh:
+                return
+            prepared = self._prepared
+        else:
+            prepared = self._prepare_anew(inputs)
+        values = self.feedthrough(prepared)
+        if not isfinite(sum(values.values(), 0.0)):
+            self._screen_feedthrough(values)
+        self.__dict__.update(values)
+        self.fresh = True
 
     def _screen_feedthrough(self, values: dict):
         problem = nonfinite(list(values), list(values.values()))
@@ -330,7 +336,7 @@ class Model:
         if problem is not None:
             return f"input {problem}; step from t = {t} refused"
         try:
-            new_state = self.step(t, h, self._prepared if inputs == self._prepared_inputs else self.prepared(inputs))
+            new_state = self.step(t, h, self._prepared if inputs == self._prepared_inputs else self._prepare_anew(inputs))
         except (SolverError, ArithmeticError, ValueError) as exc:     # a step the model cannot take
             return f"step from t = {t} with h = {h} refused: {exc}"
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
@@ -342,7 +348,7 @@ class Model:
             values = self.outputs()
             if values is None:
                 values = self._read_state_outputs(self)
-            if not all_finite_screen(values):
+            if not isfinite(sum(values, 0.0)):
                 problem = nonfinite(self._state_output_names, self._read_state_outputs(self))
                 if problem is not None:      # refused: state and outputs (functions of it) as before
                     self.put_back(previous)

@@ -342,10 +342,10 @@ class SystemModel:
                         found |= self._input_reach(*source, seen + (key,))
         return found
 
-    def _exchange(self, first_stage: int = 0):
-        """The connections at the communication point now (from ``first_stage``: 1, stage 2
-        only)."""
-        self.algorithm.exchange(0, first_stage)
+    def _exchange(self):
+        """The exchange due at the communication point now: the whole one (``_due`` 2) or
+        stage 2 only (1: after a new FMU input); none is due after it."""
+        self.algorithm.exchange(0, 0 if self._due == 2 else 1)
         self._due = 0
 
     # ------------------------------------------------------------------ reading and writing
@@ -362,7 +362,10 @@ class SystemModel:
 
         def read(model):
             if model._due and model.algorithm is not None:
-                model._exchange_due()
+                if model._chained:
+                    model._exchange_repeatable()
+                else:
+                    model._exchange()
             for element in through:
                 if not element.fresh:       # every writer of inputs clears it (ModelPort.written, writer)
                     element.update_feedthrough()
@@ -375,17 +378,16 @@ class SystemModel:
             return values
         return read
 
-    def _exchange_due(self):
-        """The exchange due before a get (the whole one, or stage 2 after a new FMU input)."""
-        if self._chained:       # an interrupted get is run again (fmus.shell): the same exchange
-            saved, due = self._snapshot(True), self._due
-            try:
-                self._exchange(0 if due == 2 else 1)
-            except BaseException:
-                repeat_until_done(self._put_back, saved, None, self._n, self._extra, due)
-                raise
-        else:
-            self._exchange(0 if self._due == 2 else 1)
+    def _exchange_repeatable(self):
+        """The exchange due before a get where a stage-2 source depends without delay on a
+        stage-2 target (``_chained``): undone when it fails or is interrupted, so that the
+        get run again (fmus.shell) moves the same values."""
+        saved, due = self._snapshot(True), self._due
+        try:
+            self._exchange()
+        except BaseException:
+            repeat_until_done(self._put_back, saved, None, self._n, self._extra, due)
+            raise
 
     def writer(self, names):
         """(model, values) -> None writing the parameters and inputs ``names`` into the
@@ -441,7 +443,7 @@ class SystemModel:
                 raise RuntimeError(f"{self._labels[id(element)]} cannot be initialized: "
                                    f"{type(exc).__name__}: {exc}") from None
         self._prepare_stepping()
-        self._n, self._extra = 0, 0.0
+        self._n, self._extra, self._due = 0, 0.0, 2
         try:
             self._exchange()
         except BaseException:
@@ -490,7 +492,7 @@ class SystemModel:
         try:
             if due:
                 try:
-                    self._exchange(0 if due == 2 else 1)
+                    self._exchange()
                 except Exception as exc:
                     raise _Unconnected(exc) from None
             self._internal_steps(count, h)
