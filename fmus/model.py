@@ -336,7 +336,8 @@ class Model:
         if problem is not None:
             return f"input {problem}; step from t = {t} refused"
         try:
-            new_state = self.step(t, h, self._prepared if inputs == self._prepared_inputs else self._prepare_anew(inputs))
+            prepared = self._prepared if inputs == self._prepared_inputs else self._prepare_anew(inputs)
+            new_state = self.step(t, h, prepared)
         except (SolverError, ArithmeticError, ValueError) as exc:     # a step the model cannot take
             return f"step from t = {t} with h = {h} refused: {exc}"
         except Exception as exc:  # a defect, not bad input: still refuse the step, never go fatal
