@@ -20,12 +20,17 @@ after it equal those before it, and the FMU's log messages of that call.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 import traceback
 
 
 def main(fmu: str, steps: int, h: float, interrupted: str, element=None, method=None, call=None):
+    # Ctrl-C raises KeyboardInterrupt here, as in an engineer's script, also where this process
+    # inherited SIGINT ignored (a pytest-xdist worker may run with it ignored: Python then
+    # installs no handler of its own and the test's SIGINT would be lost)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     interrupted_step = int(interrupted) if not interrupted.startswith("get") else -1
     interrupted_get = int(interrupted[len("get"):]) if interrupted.startswith("get") else -1
     from fmpy import extract, read_model_description
