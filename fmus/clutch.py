@@ -14,6 +14,7 @@ OneWayClutch, PlanetaryGear, Differential, TorqueConverter) have none.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 from drivetrain_fmu.solvers.friction import STUCK, ChainState, FrictionChain, FrictionSystem, InterfaceLaw
@@ -287,6 +288,9 @@ class ThermalChainState(NamedTuple):
         return cls(ChainState.from_json(chain), tuple(float(x) for x in temperatures), tuple(float(x) for x in heat))
 
 
+_new_thermal_state = partial(tuple.__new__, ThermalChainState)   # from a tuple, as solvers.rigid's BodyState
+
+
 class FrictionChainElement(FrictionElement):
     """A chain of clutches: members 1..n, clutch j joins body j and body j+1; the clutch
     states ``locked<tag>_start`` must agree with the start speeds.
@@ -372,8 +376,8 @@ class FrictionChainElement(FrictionElement):
         # the stuck set and frictions the feedthrough resolved at this state and these inputs
         start = self._resolution if self.fresh else None
         if not self._thermal:
-            return ThermalChainState(self.chain.advance(chain_state, torques, t_s, t_c, h, start=start,
-                                                        inputs=step_inputs), temperatures, heat)
+            return _new_thermal_state((self.chain.advance(chain_state, torques, t_s, t_c, h, start=start,
+                                                          inputs=step_inputs), temperatures, heat))
         if self._heated:
             t_s, t_c = self.heated_capacities(t_s, t_c, temperatures)
         if len(temperatures) == 1:      # one clutch: it dissipated the step's increment of e_loss
@@ -391,7 +395,7 @@ class FrictionChainElement(FrictionElement):
                 raise ValueError(f"{problem}; the step would end there")
             new_temperatures.append(temperature)
             new_heat.append(heat[j] + transferred)
-        return ThermalChainState(new_chain, tuple(new_temperatures), tuple(new_heat))
+        return _new_thermal_state((new_chain, tuple(new_temperatures), tuple(new_heat)))
 
     def outputs(self):
         chain_state, temperatures, heat = self.state

@@ -7,7 +7,9 @@ interfaces hands the calls a step makes to a :class:`FrictionKernel` (``compiled
 ``capacities``, ``step_inputs``, ``resolve``, ``advance`` and ``member_motion``, the
 matrices held as C arrays, every quantity a C double, with the reference's IEEE operations in
 the reference's order (gcc -ffp-contract=off: compiled_modules), so every float is the
-reference's bit for bit (tests/numerics/test_friction_kernel.py).
+reference's bit for bit (tests/numerics/test_friction_kernel.py).  The new ChainState is made
+by tuple.__new__, which is what its NamedTuple __new__ does without that function's
+interpreted frame.
 
 An ODE phase (a slipping interface with a Stribeck drop or viscous friction) is the
 system's ``_advance_ode``, compiled in solvers/friction_ode_kernel.py.  What is rare stays
@@ -247,7 +249,8 @@ class FrictionKernel:
         if all_stuck:
             # every interface holds for the whole step (friction.py, FrictionSystem.advance)
             theta += w_mean * step + 0.5 * a_mean * step * step
-            return ChainState(theta, w_mean + a_mean * step, q_state, s_state, tuple(start_modes), e_loss_start)
+            return tuple.__new__(ChainState, (theta, w_mean + a_mean * step, q_state, s_state, tuple(start_modes),
+                                                  e_loss_start))
         ke_start = self._kinetic_energy(w_mean, s)
         t = 0.0
         breaking, refuted = None, ()
@@ -312,8 +315,8 @@ class FrictionKernel:
             work += torque[i] * (x * d_theta + relative[i])
         ke_end = self._kinetic_energy(w_mean, s)
         e_loss = e_loss_start + work - (ke_end - ke_start)
-        return ChainState(theta, w_mean, tuple(_float_list(q, m)), tuple(_float_list(s, m)),
-                          tuple(_mode_list(modes, m)), e_loss)
+        return tuple.__new__(ChainState, (theta, w_mean, tuple(_float_list(q, m)), tuple(_float_list(s, m)),
+                                          tuple(_mode_list(modes, m)), e_loss))
 
     # ------------------------------------------------------------------ C parts
     @cython.cfunc
