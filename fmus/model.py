@@ -108,6 +108,12 @@ def items_getter(positions):
 class Model:
     """Base of every element model (the numbered contract: module docstring)."""
 
+    # what every step and feedthrough reads and writes, as slots: found by the class's (cached)
+    # look-up alone, where an attribute in the instance dict also needs that dict's; the
+    # declared variables and everything else stay in the instance dict (``vars(model)``)
+    __slots__ = ("__dict__", "state", "fresh", "_prepared", "_prepared_inputs", "_before_step")
+    _SLOTS = __slots__[1:]
+
     VARIABLES: tuple[Var, ...] = ()
     description = ""
     DEFAULT_STOP = 1.0
@@ -405,7 +411,7 @@ class Model:
         built again when the parameters differ from those they were built from, the state.
         ``why_not_restorable()`` words the reason a state that fails was not this code's.
         A record that cannot be set leaves the model as it was (also when interrupted)."""
-        before = dict(self.__dict__)
+        before, slots = dict(self.__dict__), [getattr(self, name) for name in Model._SLOTS]
         try:
             self.__dict__.update(saved["variables"])
             self._prepared_inputs, self.fresh = None, False
@@ -430,6 +436,8 @@ class Model:
         except BaseException:       # an error, or an interrupt (the call is then run again)
             self.__dict__.clear()
             self.__dict__.update(before)
+            for name, value in zip(Model._SLOTS, slots):
+                setattr(self, name, value)
             raise
 
 

@@ -113,6 +113,10 @@ class Algorithm:
     ``sources`` maps (port, output) to the (values, key) its stage reader fills; ``at`` is
     the (t, h) of the step being taken (for a caller's message on a refused one)."""
 
+    # as slots: every step reads them, and a slot is found by the class's (cached) look-up alone
+    __slots__ = ("ports", "iterations", "at", "stages", "frame", "own", "sources", "targets", "phases",
+                 "_flushes", "_steps", "_all_steps", "_saved_ports")
+
     def __init__(self, ports: dict, connections, step: float, multiples: dict | None = None, iterations: int = 0):
         multiples = multiples or {}
         self.ports, self.iterations, self.at = ports, iterations, (0.0, step)

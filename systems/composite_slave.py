@@ -197,6 +197,8 @@ class ModelPort:
     ``take_step`` (Refused, with ``label``, when the model refuses it), its saved state the
     model's immutable state and its inputs.  The model's methods a step calls are bound once."""
 
+    __slots__ = ("label", "model", "_declared", "_input_names", "_take_step")   # as SystemModel's
+
     def __init__(self, label: str, model):
         self.label, self.model = label, model
         self._declared = {v.name: v for v in model.VARIABLES}

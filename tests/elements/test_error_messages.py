@@ -139,6 +139,22 @@ def test_a_state_of_another_version_names_the_solver_state():
     assert body.w == w_before and body.do_step(1e-3, 1e-3)
 
 
+def test_a_refused_state_leaves_the_solver_state_as_it_was():
+    """An Inertia state whose angle is NaN decodes, then its outputs are refused as not
+    finite: the instance keeps the state it had (not only its output values), so its next
+    step is bit for bit that of a twin that never saw the refused state."""
+    body, twin = make(Inertia, tau_1=1.0), make(Inertia, tau_1=1.0)
+    for instance in (body, twin):
+        instance.do_step(0.0, 1e-3)
+    saved = json.loads(json.dumps(body._get_fmu_state()))
+    saved["state"][0] = float("nan")
+    got = failure(body._set_fmu_state, saved)
+    assert "the solver state" in got and "phi = nan is not finite" in got
+    for instance in (body, twin):
+        instance.do_step(1e-3, 1e-3)
+    assert (body.phi, body.w) == (twin.phi, twin.w) and math.isfinite(body.phi)
+
+
 def test_a_state_with_a_nan_count_is_refused_naming_the_cause():
     """A Backlash state whose impact count is NaN ("cannot convert float NaN to integer")."""
     pair = make(Backlash)
