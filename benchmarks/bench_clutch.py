@@ -142,10 +142,11 @@ def drive(folder: Path, case: str, steps: int) -> None:
         inst.do_step(k * 1e-4, 1e-4)
 
 
-def count_instructions(folder: Path, case: str, steps: int, driver: str = __file__) -> int:
+def count_instructions(folder: Path, case: str, steps: int, driver: str = __file__, options=()) -> int:
     """Instructions callgrind counts for the whole driver process (``driver --drive``: this
-    script, or another that takes the same arguments)."""
-    return callgrind([sys.executable, driver, "--drive", case, "--fmu-dir", str(folder), "--steps", str(steps)],
+    script, or another that takes the same arguments, and ``options`` of that driver's)."""
+    return callgrind([sys.executable, driver, "--drive", case, "--fmu-dir", str(folder), "--steps", str(steps),
+                      *options],
                      dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1"))  # no idle BLAS threads
 
 
@@ -159,9 +160,9 @@ def callgrind(command: list[str], env: dict) -> int:
     return int(found.group(1))
 
 
-def per_step(folder: Path, case: str, steps: int, base_steps: int = 0, driver: str = __file__) -> float:
-    return (count_instructions(folder, case, steps, driver)
-            - count_instructions(folder, case, base_steps, driver)) / (steps - base_steps)
+def per_step(folder: Path, case: str, steps: int, base_steps: int = 0, driver: str = __file__, options=()) -> float:
+    return (count_instructions(folder, case, steps, driver, options)
+            - count_instructions(folder, case, base_steps, driver, options)) / (steps - base_steps)
 
 
 def instructions(folder: Path, steps: int) -> None:
@@ -180,14 +181,19 @@ def instructions(folder: Path, steps: int) -> None:
           f"their gets and sets) = {count / base:5.1f} trivial doSteps")
 
 
+def archive(revision: str, source: Path) -> Path:
+    """REV's source tree (git archive of this repository) unpacked into the new folder ``source``."""
+    source.mkdir(parents=True)
+    archived = subprocess.run(["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(source)], input=archived, check=True)
+    return source
+
+
 def old_tree(revision: str, folder: Path) -> tuple[Path, Path]:
-    """REV's source tree (git archive) with this script copied into its benchmarks/ as the
+    """REV's source tree (:func:`archive`) with this script copied into its benchmarks/ as the
     counting driver (which imports REV's tree as drivetrain_fmu), and REV's FMUs built there
     by that driver (REV's own build_fmus): (driver, FMU folder)."""
-    source = folder / "source"
-    source.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
+    source = archive(revision, folder / "source")
     driver = source / "benchmarks" / "bench_clutch_driver.py"
     shutil.copyfile(__file__, driver)
     # the driver's folder, first on its sys.path, holds REV's tree as drivetrain_fmu: an editable

@@ -8,9 +8,13 @@ element code's modules are process-global.
         prints the best wall time of N runs of fmpy.simulate_fmu (extraction included), every
         output recorded at every step; --save writes the last run's values by name
         and the CPU time (this process's) of the best run
-    python benchmarks/fmpy_host.py --drive NAME --fmu-dir DIR --steps N
+    python benchmarks/fmpy_host.py --drive NAME --fmu-dir DIR --steps N [--fixed-extraction FOLDER]
         the counting process of bench_clutch.count_instructions: N steps of DIR/NAME.fmu at its
-        default experiment's step size
+        default experiment's step size, every output recorded at every step; simulate_fmu
+        extracts the FMU into a new random temporary folder, or with --fixed-extraction the
+        FMU is extracted into FOLDER (emptied first) and simulate_fmu runs that folder: the
+        FMU's paths (and so where CPython's objects land, which moves a count by up to 5 000
+        instructions per step) are then the same at every run (bench_one_model.py)
     python benchmarks/fmpy_host.py --instantiate FMU_FOLDER
         the wall time of the first instantiation of an extracted FMU in this fresh process
         (loading its binary, fmi2Instantiate) and the resident memory (VmRSS) it added
@@ -26,13 +30,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import time
 from importlib import metadata
 from pathlib import Path
 
-from fmpy import read_model_description, simulate_fmu
+from fmpy import extract, read_model_description, simulate_fmu
 
 #: what another interpreter gets: this process's fmpy release without its optional dependencies
 #: (CMake, Jupyter's nbformat...), and what simulate_fmu imports
@@ -71,6 +76,29 @@ def simulate(fmu: Path, stop: float, step: float):
     return simulate_fmu(str(fmu), stop_time=stop, step_size=step, output_interval=step, output=outputs)
 
 
+def extract_fixed(fmu: Path, folder: Path) -> Path:
+    """``fmu`` extracted into ``folder``, which is emptied first; ValueError (naming it) for a
+    folder that holds anything but an extracted FMU (a modelDescription.xml at its top),
+    which is left untouched."""
+    folder = Path(folder)
+    if folder.exists():
+        if not folder.is_dir() or (any(folder.iterdir()) and not (folder / "modelDescription.xml").is_file()):
+            raise ValueError(f"--fixed-extraction {folder}: not a folder an FMU was extracted into (no "
+                             "modelDescription.xml at its top) and not empty; give a new or empty folder, "
+                             "or one this option extracted into before")
+        shutil.rmtree(folder)
+    return Path(extract(str(fmu), str(folder)))
+
+
+def drive(fmu: Path, steps: int, fixed_extraction: Path | None = None):
+    """``steps`` steps of ``fmu`` at its default experiment's step size, every output recorded
+    at every step (simulate_fmu's result); from ``fixed_extraction`` (:func:`extract_fixed`)
+    when given."""
+    source = fmu if fixed_extraction is None else extract_fixed(fmu, fixed_extraction)
+    step = float(read_model_description(str(source)).defaultExperiment.stepSize)
+    return simulate(source, steps * step, step)
+
+
 def rss_kib() -> int:
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
@@ -102,7 +130,6 @@ def doStep_latency(fmu: Path, stop: float, step: float, steps: int) -> tuple[flo
     ``step``: runs from 0 to ``stop``, each in a new instance (instantiation and
     initialization are not timed), until ``steps`` are timed."""
     import numpy as np
-    from fmpy import extract
 
     folder = extract(str(fmu))
     times = np.empty(steps)
@@ -133,13 +160,14 @@ def main(argv=None) -> int:
     parser.add_argument("--drive")
     parser.add_argument("--fmu-dir", type=Path)
     parser.add_argument("--steps", type=int)
+    parser.add_argument("--fixed-extraction", type=Path, metavar="FOLDER")
     parser.add_argument("--instantiate", type=Path)
     parser.add_argument("--latency", type=Path)
     args = parser.parse_args(argv)
+    if args.fixed_extraction and not args.drive:
+        parser.error("--fixed-extraction goes with --drive")
     if args.drive:
-        fmu = args.fmu_dir / f"{args.drive}.fmu"
-        step = read_model_description(str(fmu)).defaultExperiment.stepSize
-        simulate(fmu, args.steps * float(step), float(step))
+        drive(args.fmu_dir / f"{args.drive}.fmu", args.steps, args.fixed_extraction)
         return 0
     if args.instantiate:
         seconds, kib = first_instantiation(args.instantiate)
