@@ -129,24 +129,8 @@ def test_fmucheck_runs_the_fmu_unpacked_into_an_unusual_folder(name, folder, fmu
     assert plain.count(b"\n") > 100                     # rows of a run, not an empty file
 
 
-MOVE_MKDTEMP = r'''/* mkdtemp("/tmp/NAME.XXXXXX") creates $MKDTEMP_PARENT/NAME.XXXXXX instead */
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-char *mkdtemp(char *template_)
-{
-    static char moved[4096];
-    char *(*system_mkdtemp)(char *) = (char *(*)(char *))dlsym(RTLD_NEXT, "mkdtemp");
-    const char *parent = getenv("MKDTEMP_PARENT"), *name = strrchr(template_, '/');
-    if (parent != NULL && name != NULL && snprintf(moved, sizeof moved, "%s%s", parent, name) < (int)sizeof moved) {
-        return system_mkdtemp(moved);
-    }
-    return system_mkdtemp(template_);
-}
-'''
+#: mkdtemp("/tmp/NAME.XXXXXX") moved under $MKDTEMP_PARENT, as a preloaded library
+MOVE_MKDTEMP = Path(__file__).with_name("move_mkdtemp.c")
 
 
 @pytest.fixture(scope="module")
@@ -156,9 +140,8 @@ def move_mkdtemp(tmp_path_factory) -> Path:
     if shutil.which("gcc") is None:
         pytest.skip("gcc is absent: it compiles the library that moves fmusim's temporary folder")
     folder = tmp_path_factory.mktemp("move_mkdtemp")
-    (folder / "move_mkdtemp.c").write_text(MOVE_MKDTEMP)
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(folder / "move_mkdtemp.so"), str(folder / "move_mkdtemp.c"),
-                    "-ldl"], check=True)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(folder / "move_mkdtemp.so"), str(MOVE_MKDTEMP), "-ldl"],
+                   check=True)
     return folder / "move_mkdtemp.so"
 
 
