@@ -118,6 +118,8 @@ def slave(folder: str, name: str):
 def first_instantiation(folder: Path) -> tuple[float, int]:
     """(seconds, KiB of VmRSS added) of loading and instantiating the extracted FMU ``folder``;
     its model description is read first, outside the figures."""
+    # absolute: fmpy's instantiate turns the folder into a file URI, which a relative path cannot be
+    folder = folder.resolve()
     read_model_description(str(folder))
     before = rss_kib()
     start = time.perf_counter()
