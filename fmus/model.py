@@ -112,7 +112,7 @@ class Model:
     # look-up alone, where an attribute in the instance dict also needs that dict's; the
     # declared variables and everything else stay in the instance dict (``vars(model)``)
     __slots__ = ("__dict__", "state", "fresh", "_prepared", "_prepared_inputs", "_before_step")
-    _SLOTS = __slots__[1:]
+    _SLOTS = tuple(name for name in __slots__ if name != "__dict__")     # what restore rolls back
 
     VARIABLES: tuple[Var, ...] = ()
     description = ""
