@@ -474,8 +474,10 @@ COMPOSITE_PACKAGE = "drivetrain_composite"
 
 def composite_modules() -> dict:
     """The composite runtime's modules as shipped in COMPOSITE_PACKAGE: {module name: source}
-    (systems/composite_slave.py as ``slave``, beside the co-simulation algorithm it imports)."""
-    return {"slave": Path(composite_slave.__file__), "algorithm": Path(algorithm.__file__)}
+    (systems/composite_slave.py as ``slave``, beside the co-simulation algorithm and its kernel it
+    imports)."""
+    return {"slave": Path(composite_slave.__file__), "algorithm": Path(algorithm.__file__),
+            "system_kernel": Path(algorithm.__file__).with_name("system_kernel.py")}
 
 
 def composite_script(name: str, label: str) -> str:

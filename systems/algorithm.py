@@ -53,6 +53,11 @@ class Refused(Exception):
     """A port refused a step: ``args`` (the port's label, why)."""
 
 
+class UseReference(Exception):
+    """Raised by this algorithm's compiled kernel (systems/system_kernel.py) where only the
+    algorithm words the outcome right (a value that is not finite): run the algorithm instead."""
+
+
 def stages(ports: dict, connections) -> list[list[tuple]]:
     """The two exchange stages of ``connections`` ((source, output, target, input) each):
     those whose source output has no direct feedthrough, then the others."""

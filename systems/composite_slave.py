@@ -58,7 +58,12 @@ from drivetrain_fmu.fmus.shell import Shell, repeat_until_done
 from drivetrain_fmu.fmus.variables import INPUT, OUTPUT, PARAMETER, REAL, Var
 from drivetrain_fmu.solvers.budget import Budget
 
-from .algorithm import Algorithm, Refused, Variable, stages
+from .algorithm import Algorithm, Refused, UseReference, Variable, stages
+
+try:            # compiled, the algorithm's single-rate kernel runs the elements (system_kernel's docstring)
+    from .system_kernel import SystemLoop
+except ImportError:
+    SystemLoop = None
 
 DESCRIPTION_FILE = "composite.json"
 FORMAT = 1
@@ -82,13 +87,14 @@ T_COMM = "T_comm"
 
 
 def source_fingerprint() -> str:
-    """SHA-256 of the composite runtime's sources: this module and the co-simulation
-    algorithm beside it (systems/algorithm.py, shipped as drivetrain_composite/algorithm.py);
+    """SHA-256 of the composite runtime's sources: this module, the co-simulation algorithm
+    and its kernel beside it (systems/algorithm.py and system_kernel.py, shipped in
+    drivetrain_composite);
     the slave script compares it with the build's (one copy of the runtime per process, as
     for the element code).  The sources lie beside the modules also when the FMU runs them
     compiled (compiled_modules)."""
     digest = hashlib.sha256()
-    for module in (__name__.rpartition(".")[2], "algorithm"):
+    for module in (__name__.rpartition(".")[2], "algorithm", "system_kernel"):
         with open(os.path.join(os.path.dirname(__file__), module + ".py"), "rb") as handle:
             digest.update(handle.read())
     return digest.hexdigest()
@@ -265,7 +271,7 @@ class SystemModel:
     # what every step reads and writes, as slots: a slot is found by the class's (cached)
     # look-up alone, an attribute in the instance dict also needs that dict's (internal_step
     # is not one: a writer puts it into the instance dict, as an element's parameters)
-    __slots__ = ("_n", "_extra", "_due", "_order", "_ports", "algorithm", "iterations",
+    __slots__ = ("_n", "_extra", "_due", "_order", "_ports", "algorithm", "_loop", "iterations",
                  "_fmu_inputs", "_whole_steps", "_frame", "_restage", "_chained", "_undo")
 
     def __init__(self, resources: str | None = None):
@@ -280,7 +286,7 @@ class SystemModel:
         self._undo = None
         self.rates = {inst: float(h) for inst, h in self.system.get("rates", {}).items()}
         self.iterations = int(self.system.get("iterations", 0))
-        self.algorithm, self._frame = None, 1
+        self.algorithm, self._loop, self._frame = None, None, 1
 
         classes = element_classes()
         self.elements = {}
@@ -346,8 +352,18 @@ class SystemModel:
 
     def _exchange(self):
         """The exchange due at the communication point now: the whole one (``_due`` 2) or
-        stage 2 only (1: after a new FMU input); none is due after it."""
-        self.algorithm.exchange(0, 0 if self._due == 2 else 1)
+        stage 2 only (1: after a new FMU input); none is due after it.  The kernel's where
+        there is one, the algorithm's where it leaves the exchange to it."""
+        first_stage = 0 if self._due == 2 else 1
+        loop = self._loop
+        if loop is not None:
+            try:
+                loop.exchange(first_stage)
+                self._due = 0
+                return
+            except UseReference:
+                pass
+        self.algorithm.exchange(0, first_stage)
         self._due = 0
 
     # ------------------------------------------------------------------ reading and writing
@@ -405,6 +421,8 @@ class SystemModel:
                 (vars(model) if attributes is None else attributes)[name] = value
             for element in inputs:
                 element.fresh = False
+            if model._loop is not None:
+                model._loop.stale = True
             if model.algorithm is not None and model._restage and not model._due:
                 model._due = 1
         return write
@@ -449,7 +467,7 @@ class SystemModel:
         try:
             self._exchange()
         except BaseException:
-            self.algorithm = None
+            self.algorithm = self._loop = None
             raise
 
     def _prepare_stepping(self):
@@ -463,6 +481,9 @@ class SystemModel:
         multiples = {inst: round(rate / self.internal_step) for inst, rate in self.rates.items()}
         self.algorithm = Algorithm(self._ports, self.system["connections"], self.internal_step, multiples,
                                    self.iterations)
+        single = not multiples and not self.iterations and not self._chained
+        self._loop = (SystemLoop(self._ports, self.system["connections"], self.internal_step, self.algorithm)
+                      if SystemLoop is not None and single else None)
         self._frame = self.algorithm.frame
         for inst, own in self.algorithm.own.items():     # a communication point: the inputs set
             own.inbox.update((name, getattr(self.elements[inst], name)) for name in own.inbox)
@@ -492,12 +513,11 @@ class SystemModel:
         due = self._due
         undo = (saved, inboxes, self._n, self._extra, due)
         try:
-            if due:
-                try:
-                    self._exchange()
-                except Exception as exc:
-                    raise _Unconnected(exc) from None
-            self._internal_steps(count, h)
+            try:
+                self._advance(due, count, h, self._loop)
+            except UseReference:        # the kernel leaves this step to the algorithm: taken again
+                repeat_until_done(self._put_back, *undo)
+                self._advance(due, count, h, None)
         except BaseException as exc:             # refused, failed or interrupted: undone
             repeat_until_done(self._put_back, *undo)
             if not isinstance(exc, Exception):    # an interrupt: the shell passes it on
@@ -515,6 +535,21 @@ class SystemModel:
                     f"t = {self._time()!r}")
         self._undo = undo
         return None
+
+    def _advance(self, due: int, count: int, h: float, loop):
+        """The exchange if ``due``, then ``count`` internal steps of h (by ``loop``, the
+        kernel, when not None and h is the internal step)."""
+        if due:
+            try:
+                self._exchange()
+            except Exception as exc:
+                raise _Unconnected(exc) from None
+        if loop is not None and h == self.internal_step and count:
+            loop.run(self._n, count, self.start_time, h, self._extra)
+            self._n += count
+            self._due = 2
+        else:
+            self._internal_steps(count, h)
 
     def undo_step(self):
         """The system as before the last step taken (a step the shell undoes)."""
@@ -572,6 +607,8 @@ class SystemModel:
 
     def _put_back(self, saved, inboxes, n: int, extra: float, due: int):
         """The system as at the start of a doStep (do_step's ``saved`` etc.)."""
+        if self._loop is not None:
+            self._loop.stale = True
         self._restore(saved)
         if inboxes:
             for own, values in zip(self.algorithm.own.values(), inboxes):
@@ -596,6 +633,8 @@ class SystemModel:
         own rate stepping at the end of their steps; iterated), or, for a host's final
         remainder, every element over h."""
         algorithm, start, internal_step = self.algorithm, self.start_time, self.internal_step
+        if self._loop is not None:      # the elements change here, not in the kernel
+            self._loop.stale = True
         internal = h == internal_step
         whole = internal or bool(self.iterations)
         for j in range(count):
@@ -678,7 +717,7 @@ class SystemModel:
         if saved["initialized"]:        # what a step uses, for these elements and internal step
             self._prepare_stepping()
         else:
-            self.algorithm = None
+            self.algorithm = self._loop = None
 
 
 # ---------------------------------------------------------------------------- the FMU

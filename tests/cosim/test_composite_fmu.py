@@ -389,9 +389,9 @@ def element_steps(monkeypatch):
 def test_a_step_beyond_the_budget_is_refused_at_once_and_the_run_continues(system_dir, element_steps):
     """Z3 (7 elements, internal step 2 ms) asked for h = 1e5 s (5e7 internal steps): refused
     before any element steps, naming the budget (100 000 element steps) and the longest step
-    it allows (14 285 internal steps: 28.57 s), the state kept; that step is then taken (5
-    stepped elements x 14 285; the shafts are evaluated, not stepped) and equals 14 285 steps
-    of 2 ms.  (It ran
+    it allows (14 285 internal steps: 28.57 s), the state kept; that step is then taken (14 285
+    steps of each stepped element; the shafts are evaluated, not stepped) and equals 14 285
+    steps of 2 ms.  (It ran
     for hours: no doStep of a system FMU had a bound.)"""
     fmu, h = system_dir[0] / "z3.fmu", 2e-3
     inst = Instance(fmu, "system")
@@ -405,7 +405,9 @@ def test_a_step_beyond_the_budget_is_refused_at_once_and_the_run_continues(syste
         assert "at most 14285 x 0.002 = 28.57 s" in text, text
         assert element_steps[0] == 0 and inst.get("clutch.w_1") == before
         inst.do_step(0.0, 14285 * h)
-        assert element_steps[0] == 5 * 14285      # the three tables, the clutch, the vehicle (not the shafts)
+        # the elements stepped through their models: the three tables, the clutch and the vehicle
+        # (not the shafts); the clutch alone where the compiled kernel runs the others
+        assert element_steps[0] in (5 * 14285, 14285), element_steps[0]
         longest = inst.get("clutch.w_1")
     finally:
         inst.free()

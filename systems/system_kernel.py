@@ -1,0 +1,481 @@
+"""The system FMU's inner loop over C doubles: the kernel of systems/algorithm.py.
+
+systems/algorithm.py is the specification; this module runs its single-rate exchange and
+steps (no multi-rate, no iterations) for :class:`systems.composite_slave.SystemModel`, written
+by hand beside it.  Every connected variable, and every variable of an element with a kernel
+here, is a slot of one C array of doubles; a connection is a copy between two slots.  An
+element with a kernel here (:data:`KERNELS`: Inertia, Shaft, the time tables) keeps its
+state as C doubles and computes its outputs with its reference's IEEE operations in its
+reference's order (gcc -ffp-contract=off: compiled_modules), so every float is the
+reference's bit for bit; any other element is driven through its model (fmus.model) as the
+algorithm's port does, its connected values moved between its attributes and the array.
+
+The element models stay what the rest of the system FMU reads and sets: after every call
+(:meth:`SystemLoop.exchange`, :meth:`SystemLoop.run`) each kernel element's state, inputs and
+outputs are written into its model (its feedthrough outputs computed, ``fresh``), and a call
+finding the models changed by anything else (``stale``, or a state that is not the one the
+kernel wrote) reads them again first.  What the kernel does not decide alone it leaves to the
+reference: a value that is not finite (the reference refuses the step or raises, with its
+message) makes it raise :class:`UseReference` before any model changed, and the caller runs the
+algorithm instead.
+
+Uncompiled, this module refuses to be imported and the algorithm runs.
+"""
+from __future__ import annotations
+
+import cython
+
+if not cython.compiled:
+    raise ImportError("systems.system_kernel runs compiled only: systems/algorithm.py runs instead")
+
+from cython.cimports.libc.math import exp, expm1, isfinite  # noqa: E402
+from cython.cimports.libc.stdlib import free, malloc  # noqa: E402
+
+from drivetrain_fmu.fmus.inertia import Inertia  # noqa: E402
+from drivetrain_fmu.fmus.shaft import Shaft  # noqa: E402
+from drivetrain_fmu.fmus.table import ForceTable, Table, TorqueTable  # noqa: E402
+from drivetrain_fmu.fmus.variables import INPUT, OUTPUT  # noqa: E402
+from drivetrain_fmu.solvers.rigid import BodyState  # noqa: E402
+
+from .algorithm import Refused, UseReference, stages  # noqa: E402
+
+_TAKEN = cython.declare(cython.int, 0)
+_BY_REFERENCE = cython.declare(cython.int, 1)
+MAX_POINTS = cython.declare(cython.int, 6)       # fmus.table.MAX_POINTS
+
+
+@cython.cclass
+class Element:
+    """One element of the loop: its slots, and its model (the attributes it writes back)."""
+
+    model = cython.declare(object)
+    attributes = cython.declare(dict)        # vars(model)
+    label = cython.declare(str)
+    #: (name, slot) of its inputs and of its outputs functions of its state (a kernel: all
+    #: declared; a model: those connections read and write)
+    inputs = cython.declare(list)
+    state_outputs = cython.declare(list)
+    #: (name, slot) of its feedthrough outputs (a kernel: all declared)
+    through_outputs = cython.declare(list)
+    #: the model's state as the kernel last wrote it (None: read the model again)
+    written_state = cython.declare(object)
+
+    def __init__(self, label, model, slots):
+        self.model, self.attributes, self.label = model, vars(model), label
+        self.inputs = [(v.name, slots[v.name]) for v in model.VARIABLES if v.causality == INPUT and v.name in slots]
+        self.state_outputs = [(v.name, slots[v.name]) for v in model.VARIABLES
+                              if v.causality == OUTPUT and not v.depends and v.name in slots]
+        self.through_outputs = [(v.name, slots[v.name]) for v in model.VARIABLES
+                                if v.causality == OUTPUT and v.depends and v.name in slots]
+        self.written_state = None
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, slot=cython.int)
+    @cython.returns(cython.int)
+    def read_model(self, x):
+        """The model's state, inputs and state outputs into the kernel (a kernel element)."""
+        for name, slot in self.inputs:
+            x[slot] = self.attributes[name]
+        for name, slot in self.state_outputs:
+            x[slot] = self.attributes[name]
+        self.read_state()
+        self.written_state = self.model.state
+        return 0
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, stepped=cython.bint, slot=cython.int, fresh=cython.bint)
+    @cython.returns(cython.int)
+    def write_model(self, x, stepped):
+        """The kernel's inputs, state outputs and (at the current inputs) feedthrough outputs
+        into the model; ``stepped``: its state too."""
+        attributes = self.attributes
+        for name, slot in self.inputs:
+            attributes[name] = x[slot]
+        model = self.model
+        if stepped:
+            model.state = self.written_state = self.new_state()
+            for name, slot in self.state_outputs:
+                attributes[name] = x[slot]
+        if self.through_outputs:
+            fresh = self.feedthrough(x) == _TAKEN
+            if fresh:
+                for name, slot in self.through_outputs:
+                    attributes[name] = x[slot]
+            model.fresh = fresh
+        elif stepped:
+            model.fresh = False
+        return 0
+
+    # ------------------------------------------------------------------ a kernel's part
+    @cython.cfunc
+    @cython.returns(cython.int)
+    def read_state(self):
+        return 0
+
+    @cython.cfunc
+    def new_state(self):
+        return self.model.state
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, t=cython.double, h=cython.double)
+    @cython.returns(cython.int)
+    def step(self, x, t, h):
+        """The state at t + h into the kernel, its state outputs into x: _TAKEN, or
+        _BY_REFERENCE (nothing changed)."""
+        return _TAKEN
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double)
+    @cython.returns(cython.int)
+    def feedthrough(self, x):
+        """The feedthrough outputs at the state and inputs into x: _TAKEN, or _BY_REFERENCE."""
+        return _TAKEN
+
+
+@cython.cclass
+class ModelElement(Element):
+    """An element without a kernel: its model, as systems.composite_slave.ModelPort drives it."""
+
+    take_step = cython.declare(object)
+
+    def __init__(self, label, model, slots):
+        Element.__init__(self, label, model, slots)
+        self.take_step = model.take_step
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, t=cython.double, h=cython.double)
+    @cython.returns(cython.int)
+    def step(self, x, t, h):
+        problem = self.take_step(t, h)
+        if problem is not None:
+            raise Refused(self.label, problem)
+        return _TAKEN
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double)
+    @cython.returns(cython.int)
+    def feedthrough(self, x):
+        self.model.update_feedthrough()
+        return _TAKEN
+
+
+@cython.cclass
+class InertiaKernel(Element):
+    """fmus.inertia.Inertia: J w' = tau_1 + tau_2 - d_ground w, solvers.rigid.damped_motion."""
+
+    J = cython.declare(cython.double)
+    d_ground = cython.declare(cython.double)
+    phi = cython.declare(cython.double)
+    w = cython.declare(cython.double)
+    tau_1 = cython.declare(cython.int)
+    tau_2 = cython.declare(cython.int)
+    out_phi = cython.declare(cython.int)
+    out_w = cython.declare(cython.int)
+    out_a = cython.declare(cython.int)
+
+    def __init__(self, label, model, slots):
+        Element.__init__(self, label, model, slots)
+        self.J, self.d_ground = model.J, model.d_ground
+        self.tau_1, self.tau_2 = slots["tau_1"], slots["tau_2"]
+        self.out_phi, self.out_w, self.out_a = slots["phi"], slots["w"], slots["a"]
+
+    @cython.cfunc
+    @cython.returns(cython.int)
+    def read_state(self):
+        self.phi, self.w = self.model.state
+        return 0
+
+    @cython.cfunc
+    def new_state(self):
+        return tuple.__new__(BodyState, (self.phi, self.w))
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, t=cython.double, h=cython.double, torque=cython.double,
+                   inertia=cython.double, damping=cython.double, phi=cython.double, w=cython.double,
+                   xd=cython.double, impulse=cython.double, p1=cython.double, p2=cython.double,
+                   expm1_x=cython.double)
+    @cython.returns(cython.int)
+    def step(self, x, t, h):
+        torque = 0.0 + x[self.tau_1] + x[self.tau_2]      # Model.input_problem's screen
+        if not isfinite(torque):
+            return _BY_REFERENCE
+        torque = x[self.tau_1] + x[self.tau_2]            # Inertia.prepare: tau_1 + tau_2
+        inertia, damping, phi, w = self.J, self.d_ground, self.phi, self.w
+        # solvers.rigid.damped_motion, operation for operation
+        if damping == 0.0:
+            phi, w = phi + w * h + 0.5 * torque / inertia * h * h, w + torque / inertia * h
+        else:
+            xd = damping * h / inertia
+            impulse = torque * h / inertia
+            if xd < 0.05:
+                p1 = -expm1(-xd) / xd if xd else 1.0
+                p2 = 0.5 - xd * (1.0 / 6.0 - xd * (1.0 / 24.0 - xd * (1.0 / 120.0 - xd * (
+                    1.0 / 720.0 - xd * (1.0 / 5040.0 - xd / 40320.0)))))
+            else:
+                expm1_x = expm1(-xd)
+                p1 = -expm1_x / xd
+                p2 = (xd + expm1_x) / (xd * xd)
+            phi, w = phi + w * h * p1 + impulse * h * p2, w * exp(-xd) + impulse * p1
+        if not (isfinite(phi) and isfinite(w)):
+            return _BY_REFERENCE
+        self.phi, self.w = phi, w
+        x[self.out_phi], x[self.out_w] = phi, w
+        return _TAKEN
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, a=cython.double)
+    @cython.returns(cython.int)
+    def feedthrough(self, x):
+        a = (x[self.tau_1] + x[self.tau_2] - self.d_ground * self.w) / self.J     # Inertia.feedthrough
+        if not isfinite(a):
+            return _BY_REFERENCE
+        x[self.out_a] = a
+        return _TAKEN
+
+
+@cython.cclass
+class ShaftKernel(Element):
+    """fmus.shaft.Shaft (fmus.compliance): stateless, its outputs the feedthrough
+    tau = k (phi_rel + w_rel T_comm / 2) + d w_rel of solvers.compliance."""
+
+    k = cython.declare(cython.double)
+    d = cython.declare(cython.double)
+    t_comm = cython.declare(cython.double)
+    ratio = cython.declare(cython.double)
+    phi_rel_start = cython.declare(cython.double)
+    flanges = cython.declare(cython.int[4])       # phi_1, w_1, phi_2, w_2
+    outs = cython.declare(cython.int[4])          # tau_1, tau_2, phi_rel, e_spring
+
+    def __init__(self, label, model, slots):
+        Element.__init__(self, label, model, slots)
+        self.k, self.d, self.t_comm, self.ratio, self.phi_rel_start = (
+            model.k, model.d, model.T_comm, model.ratio, model.phi_rel_start)
+        for i, name in enumerate(("phi_1", "w_1", "phi_2", "w_2")):
+            self.flanges[i] = slots[name]
+        for i, name in enumerate(("tau_1", "tau_2", "phi_rel", "e_spring")):
+            self.outs[i] = slots[name]
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, ratio=cython.double, phi_rel=cython.double, w_rel=cython.double,
+                   tau=cython.double, tau_1=cython.double, e_spring=cython.double)
+    @cython.returns(cython.int)
+    def feedthrough(self, x):
+        ratio = self.ratio
+        # solvers.compliance: twist, spring_damper_torque, spring_energy; fmus.compliance
+        phi_rel = x[self.flanges[0]] / ratio - x[self.flanges[2]] + self.phi_rel_start
+        w_rel = x[self.flanges[1]] / ratio - x[self.flanges[3]]
+        tau = self.k * (phi_rel + 0.5 * w_rel * self.t_comm) + self.d * w_rel
+        e_spring = 0.5 * self.k * phi_rel * phi_rel
+        tau_1 = -tau / ratio
+        if not (isfinite(tau_1) and isfinite(tau) and isfinite(phi_rel) and isfinite(e_spring)):
+            return _BY_REFERENCE
+        x[self.outs[0]], x[self.outs[1]], x[self.outs[2]], x[self.outs[3]] = tau_1, tau, phi_rel, e_spring
+        return _TAKEN
+
+
+@cython.cclass
+class TableKernel(Element):
+    """fmus.table.Table, TorqueTable, ForceTable: y(t) of solvers.signal.table_value; the state
+    is the time of the communication point."""
+
+    times = cython.declare(cython.double[6])
+    values = cython.declare(cython.double[6])
+    n = cython.declare(cython.int)
+    hold = cython.declare(cython.bint)
+    time = cython.declare(cython.double)
+    out_y = cython.declare(cython.int)
+
+    def __init__(self, label, model, slots):
+        Element.__init__(self, label, model, slots)
+        self.n, self.hold = len(model._t), bool(model.hold)
+        for i in range(self.n):
+            self.times[i], self.values[i] = model._t[i], model._y[i]
+        self.out_y = slots["y"]
+
+    @cython.cfunc
+    @cython.returns(cython.int)
+    def read_state(self):
+        self.time = self.model.state
+        return 0
+
+    @cython.cfunc
+    def new_state(self):
+        return self.time
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, t=cython.double, h=cython.double, time=cython.double,
+                   index=cython.int, i=cython.int, y=cython.double, fraction=cython.double)
+    @cython.returns(cython.int)
+    def step(self, x, t, h):
+        time = t + h                                    # ClockedModel.step
+        index = -1                                      # table_value: the last point at or before
+        for i in range(self.n):                         # time (bisect_right - 1 over increasing times)
+            if self.times[i] <= time:
+                index = i
+            else:
+                break
+        if index < 0:
+            y = self.values[0]
+        elif self.hold or index == self.n - 1:
+            y = self.values[index]
+        else:
+            fraction = (time - self.times[index]) / (self.times[index + 1] - self.times[index])
+            y = self.values[index] + (self.values[index + 1] - self.values[index]) * fraction
+        if not isfinite(y):
+            return _BY_REFERENCE
+        self.time = time
+        x[self.out_y] = y
+        return _TAKEN
+
+
+#: the elements with a kernel here (exactly these classes: a subclass may change the law)
+KERNELS = {Inertia: InertiaKernel, Shaft: ShaftKernel, Table: TableKernel, TorqueTable: TableKernel,
+           ForceTable: TableKernel}
+
+
+def _kernel_of(model, stepped: bool):
+    """The kernel class for ``model``, or None: its class has none, or it checks an input's
+    range (the kernels screen finiteness only), or it is stateless and a step refuses."""
+    kernel = KERNELS.get(type(model))
+    if kernel is None or model._bounded_inputs or (model.stateless and stepped):
+        return None
+    return kernel
+
+
+@cython.cclass
+class SystemLoop:
+    """The single-rate exchange and steps of ``algorithm`` (:class:`systems.algorithm.Algorithm`)
+    over ``ports`` ({name: systems.composite_slave.ModelPort}) and ``connections``, base step
+    ``step`` (module docstring).  ``stale``: set it when anything but this loop changed an
+    element model.  A step that raises sets the algorithm's ``at`` to its (t, h)."""
+
+    x = cython.declare(cython.p_double)
+    elements = cython.declare(list)
+    kernels = cython.declare(list)              # the Elements with a kernel
+    steppers = cython.declare(list)             # the Elements stepped, in the ports' order
+    refreshes = cython.declare(list)            # per stage: the sources brought up to date
+    gathers = cython.declare(list)              # per stage: (attributes, name, slot) read from models
+    moves = cython.declare(list)                # per stage: (source slot, target slot)
+    scatters = cython.declare(list)             # per stage: (attributes, name, slot) written to models
+    flushes = cython.declare(list)              # per stage: models whose inputs were written
+    stale = cython.declare(cython.bint, visibility="public")
+    algorithm = cython.declare(object)
+
+    def __init__(self, ports: dict, connections, step: float, algorithm):
+        connections = [tuple(c) for c in connections]
+        program = stages(ports, connections)
+        stepped = {name for name, port in ports.items() if not port.skips(step)}
+        kinds = {name: _kernel_of(port.model, name in stepped) for name, port in ports.items()}
+        slots = {}
+        for name, port in ports.items():        # a kernel: every declared input and output
+            if kinds[name] is not None:
+                for v in port.model.VARIABLES:
+                    if v.causality in (INPUT, OUTPUT):
+                        slots[name, v.name] = len(slots)
+        for c in connections:                   # a model: its connected variables
+            for key in ((c[0], c[1]), (c[2], c[3])):
+                slots.setdefault(key, len(slots))
+        self.x = cython.cast(cython.p_double, malloc(max(len(slots), 1) * cython.sizeof(cython.double)))
+        if not self.x:
+            raise MemoryError("the system loop's values")
+        for i in range(len(slots)):
+            self.x[i] = 0.0
+        by_port = {}
+        for name, port in ports.items():
+            own = {key[1]: slot for key, slot in slots.items() if key[0] == name}
+            kind = kinds[name] or ModelElement
+            by_port[name] = kind(port.label, port.model, own)
+        self.elements = list(by_port.values())
+        self.kernels = [by_port[name] for name in ports if kinds[name] is not None]
+        self.steppers = [by_port[name] for name in ports if name in stepped]
+        self.refreshes, self.gathers, self.moves, self.scatters, self.flushes = [], [], [], [], []
+        for s, links in enumerate(program):
+            read = []
+            for c in links:
+                port = ports[c[0]]
+                if c[0] not in read and port.variable(c[1]).depends:
+                    read.append(c[0])
+            self.refreshes.append([by_port[name] for name in read])
+            self.gathers.append([(vars(ports[c[0]].model), c[1], slots[c[0], c[1]]) for c in links
+                                 if kinds[c[0]] is None])
+            self.moves.append([(slots[c[0], c[1]], slots[c[2], c[3]]) for c in links])
+            self.scatters.append([(vars(ports[c[2]].model), c[3], slots[c[2], c[3]]) for c in links
+                                  if kinds[c[2]] is None])
+            self.flushes.append(list({id(ports[c[2]].model): ports[c[2]].model for c in links
+                                      if kinds[c[2]] is None}.values()))
+        self.stale, self.algorithm = True, algorithm
+
+    def __dealloc__(self):
+        free(self.x)
+
+    def kernel_count(self) -> int:
+        """How many elements run as kernels (the others through their models)."""
+        return len(self.kernels)
+
+    @cython.cfunc
+    @cython.locals(element=Element)
+    @cython.returns(cython.int)
+    def _read_models(self):
+        for element in self.kernels:
+            if self.stale or element.written_state is not element.model.state:
+                element.read_model(self.x)
+        self.stale = False
+        return 0
+
+    @cython.cfunc
+    @cython.locals(element=Element, stepped=cython.bint)
+    @cython.returns(cython.int)
+    def _write_models(self, stepped):
+        for element in self.kernels:
+            element.write_model(self.x, stepped)
+        self.stale = False
+        return 0
+
+    @cython.cfunc
+    @cython.locals(first_stage=cython.int, stage=cython.int, x=cython.p_double, source=cython.int,
+                   target=cython.int, element=Element, slot=cython.int, attributes=dict)
+    @cython.returns(cython.int)
+    def _exchange(self, first_stage):
+        x = self.x
+        for stage in range(first_stage, 2):
+            for element in self.refreshes[stage]:
+                if element.feedthrough(x) != _TAKEN:
+                    raise UseReference()
+            for attributes, name, slot in self.gathers[stage]:
+                x[slot] = attributes[name]
+            for source, target in self.moves[stage]:
+                x[target] = x[source]
+            for attributes, name, slot in self.scatters[stage]:
+                attributes[name] = x[slot]
+            for model in self.flushes[stage]:
+                model.fresh = False
+        return 0
+
+    def exchange(self, first_stage: int = 0):
+        """Algorithm.exchange(0, first_stage), the models written after."""
+        self._read_models()
+        self.stale = True
+        self._exchange(first_stage)
+        self._write_models(False)
+
+    @cython.locals(n0=cython.longlong, count=cython.longlong, start=cython.double, h=cython.double,
+                   extra=cython.double, j=cython.longlong, t=cython.double, element=Element, x=cython.p_double)
+    def run(self, n0, count, start, h, extra):
+        """``count`` base steps of h from base step ``n0`` (t = start + n h + extra), each after
+        the exchange (the first's done): Algorithm.step for one rate, the models written after."""
+        x = self.x
+        self._read_models()
+        self.stale = True
+        t = start + cython.cast(cython.double, n0) * h + extra
+        try:
+            for j in range(count):
+                t = start + cython.cast(cython.double, n0 + j) * h + extra
+                if j:
+                    self._exchange(0)
+                for element in self.steppers:
+                    if element.step(x, t, h) != _TAKEN:
+                        raise UseReference()
+        except BaseException:
+            self.algorithm.at = (t, h)
+            raise
+        self._write_models(True)
