@@ -11,8 +11,9 @@ reference's bit for bit; any other element is driven through its model (fmus.mod
 algorithm's port does, its connected values moved between its attributes and the array.
 
 The element models stay what the rest of the system FMU reads and sets: after every call
-(:meth:`SystemLoop.exchange`, :meth:`SystemLoop.run`) each kernel element's state, inputs and
-outputs are written into its model (its feedthrough outputs computed, ``fresh``), and a call
+each kernel element's model gets what the call changed (:meth:`SystemLoop.run`: the state and
+its outputs, the feedthrough outputs then stale; :meth:`SystemLoop.exchange`: the inputs and
+the feedthrough outputs at them, ``fresh``), and a call
 finding the models changed by anything else (``stale``, or a state that is not the one the
 kernel wrote) reads them again first.  What the kernel does not decide alone it leaves to the
 reference: a value that is not finite (the reference refuses the step or raises, with its
@@ -59,6 +60,7 @@ class Element:
     through_outputs = cython.declare(list)
     #: the model's state as the kernel last wrote it (None: read the model again)
     written_state = cython.declare(object)
+    stateful = cython.declare(cython.bint)
 
     def __init__(self, label, model, slots):
         self.model, self.attributes, self.label = model, vars(model), label
@@ -67,7 +69,7 @@ class Element:
                               if v.causality == OUTPUT and not v.depends and v.name in slots]
         self.through_outputs = [(v.name, slots[v.name]) for v in model.VARIABLES
                                 if v.causality == OUTPUT and v.depends and v.name in slots]
-        self.written_state = None
+        self.written_state, self.stateful = None, not model.stateless
 
     @cython.cfunc
     @cython.locals(x=cython.p_double, slot=cython.int)
@@ -83,27 +85,30 @@ class Element:
         return 0
 
     @cython.cfunc
-    @cython.locals(x=cython.p_double, stepped=cython.bint, slot=cython.int, fresh=cython.bint)
+    @cython.locals(x=cython.p_double, stepped=cython.bint, exchanged=cython.bint, slot=cython.int,
+                   fresh=cython.bint)
     @cython.returns(cython.int)
-    def write_model(self, x, stepped):
-        """The kernel's inputs, state outputs and (at the current inputs) feedthrough outputs
-        into the model; ``stepped``: its state too."""
+    def write_model(self, x, stepped, exchanged):
+        """Into the model: ``stepped``, the state and the state outputs (the feedthrough
+        outputs are then stale); ``exchanged``, the inputs and the feedthrough outputs at them
+        (``fresh``: all finite)."""
         attributes = self.attributes
-        for name, slot in self.inputs:
-            attributes[name] = x[slot]
         model = self.model
-        if stepped:
+        if stepped and self.stateful:
             model.state = self.written_state = self.new_state()
             for name, slot in self.state_outputs:
                 attributes[name] = x[slot]
-        if self.through_outputs:
-            fresh = self.feedthrough(x) == _TAKEN
-            if fresh:
-                for name, slot in self.through_outputs:
-                    attributes[name] = x[slot]
-            model.fresh = fresh
-        elif stepped:
-            model.fresh = False
+            if self.through_outputs and not exchanged:
+                model.fresh = False
+        if exchanged:
+            for name, slot in self.inputs:
+                attributes[name] = x[slot]
+            if self.through_outputs:
+                fresh = self.feedthrough(x) == _TAKEN
+                if fresh:
+                    for name, slot in self.through_outputs:
+                        attributes[name] = x[slot]
+                model.fresh = fresh
         return 0
 
     # ------------------------------------------------------------------ a kernel's part
@@ -423,11 +428,11 @@ class SystemLoop:
         return 0
 
     @cython.cfunc
-    @cython.locals(element=Element, stepped=cython.bint)
+    @cython.locals(element=Element, stepped=cython.bint, exchanged=cython.bint)
     @cython.returns(cython.int)
-    def _write_models(self, stepped):
+    def _write_models(self, stepped, exchanged):
         for element in self.kernels:
-            element.write_model(self.x, stepped)
+            element.write_model(self.x, stepped, exchanged)
         self.stale = False
         return 0
 
@@ -456,7 +461,7 @@ class SystemLoop:
         self._read_models()
         self.stale = True
         self._exchange(first_stage)
-        self._write_models(False)
+        self._write_models(False, True)
 
     @cython.locals(n0=cython.longlong, count=cython.longlong, start=cython.double, h=cython.double,
                    extra=cython.double, j=cython.longlong, t=cython.double, element=Element, x=cython.p_double)
@@ -478,4 +483,4 @@ class SystemLoop:
         except BaseException:
             self.algorithm.at = (t, h)
             raise
-        self._write_models(True)
+        self._write_models(True, count > 1)      # one step: the inputs are those written
