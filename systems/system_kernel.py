@@ -4,21 +4,24 @@ systems/algorithm.py is the specification; this module runs its single-rate exch
 steps (no multi-rate, no iterations) for :class:`systems.composite_slave.SystemModel`, written
 by hand beside it.  Every connected variable, and every variable of an element with a kernel
 here, is a slot of one C array of doubles; a connection is a copy between two slots.  An
-element with a kernel here (:data:`KERNELS`: Inertia, Shaft, the time tables) keeps its
-state as C doubles and computes its outputs with its reference's IEEE operations in its
-reference's order (gcc -ffp-contract=off: compiled_modules), so every float is the
-reference's bit for bit; any other element is driven through its model (fmus.model) as the
-algorithm's port does, its connected values moved between its attributes and the array.
+element with a kernel here (:data:`KERNELS`) computes from the array into it: Inertia, Shaft
+and the time tables keep their state as C doubles and compute their outputs with their
+reference's IEEE operations in its order (gcc -ffp-contract=off: compiled_modules); a
+friction chain without its thermal model calls its friction system (compiled:
+solvers/friction_kernel.py) as its model would, without the model around the calls.  So
+every float is the reference's bit for bit.  Any other element is driven through its model
+(fmus.model) as the algorithm's port does, its connected values moved between its
+attributes and the array.
 
 The element models stay what the rest of the system FMU reads and sets: after every call
 each kernel element's model gets what the call changed (:meth:`SystemLoop.run`: the state and
 its outputs, the feedthrough outputs then stale; :meth:`SystemLoop.exchange`: the inputs and
-the feedthrough outputs at them, ``fresh``), and a call
-finding the models changed by anything else (``stale``, or a state that is not the one the
-kernel wrote) reads them again first.  What the kernel does not decide alone it leaves to the
-reference: a value that is not finite (the reference refuses the step or raises, with its
-message) makes it raise :class:`UseReference` before any model changed, and the caller runs the
-algorithm instead.
+the feedthrough outputs at them, ``fresh``), and a call finding the models changed by
+anything else (``stale``, or a state that is not the one the kernel wrote) reads them again
+first.  What the kernel does not decide alone it leaves to the reference: an input out of its
+range, a value that is not finite, a friction step that raises (the reference refuses the
+step or raises, with its message) make it raise :class:`UseReference` before any model
+changed, and the caller runs the algorithm instead.
 
 Uncompiled, this module refuses to be imported and the algorithm runs.
 """
@@ -31,11 +34,14 @@ if not cython.compiled:
 
 from cython.cimports.libc.math import exp, expm1, isfinite  # noqa: E402
 from cython.cimports.libc.stdlib import free, malloc  # noqa: E402
+from cython.cimports.libc.string import memcmp  # noqa: E402
 
 from drivetrain_fmu.fmus.inertia import Inertia  # noqa: E402
 from drivetrain_fmu.fmus.shaft import Shaft  # noqa: E402
 from drivetrain_fmu.fmus.table import ForceTable, Table, TorqueTable  # noqa: E402
-from drivetrain_fmu.fmus.variables import INPUT, OUTPUT  # noqa: E402
+from drivetrain_fmu.fmus.clutch import Clutch, ClutchChain, DualClutch, ThermalChainState  # noqa: E402
+from drivetrain_fmu.fmus.variables import BOOLEAN, INPUT, OUTPUT  # noqa: E402
+from drivetrain_fmu.solvers.friction_state import STUCK  # noqa: E402
 from drivetrain_fmu.solvers.rigid import BodyState  # noqa: E402
 
 from .algorithm import Refused, UseReference, stages  # noqa: E402
@@ -43,6 +49,7 @@ from .algorithm import Refused, UseReference, stages  # noqa: E402
 _TAKEN = cython.declare(cython.int, 0)
 _BY_REFERENCE = cython.declare(cython.int, 1)
 MAX_POINTS = cython.declare(cython.int, 6)       # fmus.table.MAX_POINTS
+MAX_CHAIN_INPUTS = cython.declare(cython.int, 24)     # ClutchChain: 12 torques, 5 clamps, T_amb
 
 
 @cython.cclass
@@ -55,8 +62,10 @@ class Element:
     #: (name, slot) of its inputs and of its outputs functions of its state (a kernel: all
     #: declared; a model: those connections read and write)
     inputs = cython.declare(list)
+    #: (name, slot) of its inputs the connections set (what an exchange changes)
+    connected_inputs = cython.declare(list)
     state_outputs = cython.declare(list)
-    #: (name, slot) of its feedthrough outputs (a kernel: all declared)
+    #: (name, slot, Boolean) of its feedthrough outputs (a kernel: all declared)
     through_outputs = cython.declare(list)
     #: the model's state as the kernel last wrote it (None: read the model again)
     written_state = cython.declare(object)
@@ -67,9 +76,14 @@ class Element:
         self.inputs = [(v.name, slots[v.name]) for v in model.VARIABLES if v.causality == INPUT and v.name in slots]
         self.state_outputs = [(v.name, slots[v.name]) for v in model.VARIABLES
                               if v.causality == OUTPUT and not v.depends and v.name in slots]
-        self.through_outputs = [(v.name, slots[v.name]) for v in model.VARIABLES
+        self.through_outputs = [(v.name, slots[v.name], v.type == BOOLEAN) for v in model.VARIABLES
                                 if v.causality == OUTPUT and v.depends and v.name in slots]
         self.written_state, self.stateful = None, not model.stateless
+        self.connected_inputs = self.inputs
+
+    def connect(self, names):
+        """Its inputs ``names`` are those the connections set."""
+        self.connected_inputs = [(name, slot) for name, slot in self.inputs if name in names]
 
     @cython.cfunc
     @cython.locals(x=cython.p_double, slot=cython.int)
@@ -86,7 +100,7 @@ class Element:
 
     @cython.cfunc
     @cython.locals(x=cython.p_double, stepped=cython.bint, exchanged=cython.bint, slot=cython.int,
-                   fresh=cython.bint)
+                   fresh=cython.bint, boolean=cython.bint)
     @cython.returns(cython.int)
     def write_model(self, x, stepped, exchanged):
         """Into the model: ``stepped``, the state and the state outputs (the feedthrough
@@ -101,13 +115,13 @@ class Element:
             if self.through_outputs and not exchanged:
                 model.fresh = False
         if exchanged:
-            for name, slot in self.inputs:
+            for name, slot in self.connected_inputs:
                 attributes[name] = x[slot]
             if self.through_outputs:
                 fresh = self.feedthrough(x) == _TAKEN
                 if fresh:
-                    for name, slot in self.through_outputs:
-                        attributes[name] = x[slot]
+                    for name, slot, boolean in self.through_outputs:
+                        attributes[name] = x[slot] != 0.0 if boolean else x[slot]
                 model.fresh = fresh
         return 0
 
@@ -333,18 +347,189 @@ class TableKernel(Element):
         return _TAKEN
 
 
+@cython.cfunc
+@cython.locals(a=tuple, b=tuple, i=cython.int, x=cython.double, y=cython.double)
+@cython.returns(cython.bint)
+def _same_bits(a, b):
+    """Whether the floats of ``a`` and ``b`` are the same bit for bit (b may be None): a pure
+    function of them gives the same results (== would take -0.0 for 0.0)."""
+    if b is None or len(a) != len(b):
+        return False
+    for i in range(len(a)):
+        x, y = a[i], b[i]
+        if memcmp(cython.address(x), cython.address(y), cython.sizeof(cython.double)) != 0:
+            return False
+    return True
+
+
+@cython.cclass
+class ChainKernel(Element):
+    """fmus.clutch's FrictionChainElement without its thermal model (Clutch, DualClutch,
+    ClutchChain): the calls its prepare, step, outputs and feedthrough make of its friction
+    system (model.chain: solvers.friction, compiled solvers.friction_kernel), on the inputs
+    in x, without the model around them.  The friction system's results are its objects
+    (the ChainState, the resolution); the inputs are screened as Model.take_step screens them
+    and the prepared record made again when an input changed, as Model.prepared does."""
+
+    chain = cython.declare(object)
+    state = cython.declare(object)                  # the model's ThermalChainState
+    n_inputs = cython.declare(cython.int)
+    input_slots = cython.declare(cython.int[24])    # every input, in the model's order
+    prepared_at = cython.declare(cython.double[24])   # the inputs the prepared record was made at
+    prepared = cython.declare(cython.bint)
+    clamps_at = cython.declare(tuple)               # the clamp forces the capacities were computed at
+    pairs = cython.declare(list)                    # (slot, slot) of each member's two torques
+    clamp_slots = cython.declare(list)
+    bounded = cython.declare(list)                  # (slot, lo, hi): Model._bounded_inputs
+    interfaces = cython.declare(list)               # (torque slot, locked slot, sign)
+    loss_slot = cython.declare(cython.int)
+    torques = cython.declare(object)
+    t_s = cython.declare(object)
+    t_c = cython.declare(object)
+    step_inputs = cython.declare(object)
+    resolution = cython.declare(object)
+    resolved = cython.declare(cython.bint)          # the resolution is of this state and these inputs
+
+    def __init__(self, label, model, slots):
+        Element.__init__(self, label, model, slots)
+        self.chain = model.chain
+        names = [v.name for v in model.input_variables]
+        self.n_inputs = len(names)
+        for i, name in enumerate(names):
+            self.input_slots[i] = slots[name]
+        second = {v.adds_to: v.name for v in model.input_variables if v.adds_to}
+        self.pairs = [(slots[f"tau{m}"], slots[second[f"tau{m}"]]) for m in model.active_members()]
+        self.clamp_slots = [slots[name] for name in model.clamp_names()]
+        self.bounded = [(slots[names[i]], lo, hi) for i, lo, hi in model._bounded_inputs]
+        self.interfaces = [(slots[torque], slots[locked], sign) for torque, locked, sign in model._interface_outputs]
+        self.loss_slot = slots["p_loss"]
+        # what the element sets: the members' motion, the slips and e_loss; its friction
+        # outputs (the interfaces' not in use and the heat flows keep the values they have)
+        self.state_outputs = [(name, slots[name]) for name in model._output_names]
+        self.through_outputs = [(name, slots[name], name == locked)
+                                for torque, locked, _ in model._interface_outputs for name in (torque, locked)]
+        self.through_outputs.append(("p_loss", self.loss_slot, False))
+        self.prepared = self.resolved = False
+        self.clamps_at = None
+
+    @cython.cfunc
+    @cython.returns(cython.int)
+    def read_state(self):
+        self.state = self.model.state
+        self.prepared = self.resolved = False
+        return 0
+
+    @cython.cfunc
+    def new_state(self):
+        return self.state
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, i=cython.int, total=cython.double, value=cython.double, changed=cython.bint,
+                   slot=cython.int, lo=cython.double, hi=cython.double)
+    @cython.returns(cython.int)
+    def prepare(self, x):
+        """The prepared record at the inputs in x (FrictionChainElement.prepare), made again
+        when one changed; _BY_REFERENCE when an input is not finite or out of its range
+        (Model.input_problem's screen: the reference words it)."""
+        total = 0.0
+        for i in range(self.n_inputs):
+            total += x[self.input_slots[i]]
+        if not isfinite(total):
+            return _BY_REFERENCE
+        for slot, lo, hi in self.bounded:
+            if not lo <= x[slot] <= hi:
+                return _BY_REFERENCE
+        changed = not self.prepared
+        for i in range(self.n_inputs):
+            value = x[self.input_slots[i]]
+            if value != self.prepared_at[i]:
+                changed = True
+            self.prepared_at[i] = value
+        if changed:
+            self.torques = [x[first] + x[second] for first, second in self.pairs]
+            clamps = tuple([x[slot] for slot in self.clamp_slots])
+            if not _same_bits(clamps, self.clamps_at):      # capacities: a function of the clamps alone
+                self.t_s, self.t_c = self.chain.capacities(clamps)
+                self.clamps_at = clamps
+            self.step_inputs = self.chain.step_inputs(self.torques)
+            self.prepared, self.resolved = True, False
+        return _TAKEN
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, t=cython.double, h=cython.double, i=cython.int, total=cython.double,
+                   values=list)
+    @cython.returns(cython.int)
+    def step(self, x, t, h):
+        if self.prepare(x) != _TAKEN:
+            return _BY_REFERENCE
+        chain_state, temperatures, heat = self.state
+        try:        # FrictionChainElement.step without the thermal model
+            new_chain = self.chain.advance(chain_state, self.torques, self.t_s, self.t_c, h,
+                                           start=self.resolution if self.resolved else None, inputs=self.step_inputs)
+        except Exception:
+            return _BY_REFERENCE
+        values = self.chain.member_motion(new_chain)        # chain_outputs: angles, speeds, slips, e_loss
+        values += new_chain[3]
+        values.append(new_chain[5])
+        total = 0.0
+        for value in values:
+            total += value
+        if not isfinite(total):
+            return _BY_REFERENCE
+        i = 0
+        for name, slot in self.state_outputs:
+            x[slot] = values[i]
+            i += 1
+        self.state = tuple.__new__(ThermalChainState, (new_chain, temperatures, heat))
+        self.resolved = False
+        return _TAKEN
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, j=cython.int, torque=cython.double, slip=cython.double,
+                   p_loss=cython.double, sign=cython.double, torque_slot=cython.int, locked_slot=cython.int)
+    @cython.returns(cython.int)
+    def feedthrough(self, x):
+        if self.prepare(x) != _TAKEN:
+            return _BY_REFERENCE
+        chain_state = self.state[0]
+        slips = chain_state[3]
+        if not self.resolved:       # FrictionElement.friction_feedthrough
+            try:
+                self.resolution = self.chain.resolve(slips, chain_state[4], self.step_inputs[1], self.t_s, self.t_c)
+            except Exception:
+                return _BY_REFERENCE
+            self.resolved = True
+            self.model._resolution = self.resolution
+        modes, tau = self.resolution
+        p_loss = 0.0
+        j = 0
+        for torque_slot, locked_slot, sign in self.interfaces:
+            torque, slip = tau[j], slips[j]
+            x[torque_slot] = sign * torque
+            x[locked_slot] = 1.0 if modes[j] == STUCK else 0.0
+            p_loss += torque * slip
+            j += 1
+        if not isfinite(p_loss):        # every torque and slip is finite when their products' sum is
+            return _BY_REFERENCE
+        x[self.loss_slot] = p_loss
+        return _TAKEN
+
+
 #: the elements with a kernel here (exactly these classes: a subclass may change the law)
 KERNELS = {Inertia: InertiaKernel, Shaft: ShaftKernel, Table: TableKernel, TorqueTable: TableKernel,
-           ForceTable: TableKernel}
+           ForceTable: TableKernel, Clutch: ChainKernel, DualClutch: ChainKernel, ClutchChain: ChainKernel}
 
 
 def _kernel_of(model, stepped: bool):
     """The kernel class for ``model``, or None: its class has none, or it checks an input's
-    range (the kernels screen finiteness only), or it is stateless and a step refuses."""
+    range (the kernels but the chain's screen finiteness only), or it is a friction chain with
+    its thermal model, or it is stateless and a step refuses."""
     kernel = KERNELS.get(type(model))
-    if kernel is None or model._bounded_inputs or (model.stateless and stepped):
+    if kernel is None or (model.stateless and stepped):
         return None
-    return kernel
+    if kernel is ChainKernel:
+        return None if model._thermal or len(model.input_variables) > MAX_CHAIN_INPUTS else kernel
+    return None if model._bounded_inputs else kernel
 
 
 @cython.cclass
@@ -390,6 +575,8 @@ class SystemLoop:
             own = {key[1]: slot for key, slot in slots.items() if key[0] == name}
             kind = kinds[name] or ModelElement
             by_port[name] = kind(port.label, port.model, own)
+        for name, element in by_port.items():
+            element.connect({c[3] for c in connections if c[2] == name})
         self.elements = list(by_port.values())
         self.kernels = [by_port[name] for name in ports if kinds[name] is not None]
         self.steppers = [by_port[name] for name in ports if name in stepped]

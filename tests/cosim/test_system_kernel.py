@@ -95,9 +95,30 @@ def test_the_kernel_gives_the_algorithm_s_outputs_bit_for_bit(tmp_path, monkeypa
     assert not any(runs[None][1]), runs[None][1]        # every step taken
 
 
-def test_z3_runs_its_inertia_shafts_and_tables_as_kernels(tmp_path, monkeypatch, system_loop):
+def test_z3_runs_every_element_as_a_kernel_and_a_heated_clutch_runs_its_model(tmp_path, monkeypatch, system_loop):
     model = _model(tmp_path, monkeypatch, system_loop, "z3")
-    assert model._loop.kernel_count() == 6          # vehicle, two shafts, three tables; the clutch its model
+    assert model._loop.kernel_count() == 7          # the dual clutch, the vehicle, two shafts, three tables
+    heating = _model(tmp_path, monkeypatch, system_loop, "heating_clutch")
+    assert heating.elements["clutch"]._thermal
+    assert heating._loop.kernel_count() == 2        # its two tables; the heated clutch and the drag their models
+
+
+def test_an_input_out_of_its_range_is_refused_by_the_element_as_the_algorithm_refuses_it(
+        tmp_path, monkeypatch, system_loop):
+    # clamp_a's table goes below zero from 0.1 s: the dual clutch's kernel leaves the step to the
+    # algorithm, whose clutch refuses the negative clamp force naming it
+    names = ["clutch.w_1", "clutch.w_2", "vehicle.w"]
+    runs = {}
+    for loop in (None, system_loop):
+        model = _model(tmp_path, monkeypatch, loop, "z3", {"clamp_a.n_points": 2, "clamp_a.t_1": 0.0,
+                                                           "clamp_a.y_1": 6000.0, "clamp_a.t_2": 0.2,
+                                                           "clamp_a.y_2": -6000.0})
+        runs[loop] = _drive(model, 60, 2e-3, names)
+    rows, messages = runs[system_loop]
+    refused = [message for message in messages if message is not None]
+    assert refused and all("clutch (DualClutch): input f_n_a" in str(message) for message in refused), refused
+    assert rows[-1] == rows[len(messages) - len(refused)]      # every refused step kept the state
+    assert runs[system_loop] == runs[None]
 
 
 def test_a_step_the_kernel_cannot_take_is_refused_with_the_algorithm_s_message_and_the_state_kept(
