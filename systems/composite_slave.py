@@ -362,7 +362,7 @@ class SystemModel:
                 self._due = 0
                 return
             except UseReference:
-                pass
+                self._leave_to_algorithm()
         self.algorithm.exchange(0, first_stage)
         self._due = 0
 
@@ -377,6 +377,8 @@ class SystemModel:
         through = _feedthrough_sources(self.elements[path.split(".", 1)[0]] for path in paths
                                        if self._is_feedthrough(*path.split(".", 1)))
         pairs = _attribute_pairs(self.elements, paths)
+        models = [(self.elements[inst], sys.intern(name)) for inst, name in (path.split(".", 1) for path in paths)]
+        planned = [None, None]          # the kernel's plan of these variables, and its kernel
 
         def read(model):
             if model._due and model.algorithm is not None:
@@ -384,13 +386,19 @@ class SystemModel:
                     model._exchange_repeatable()
                 else:
                     model._exchange()
-            for element in through:
-                if not element.fresh:       # every writer of inputs clears it (ModelPort.written, writer)
-                    element.update_feedthrough()
-            values = [attributes[name] for attributes, name in pairs]
-            for i, value in enumerate(values):
-                if type(value) is not convert:      # converted only where not of the type already
-                    values[i] = convert(value)
+            loop = model._loop
+            if loop is not None:        # its elements' values are the kernel's (system_kernel's docstring)
+                if planned[1] is not loop:
+                    planned[:] = loop.plan(models), loop
+                values = loop.read(planned[0], convert)
+            else:
+                for element in through:
+                    if not element.fresh:       # every writer of inputs clears it (ModelPort.written, writer)
+                        element.update_feedthrough()
+                values = [attributes[name] for attributes, name in pairs]
+                for i, value in enumerate(values):
+                    if type(value) is not convert:      # converted only where not of the type already
+                        values[i] = convert(value)
             for position in own:
                 values.insert(position, model.internal_step)
             return values
@@ -421,8 +429,8 @@ class SystemModel:
                 (vars(model) if attributes is None else attributes)[name] = value
             for element in inputs:
                 element.fresh = False
-            if model._loop is not None:
-                model._loop.stale = True
+            if model._loop is not None:     # the FMU's inputs: the kernel reads them again
+                model._loop.inputs_set = True
             if model.algorithm is not None and model._restage and not model._due:
                 model._due = 1
         return write
@@ -511,12 +519,14 @@ class SystemModel:
         saved = self._snapshot(count > 1 or bool(self.iterations) or bool(own) or self._chained)
         inboxes = [dict(rate.inbox) for rate in own.values()] if own else None
         due = self._due
-        undo = (saved, inboxes, self._n, self._extra, due)
+        loop = self._loop
+        undo = (saved, inboxes, self._n, self._extra, due, None if loop is None else loop.save())
         try:
             try:
-                self._advance(due, count, h, self._loop)
+                self._advance(due, count, h, loop)
             except UseReference:        # the kernel leaves this step to the algorithm: taken again
                 repeat_until_done(self._put_back, *undo)
+                self._leave_to_algorithm()
                 self._advance(due, count, h, None)
         except BaseException as exc:             # refused, failed or interrupted: undone
             repeat_until_done(self._put_back, *undo)
@@ -550,6 +560,13 @@ class SystemModel:
             self._due = 2
         else:
             self._internal_steps(count, h)
+
+    def _leave_to_algorithm(self):
+        """Before the algorithm drives the element models: they are given what the kernel
+        holds, and the kernel reads them again after."""
+        if self._loop is not None:
+            self._loop.sync()
+            self._loop.stale = True
 
     def undo_step(self):
         """The system as before the last step taken (a step the shell undoes)."""
@@ -605,11 +622,15 @@ class SystemModel:
                     return problem
         return None
 
-    def _put_back(self, saved, inboxes, n: int, extra: float, due: int):
-        """The system as at the start of a doStep (do_step's ``saved`` etc.)."""
-        if self._loop is not None:
-            self._loop.stale = True
+    def _put_back(self, saved, inboxes, n: int, extra: float, due: int, kernel=None):
+        """The system as at the start of a doStep (do_step's ``saved`` etc.; ``kernel``: what
+        the kernel held, SystemLoop.save)."""
         self._restore(saved)
+        if self._loop is not None:
+            if kernel is not None:
+                self._loop.restore(kernel)
+            else:
+                self._loop.stale = True
         if inboxes:
             for own, values in zip(self.algorithm.own.values(), inboxes):
                 own.inbox.clear()
@@ -633,8 +654,7 @@ class SystemModel:
         own rate stepping at the end of their steps; iterated), or, for a host's final
         remainder, every element over h."""
         algorithm, start, internal_step = self.algorithm, self.start_time, self.internal_step
-        if self._loop is not None:      # the elements change here, not in the kernel
-            self._loop.stale = True
+        self._leave_to_algorithm()
         internal = h == internal_step
         whole = internal or bool(self.iterations)
         for j in range(count):
@@ -668,6 +688,8 @@ class SystemModel:
     # ------------------------------------------------------------------ state
     def record(self) -> dict:
         """The internal step, start time, time count, exchange due and every element's record."""
+        if self._loop is not None:
+            self._loop.sync()
         return {
             "internal_step": self.internal_step,
             "initialized": self.algorithm is not None,

@@ -34,7 +34,8 @@ if not cython.compiled:
 
 from cython.cimports.libc.math import exp, expm1, isfinite  # noqa: E402
 from cython.cimports.libc.stdlib import free, malloc  # noqa: E402
-from cython.cimports.libc.string import memcmp  # noqa: E402
+from cython.cimports.libc.string import memcmp, memcpy  # noqa: E402
+from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize  # noqa: E402
 
 from drivetrain_fmu.fmus.inertia import Inertia  # noqa: E402
 from drivetrain_fmu.fmus.shaft import Shaft  # noqa: E402
@@ -54,75 +55,105 @@ MAX_CHAIN_INPUTS = cython.declare(cython.int, 24)     # ClutchChain: 12 torques,
 
 @cython.cclass
 class Element:
-    """One element of the loop: its slots, and its model (the attributes it writes back)."""
+    """One element of the loop: its slots, and its model (what the kernel reads at the start
+    and writes when the model is asked for)."""
 
     model = cython.declare(object)
     attributes = cython.declare(dict)        # vars(model)
     label = cython.declare(str)
+    #: name -> slot of its variables in the array
+    slots = cython.declare(dict)
     #: (name, slot) of its inputs and of its outputs functions of its state (a kernel: all
     #: declared; a model: those connections read and write)
     inputs = cython.declare(list)
-    #: (name, slot) of its inputs the connections set (what an exchange changes)
-    connected_inputs = cython.declare(list)
     state_outputs = cython.declare(list)
+    #: (name, slot) of its inputs the connections set, and of the others (the FMU's inputs)
+    connected_inputs = cython.declare(list)
+    other_inputs = cython.declare(list)
     #: (name, slot, Boolean) of its feedthrough outputs (a kernel: all declared)
     through_outputs = cython.declare(list)
-    #: the model's state as the kernel last wrote it (None: read the model again)
-    written_state = cython.declare(object)
     stateful = cython.declare(cython.bint)
+    #: its feedthrough outputs in the array are those of its state and inputs now
+    through_valid = cython.declare(cython.bint)
 
     def __init__(self, label, model, slots):
-        self.model, self.attributes, self.label = model, vars(model), label
+        self.model, self.attributes, self.label, self.slots = model, vars(model), label, slots
         self.inputs = [(v.name, slots[v.name]) for v in model.VARIABLES if v.causality == INPUT and v.name in slots]
         self.state_outputs = [(v.name, slots[v.name]) for v in model.VARIABLES
                               if v.causality == OUTPUT and not v.depends and v.name in slots]
         self.through_outputs = [(v.name, slots[v.name], v.type == BOOLEAN) for v in model.VARIABLES
                                 if v.causality == OUTPUT and v.depends and v.name in slots]
-        self.written_state, self.stateful = None, not model.stateless
-        self.connected_inputs = self.inputs
+        self.stateful, self.through_valid = not model.stateless, False
+        self.connect(())
 
     def connect(self, names):
         """Its inputs ``names`` are those the connections set."""
         self.connected_inputs = [(name, slot) for name, slot in self.inputs if name in names]
+        self.other_inputs = [(name, slot) for name, slot in self.inputs if name not in names]
 
     @cython.cfunc
     @cython.locals(x=cython.p_double, slot=cython.int)
     @cython.returns(cython.int)
     def read_model(self, x):
-        """The model's state, inputs and state outputs into the kernel (a kernel element)."""
+        """The model's state, inputs and state outputs into the kernel."""
         for name, slot in self.inputs:
             x[slot] = self.attributes[name]
         for name, slot in self.state_outputs:
             x[slot] = self.attributes[name]
         self.read_state()
-        self.written_state = self.model.state
+        self.through_valid = False
         return 0
 
     @cython.cfunc
-    @cython.locals(x=cython.p_double, stepped=cython.bint, exchanged=cython.bint, slot=cython.int,
-                   fresh=cython.bint, boolean=cython.bint)
+    @cython.locals(x=cython.p_double, slot=cython.int)
     @cython.returns(cython.int)
-    def write_model(self, x, stepped, exchanged):
-        """Into the model: ``stepped``, the state and the state outputs (the feedthrough
-        outputs are then stale); ``exchanged``, the inputs and the feedthrough outputs at them
-        (``fresh``: all finite)."""
+    def read_other_inputs(self, x):
+        """The inputs no connection sets (the FMU's, set into the model) into the kernel."""
+        for name, slot in self.other_inputs:
+            x[slot] = self.attributes[name]
+        self.through_valid = False
+        return 0
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double, slot=cython.int, boolean=cython.bint)
+    @cython.returns(cython.int)
+    def write_model(self, x):
+        """The kernel's state, state outputs, connected inputs and (``fresh`` where they are
+        up to date) feedthrough outputs into the model."""
         attributes = self.attributes
         model = self.model
-        if stepped and self.stateful:
-            model.state = self.written_state = self.new_state()
+        if self.stateful:
+            model.state = self.new_state()
             for name, slot in self.state_outputs:
                 attributes[name] = x[slot]
-            if self.through_outputs and not exchanged:
-                model.fresh = False
-        if exchanged:
-            for name, slot in self.connected_inputs:
-                attributes[name] = x[slot]
-            if self.through_outputs:
-                fresh = self.feedthrough(x) == _TAKEN
-                if fresh:
-                    for name, slot, boolean in self.through_outputs:
-                        attributes[name] = x[slot] != 0.0 if boolean else x[slot]
-                model.fresh = fresh
+        for name, slot in self.connected_inputs:
+            attributes[name] = x[slot]
+        if self.through_outputs:
+            if self.through_valid:
+                for name, slot, boolean in self.through_outputs:
+                    attributes[name] = x[slot] != 0.0 if boolean else x[slot]
+            model.fresh = self.through_valid
+        return 0
+
+    @cython.cfunc
+    @cython.locals(x=cython.p_double)
+    @cython.returns(cython.int)
+    def refresh(self, x):
+        """Its feedthrough outputs brought up to date in x: _TAKEN, or _BY_REFERENCE."""
+        if not self.through_valid:
+            if self.feedthrough(x) != _TAKEN:
+                return _BY_REFERENCE
+            self.through_valid = True
+        return _TAKEN
+
+    @cython.cfunc
+    def save_state(self):
+        """Its state, for :meth:`restore_state` (a kernel that keeps one)."""
+        return None
+
+    @cython.cfunc
+    @cython.returns(cython.int)
+    def restore_state(self, saved):
         return 0
 
     # ------------------------------------------------------------------ a kernel's part
@@ -173,8 +204,8 @@ class ModelElement(Element):
     @cython.cfunc
     @cython.locals(x=cython.p_double)
     @cython.returns(cython.int)
-    def feedthrough(self, x):
-        self.model.update_feedthrough()
+    def refresh(self, x):
+        self.model.update_feedthrough()     # it knows whether its outputs are up to date (fresh)
         return _TAKEN
 
 
@@ -207,6 +238,16 @@ class InertiaKernel(Element):
     @cython.cfunc
     def new_state(self):
         return tuple.__new__(BodyState, (self.phi, self.w))
+
+    @cython.cfunc
+    def save_state(self):
+        return (self.phi, self.w)
+
+    @cython.cfunc
+    @cython.returns(cython.int)
+    def restore_state(self, saved):
+        self.phi, self.w = saved
+        return 0
 
     @cython.cfunc
     @cython.locals(x=cython.p_double, t=cython.double, h=cython.double, torque=cython.double,
@@ -322,6 +363,16 @@ class TableKernel(Element):
         return self.time
 
     @cython.cfunc
+    def save_state(self):
+        return self.time
+
+    @cython.cfunc
+    @cython.returns(cython.int)
+    def restore_state(self, saved):
+        self.time = saved
+        return 0
+
+    @cython.cfunc
     @cython.locals(x=cython.p_double, t=cython.double, h=cython.double, time=cython.double,
                    index=cython.int, i=cython.int, y=cython.double, fraction=cython.double)
     @cython.returns(cython.int)
@@ -422,6 +473,17 @@ class ChainKernel(Element):
     @cython.cfunc
     def new_state(self):
         return self.state
+
+    @cython.cfunc
+    def save_state(self):
+        return self.state
+
+    @cython.cfunc
+    @cython.returns(cython.int)
+    def restore_state(self, saved):
+        self.state = saved
+        self.prepared = self.resolved = False
+        return 0
 
     @cython.cfunc
     @cython.locals(x=cython.p_double, i=cython.int, total=cython.double, value=cython.double, changed=cython.bint,
@@ -536,19 +598,27 @@ def _kernel_of(model, stepped: bool):
 class SystemLoop:
     """The single-rate exchange and steps of ``algorithm`` (:class:`systems.algorithm.Algorithm`)
     over ``ports`` ({name: systems.composite_slave.ModelPort}) and ``connections``, base step
-    ``step`` (module docstring).  ``stale``: set it when anything but this loop changed an
-    element model.  A step that raises sets the algorithm's ``at`` to its (t, h)."""
+    ``step`` (module docstring).  A step that raises sets the algorithm's ``at`` to its (t, h).
+
+    Between calls the kernel elements' values are the array's and the kernels' own, and their
+    models are behind: :meth:`read` reads the array, :meth:`sync` writes the models, and
+    :meth:`save` / :meth:`restore` keep and set back what the kernels hold.  The caller says
+    what else changed: ``stale`` (the models were changed: read them all again) and
+    ``inputs_set`` (the FMU's inputs were set into them)."""
 
     x = cython.declare(cython.p_double)
-    elements = cython.declare(list)
+    n_slots = cython.declare(cython.int)
     kernels = cython.declare(list)              # the Elements with a kernel
     steppers = cython.declare(list)             # the Elements stepped, in the ports' order
+    by_model = cython.declare(dict)             # id(model) -> its Element
     refreshes = cython.declare(list)            # per stage: the sources brought up to date
     gathers = cython.declare(list)              # per stage: (attributes, name, slot) read from models
     moves = cython.declare(list)                # per stage: (source slot, target slot)
     scatters = cython.declare(list)             # per stage: (attributes, name, slot) written to models
     flushes = cython.declare(list)              # per stage: models whose inputs were written
     stale = cython.declare(cython.bint, visibility="public")
+    inputs_set = cython.declare(cython.bint, visibility="public")
+    current = cython.declare(cython.bint)       # the models hold what the kernels hold
     algorithm = cython.declare(object)
 
     def __init__(self, ports: dict, connections, step: float, algorithm):
@@ -565,6 +635,7 @@ class SystemLoop:
         for c in connections:                   # a model: its connected variables
             for key in ((c[0], c[1]), (c[2], c[3])):
                 slots.setdefault(key, len(slots))
+        self.n_slots = len(slots)
         self.x = cython.cast(cython.p_double, malloc(max(len(slots), 1) * cython.sizeof(cython.double)))
         if not self.x:
             raise MemoryError("the system loop's values")
@@ -573,12 +644,10 @@ class SystemLoop:
         by_port = {}
         for name, port in ports.items():
             own = {key[1]: slot for key, slot in slots.items() if key[0] == name}
-            kind = kinds[name] or ModelElement
-            by_port[name] = kind(port.label, port.model, own)
-        for name, element in by_port.items():
-            element.connect({c[3] for c in connections if c[2] == name})
-        self.elements = list(by_port.values())
+            by_port[name] = (kinds[name] or ModelElement)(port.label, port.model, own)
+            by_port[name].connect({c[3] for c in connections if c[2] == name})
         self.kernels = [by_port[name] for name in ports if kinds[name] is not None]
+        self.by_model = {id(ports[name].model): by_port[name] for name in ports if kinds[name] is not None}
         self.steppers = [by_port[name] for name in ports if name in stepped]
         self.refreshes, self.gathers, self.moves, self.scatters, self.flushes = [], [], [], [], []
         for s, links in enumerate(program):
@@ -595,7 +664,7 @@ class SystemLoop:
                                   if kinds[c[2]] is None])
             self.flushes.append(list({id(ports[c[2]].model): ports[c[2]].model for c in links
                                       if kinds[c[2]] is None}.values()))
-        self.stale, self.algorithm = True, algorithm
+        self.stale, self.inputs_set, self.current, self.algorithm = True, False, True, algorithm
 
     def __dealloc__(self):
         free(self.x)
@@ -604,34 +673,114 @@ class SystemLoop:
         """How many elements run as kernels (the others through their models)."""
         return len(self.kernels)
 
+    # ------------------------------------------------------------------ the models
     @cython.cfunc
     @cython.locals(element=Element)
     @cython.returns(cython.int)
-    def _read_models(self):
-        for element in self.kernels:
-            if self.stale or element.written_state is not element.model.state:
+    def _begin(self):
+        """Before a call: the models read where they changed; they fall behind."""
+        if self.stale:
+            for element in self.kernels:
                 element.read_model(self.x)
-        self.stale = False
+            self.stale = self.inputs_set = False
+        elif self.inputs_set:
+            for element in self.kernels:
+                element.read_other_inputs(self.x)
+            self.inputs_set = False
+        self.current = False
         return 0
+
+    @cython.locals(element=Element)
+    def sync(self):
+        """The models given what the kernels hold (before anything but this loop reads them)."""
+        if self.current or self.stale:
+            return
+        for element in self.kernels:
+            element.write_model(self.x)
+        self.current = True
+
+    @cython.locals(element=Element)
+    def save(self):
+        """What the kernels hold, for :meth:`restore`."""
+        return (PyBytes_FromStringAndSize(cython.cast(cython.p_char, self.x), self.n_slots * cython.sizeof(cython.double)),
+                [(element.save_state(), element.through_valid) for element in self.kernels],
+                self.stale, self.inputs_set)
+
+    @cython.locals(element=Element, values=bytes, i=cython.int)
+    def restore(self, saved):
+        """The kernels as :meth:`save` found them (the models then behind)."""
+        values, states, self.stale, self.inputs_set = saved
+        memcpy(self.x, PyBytes_AS_STRING(values), self.n_slots * cython.sizeof(cython.double))
+        i = 0
+        for element in self.kernels:
+            element.restore_state(states[i][0])
+            element.through_valid = states[i][1]
+            i += 1
+        self.current = False
+
+    @cython.locals(element=Element)
+    def plan(self, paths):
+        """What :meth:`read` reads for ``paths`` ((element model, variable name) each): a
+        kernel's variable from the array, any other from its model's attributes."""
+        entries = []
+        for model, name in paths:
+            element = self.by_model.get(id(model))
+            if element is not None and name in element.slots:
+                through = any(name == entry[0] for entry in element.through_outputs)
+                entries.append((element, element.slots[name], through, name))
+            else:
+                entries.append((vars(model), name, model if model.feedthrough_names and name in
+                                model.feedthrough_names else None))
+        return entries
+
+    @cython.locals(element=Element, slot=cython.int, through=cython.bint, values=list, x=cython.p_double)
+    def read(self, plan, convert):
+        """The values of ``plan`` as ``convert`` (float, int, bool), feedthrough outputs brought
+        up to date first (a kernel's that is not finite: by its model, which raises)."""
+        self._begin_read()
+        x = self.x
+        values = []
+        for entry in plan:
+            if type(entry[0]) is dict:
+                attributes, name, model = entry
+                if model is not None and not model.fresh:
+                    model.update_feedthrough()
+                value = attributes[name]
+                values.append(value if type(value) is convert else convert(value))
+            else:
+                element, slot, through, name = entry
+                if through and element.refresh(x) != _TAKEN:     # its model words it (raises)
+                    self.sync()
+                    self.stale = True
+                    element.model.update_feedthrough()
+                if self.stale:
+                    value = element.attributes[name]
+                    values.append(value if type(value) is convert else convert(value))
+                else:
+                    values.append(x[slot] if convert is float else convert(x[slot]))
+        return values
 
     @cython.cfunc
-    @cython.locals(element=Element, stepped=cython.bint, exchanged=cython.bint)
+    @cython.locals(element=Element)
     @cython.returns(cython.int)
-    def _write_models(self, stepped, exchanged):
-        for element in self.kernels:
-            element.write_model(self.x, stepped, exchanged)
-        self.stale = False
+    def _begin_read(self):
+        if self.stale or self.inputs_set:
+            self._begin()
+            self.current = True         # read from the models: they hold it
         return 0
 
+    # ------------------------------------------------------------------ the algorithm
     @cython.cfunc
     @cython.locals(first_stage=cython.int, stage=cython.int, x=cython.p_double, source=cython.int,
                    target=cython.int, element=Element, slot=cython.int, attributes=dict)
     @cython.returns(cython.int)
     def _exchange(self, first_stage):
         x = self.x
+        for element in self.kernels:            # their inputs are about to change
+            element.through_valid = False
         for stage in range(first_stage, 2):
             for element in self.refreshes[stage]:
-                if element.feedthrough(x) != _TAKEN:
+                if element.refresh(x) != _TAKEN:
                     raise UseReference()
             for attributes, name, slot in self.gathers[stage]:
                 x[slot] = attributes[name]
@@ -644,20 +793,18 @@ class SystemLoop:
         return 0
 
     def exchange(self, first_stage: int = 0):
-        """Algorithm.exchange(0, first_stage), the models written after."""
-        self._read_models()
-        self.stale = True
+        """Algorithm.exchange(0, first_stage)."""
+        self._begin()
         self._exchange(first_stage)
-        self._write_models(False, True)
 
     @cython.locals(n0=cython.longlong, count=cython.longlong, start=cython.double, h=cython.double,
                    extra=cython.double, j=cython.longlong, t=cython.double, element=Element, x=cython.p_double)
     def run(self, n0, count, start, h, extra):
         """``count`` base steps of h from base step ``n0`` (t = start + n h + extra), each after
-        the exchange (the first's done): Algorithm.step for one rate, the models written after."""
+        the exchange (the first's done): Algorithm.step for one rate.  Raising, the kernels
+        may have moved: the caller sets back what :meth:`save` kept."""
         x = self.x
-        self._read_models()
-        self.stale = True
+        self._begin()
         t = start + cython.cast(cython.double, n0) * h + extra
         try:
             for j in range(count):
@@ -667,7 +814,7 @@ class SystemLoop:
                 for element in self.steppers:
                     if element.step(x, t, h) != _TAKEN:
                         raise UseReference()
+                    element.through_valid = False
         except BaseException:
             self.algorithm.at = (t, h)
             raise
-        self._write_models(True, count > 1)      # one step: the inputs are those written

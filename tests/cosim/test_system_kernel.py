@@ -179,3 +179,28 @@ def test_uncompiled_the_kernel_refuses_to_be_imported_and_the_algorithm_runs():
     with pytest.raises(ImportError, match="runs compiled only"):
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
     assert composite_slave.SystemLoop is None       # this process's systems are uncompiled
+
+
+def test_an_output_that_is_not_finite_fails_the_get_with_the_algorithm_s_message(tmp_path, monkeypatch,
+                                                                                    system_loop):
+    # a torque of 1e308 on the vehicle at step 30: the shafts' spring energy at the next
+    # communication point is not finite; every get from there fails naming it, every step
+    # is refused, and a kernel run says what the algorithm says
+    names = ["vehicle.w", "shaft_odd.tau_1", "shaft_even.e_spring", "clutch.tau_fric_a", "clutch.locked_a"]
+
+    def run(loop):
+        model = _model(tmp_path, monkeypatch, loop, "z3", inputs=["vehicle.tau_2"], outputs=names)
+        read, seen = model.reader(names, float), []
+        for n in range(40):
+            model.writer(["vehicle.tau_2"])(model, [1e308 if n == 30 else 0.0])
+            try:
+                seen.append(_bits(read(model)))
+            except ArithmeticError as exc:
+                seen.append(str(exc))
+            seen.append(model.take_step(model._time(), 2e-3))
+        return seen
+
+    kernel, algorithm = run(system_loop), run(None)
+    failed = [entry for entry in kernel if isinstance(entry, str)]
+    assert failed and "e_spring = inf is not finite" in failed[0], kernel[60:]
+    assert kernel == algorithm

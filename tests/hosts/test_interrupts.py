@@ -69,14 +69,14 @@ CASES = {
 
 @pytest.mark.fmu
 def test_ctrl_c_inside_a_get_reaches_the_host_and_the_get_completes(interrupt_fmus):
-    """The get of every output after a Fan F2 step, interrupted where it evaluates the clutch's
-    friction torque (a feedthrough output the get brings up to date after the exchange of the
-    connections; the shafts' torques are computed in the compiled kernel, where no interrupt
-    is delivered): the host gets KeyboardInterrupt in its own code, not fmi2Fatal; the get was
-    run to its end (a message at status OK says so) and the run goes on as one without the
-    interrupt, bit for bit."""
+    """The get of every output after a Fan F2 step, interrupted where it evaluates the vehicle's
+    feedthrough outputs (brought up to date after the exchange of the connections; the shafts'
+    and the clutch's are computed in the compiled kernel, where no interrupt is delivered):
+    the host gets KeyboardInterrupt in its own code, not fmi2Fatal; the get was run to its end
+    (a message at status OK says so) and the run goes on as one without the interrupt, bit
+    for bit."""
     fmu = interrupt_fmus / "fan_F2.fmu"
-    got = host_run(fmu, 4, 1e-3, "get1", ("Clutch", "feedthrough", 1))
+    got = host_run(fmu, 4, 1e-3, "get1", ("Vehicle", "feedthrough", 1))
     assert got["got"] == "KeyboardInterrupt", got
     assert Path(got["raised_in"]).parent.name == "fmpy", got
     assert [status for status, _ in got["messages"]] == [0], got
