@@ -271,7 +271,7 @@ class SystemModel:
     # what every step reads and writes, as slots: a slot is found by the class's (cached)
     # look-up alone, an attribute in the instance dict also needs that dict's (internal_step
     # is not one: a writer puts it into the instance dict, as an element's parameters)
-    __slots__ = ("_n", "_extra", "_due", "_order", "_ports", "algorithm", "_loop", "iterations",
+    __slots__ = ("_n", "_extra", "_due", "_order", "_ports", "_driven", "algorithm", "_loop", "iterations",
                  "_fmu_inputs", "_whole_steps", "_frame", "_restage", "_chained", "_undo")
 
     def __init__(self, resources: str | None = None):
@@ -297,6 +297,7 @@ class SystemModel:
         self._order = list(self.elements.values())
         self._labels = {id(el): f"{inst} ({type(el).__name__})" for inst, el in self.elements.items()}
         self._ports = {inst: ModelPort(self._labels[id(el)], el) for inst, el in self.elements.items()}
+        self._driven = list(self._ports.values())       # the ports whose models a step moves (_snapshot)
 
         self.variables = interface(self.system)
         self._vars = {v.name: v for v in self.variables}
@@ -492,6 +493,8 @@ class SystemModel:
         single = not multiples and not self.iterations and not self._chained
         self._loop = (SystemLoop(self._ports, self.system["connections"], self.internal_step, self.algorithm)
                       if SystemLoop is not None and single else None)
+        # the kernel keeps (SystemLoop.save) what its elements hold: a snapshot holds the others
+        self._driven = [port for port in self._ports.values() if self._loop is None or not self._loop.runs(port.model)]
         self._frame = self.algorithm.frame
         for inst, own in self.algorithm.own.items():     # a communication point: the inputs set
             own.inbox.update((name, getattr(self.elements[inst], name)) for name in own.inbox)
@@ -674,15 +677,16 @@ class SystemModel:
             self._due = 2
 
     def _snapshot(self, with_inputs: bool):
-        """(the elements' states, their inputs if ``with_inputs`` else None: kept), for
-        _restore; a state is immutable, so this is all a snapshot copies."""
-        models = self._order
+        """(the states of the elements a step moves, not those the kernel runs, their inputs if
+        ``with_inputs`` else None: kept), for _restore; a state is immutable, so this is all a
+        snapshot copies."""
+        models = [port.model for port in self._driven]
         return [model.state for model in models], [model.read_inputs(model) for model in models] if with_inputs else None
 
     def _restore(self, snapshot):
-        """Put the elements back at the states (and inputs, when saved) of ``snapshot``."""
+        """Put the elements of ``_snapshot`` back at its states (and inputs, when saved)."""
         states, inputs = snapshot
-        for i, port in enumerate(self._ports.values()):
+        for i, port in enumerate(self._driven):
             port.restore((states[i], None if inputs is None else inputs[i]))
 
     # ------------------------------------------------------------------ state

@@ -673,6 +673,10 @@ class SystemLoop:
         """How many elements run as kernels (the others through their models)."""
         return len(self.kernels)
 
+    def runs(self, model) -> bool:
+        """Whether ``model``'s element runs as a kernel (what it holds is :meth:`save`'s)."""
+        return id(model) in self.by_model
+
     # ------------------------------------------------------------------ the models
     @cython.cfunc
     @cython.locals(element=Element)
@@ -701,7 +705,8 @@ class SystemLoop:
 
     @cython.locals(element=Element)
     def save(self):
-        """What the kernels hold, for :meth:`restore`."""
+        """What the kernels hold (the models read first where they changed), for :meth:`restore`."""
+        self._begin_read()
         return (PyBytes_FromStringAndSize(cython.cast(cython.p_char, self.x), self.n_slots * cython.sizeof(cython.double)),
                 [(element.save_state(), element.through_valid) for element in self.kernels],
                 self.stale, self.inputs_set)
@@ -764,9 +769,11 @@ class SystemLoop:
     @cython.locals(element=Element)
     @cython.returns(cython.int)
     def _begin_read(self):
+        """Before reading: the models read where they changed; they fall behind no further."""
+        current = cython.declare(cython.bint, self.current or self.stale)     # stale: read from them
         if self.stale or self.inputs_set:
             self._begin()
-            self.current = True         # read from the models: they hold it
+            self.current = current
         return 0
 
     # ------------------------------------------------------------------ the algorithm

@@ -125,18 +125,28 @@ def test_a_step_the_kernel_cannot_take_is_refused_with_the_algorithm_s_message_a
         tmp_path, monkeypatch, system_loop):
     # an FMU input of a light vehicle (an Inertia kernel) so large that its speed overflows at
     # step 30: the kernel leaves the step to the algorithm, which refuses it with its message;
-    # the next steps, with a small input again, go on from the state kept
+    # the next steps, with a small input again, go on from the state kept.  At 30 the state of
+    # step 20 is set first, and a step refused before any get (the kernel then holds nothing
+    # the models do not)
     names = ["vehicle.w", "vehicle.phi", "clutch.w_2", "shaft_odd.tau_1"]
 
     def push(model, n):
+        if n == 20:
+            saved.append(json.loads(json.dumps(model.record())))
+        if n == 30:
+            model.restore(saved.pop(), lambda: "not this code's")
+            model.writer(["vehicle.tau_2"])(model, [1e308])
+            first.append(model.take_step(model._time(), 2e-3))
         model.writer(["vehicle.tau_2"])(model, [1e308 if n == 30 else 10.0 * math.sin(n)])
 
     runs = {}
     for loop in (None, system_loop):
+        saved, first = [], []
         model = _model(tmp_path, monkeypatch, loop, "z3", {"vehicle.J": 1e-3}, inputs=["vehicle.tau_2"],
                        outputs=names)
-        runs[loop] = _drive(model, 60, 2e-3, names, push)
-    rows, messages = runs[system_loop]
+        runs[loop] = _drive(model, 60, 2e-3, names, push), first
+    (rows, messages), first = runs[system_loop]
+    assert "vehicle (Inertia)" in str(first[0]) and "= inf is not finite" in str(first[0]), first
     assert "vehicle (Inertia)" in str(messages[30]) and "= inf is not finite" in str(messages[30]), messages[30]
     assert sum(message is not None for message in messages) == 1
     assert rows[31] == rows[30]         # refused: the outputs of the state kept
