@@ -13,15 +13,16 @@ every float is the reference's bit for bit.  Any other element is driven through
 (fmus.model) as the algorithm's port does, its connected values moved between its
 attributes and the array.
 
-The element models stay what the rest of the system FMU reads and sets: after every call
-each kernel element's model gets what the call changed (:meth:`SystemLoop.run`: the state and
-its outputs, the feedthrough outputs then stale; :meth:`SystemLoop.exchange`: the inputs and
-the feedthrough outputs at them, ``fresh``), and a call finding the models changed by
-anything else (``stale``, or a state that is not the one the kernel wrote) reads them again
-first.  What the kernel does not decide alone it leaves to the reference: an input out of its
-range, a value that is not finite, a friction step that raises (the reference refuses the
-step or raises, with its message) make it raise :class:`UseReference` before any model
-changed, and the caller runs the algorithm instead.
+Between calls a kernel element lives in the kernel and its model falls behind: the system
+model reads its variables from the array (:meth:`SystemLoop.read`), has the models written
+before anything else reads them (:meth:`SystemLoop.sync`: an FMU state taken, a step the
+algorithm takes instead) and sets the kernels back when it undoes a step
+(:meth:`SystemLoop.save`, :meth:`SystemLoop.restore`); it says when the models changed
+(``stale``: they are read again) or the FMU's inputs were set into them (``inputs_set``).
+What the kernel does not decide alone it leaves to the reference: an input out of its range,
+a value that is not finite, a friction step that raises (the reference refuses the step or
+raises, with its message) make it raise :class:`UseReference`, and the caller sets back what
+it saved and runs the algorithm instead.
 
 Uncompiled, this module refuses to be imported and the algorithm runs.
 """
@@ -49,7 +50,6 @@ from .algorithm import Refused, UseReference, stages  # noqa: E402
 
 _TAKEN = cython.declare(cython.int, 0)
 _BY_REFERENCE = cython.declare(cython.int, 1)
-MAX_POINTS = cython.declare(cython.int, 6)       # fmus.table.MAX_POINTS
 MAX_CHAIN_INPUTS = cython.declare(cython.int, 24)     # ClutchChain: 12 torques, 5 clamps, T_amb
 
 
@@ -338,7 +338,7 @@ class TableKernel(Element):
     """fmus.table.Table, TorqueTable, ForceTable: y(t) of solvers.signal.table_value; the state
     is the time of the communication point."""
 
-    times = cython.declare(cython.double[6])
+    times = cython.declare(cython.double[6])       # fmus.table.MAX_POINTS
     values = cython.declare(cython.double[6])
     n = cython.declare(cython.int)
     hold = cython.declare(cython.bint)
