@@ -132,8 +132,14 @@ class Element:
             if self.through_valid:
                 for name, slot, boolean in self.through_outputs:
                     attributes[name] = x[slot] != 0.0 if boolean else x[slot]
-            model.fresh = self.through_valid
+            model.fresh = self.model_fresh()
         return 0
+
+    @cython.cfunc
+    @cython.returns(cython.bint)
+    def model_fresh(self):
+        """Whether the model, written, is ``fresh`` (and what it keeps with that is set)."""
+        return self.through_valid
 
     @cython.cfunc
     @cython.locals(x=cython.p_double)
@@ -434,6 +440,7 @@ class ChainKernel(Element):
     bounded = cython.declare(list)                  # (slot, lo, hi): Model._bounded_inputs
     interfaces = cython.declare(list)               # (torque slot, locked slot, sign)
     loss_slot = cython.declare(cython.int)
+    motion_slots = cython.declare(list)             # the state outputs its step sets (chain_outputs)
     torques = cython.declare(object)
     t_s = cython.declare(object)
     t_c = cython.declare(object)
@@ -454,9 +461,9 @@ class ChainKernel(Element):
         self.bounded = [(slots[names[i]], lo, hi) for i, lo, hi in model._bounded_inputs]
         self.interfaces = [(slots[torque], slots[locked], sign) for torque, locked, sign in model._interface_outputs]
         self.loss_slot = slots["p_loss"]
-        # what the element sets: the members' motion, the slips and e_loss; its friction
-        # outputs (the interfaces' not in use and the heat flows keep the values they have)
-        self.state_outputs = [(name, slots[name]) for name in model._output_names]
+        # what its step sets: the members' motion, the slips and e_loss (the others keep theirs);
+        # its friction outputs (the interfaces' not in use and the heat flows keep theirs)
+        self.motion_slots = [slots[name] for name in model._output_names]
         self.through_outputs = [(name, slots[name], name == locked)
                                 for torque, locked, _ in model._interface_outputs for name in (torque, locked)]
         self.through_outputs.append(("p_loss", self.loss_slot, False))
@@ -486,6 +493,14 @@ class ChainKernel(Element):
         return 0
 
     @cython.cfunc
+    @cython.returns(cython.bint)
+    def model_fresh(self):
+        if self.through_valid and self.resolved:        # the step reuses the resolution kept with it
+            self.model._resolution = self.resolution
+            return True
+        return False
+
+    @cython.cfunc
     @cython.locals(x=cython.p_double, i=cython.int, total=cython.double, value=cython.double, changed=cython.bint,
                    slot=cython.int, lo=cython.double, hi=cython.double)
     @cython.returns(cython.int)
@@ -503,18 +518,20 @@ class ChainKernel(Element):
                 return _BY_REFERENCE
         changed = not self.prepared
         for i in range(self.n_inputs):
-            value = x[self.input_slots[i]]
-            if value != self.prepared_at[i]:
+            if x[self.input_slots[i]] != self.prepared_at[i]:
                 changed = True
-            self.prepared_at[i] = value
-        if changed:
+        if changed:     # the record made whole before it counts as made (an interrupt may cut it)
+            self.prepared = self.resolved = False
             self.torques = [x[first] + x[second] for first, second in self.pairs]
             clamps = tuple([x[slot] for slot in self.clamp_slots])
             if not _same_bits(clamps, self.clamps_at):      # capacities: a function of the clamps alone
+                self.clamps_at = None
                 self.t_s, self.t_c = self.chain.capacities(clamps)
                 self.clamps_at = clamps
             self.step_inputs = self.chain.step_inputs(self.torques)
-            self.prepared, self.resolved = True, False
+            for i in range(self.n_inputs):
+                self.prepared_at[i] = x[self.input_slots[i]]
+            self.prepared = True
         return _TAKEN
 
     @cython.cfunc
@@ -539,7 +556,7 @@ class ChainKernel(Element):
         if not isfinite(total):
             return _BY_REFERENCE
         i = 0
-        for name, slot in self.state_outputs:
+        for slot in self.motion_slots:
             x[slot] = values[i]
             i += 1
         self.state = tuple.__new__(ThermalChainState, (new_chain, temperatures, heat))
@@ -561,7 +578,6 @@ class ChainKernel(Element):
             except Exception:
                 return _BY_REFERENCE
             self.resolved = True
-            self.model._resolution = self.resolution
         modes, tau = self.resolution
         p_loss = 0.0
         j = 0
@@ -616,6 +632,7 @@ class SystemLoop:
     moves = cython.declare(list)                # per stage: (source slot, target slot)
     scatters = cython.declare(list)             # per stage: (attributes, name, slot) written to models
     flushes = cython.declare(list)              # per stage: models whose inputs were written
+    retargeted = cython.declare(list)           # per stage: the kernels whose inputs were moved
     stale = cython.declare(cython.bint, visibility="public")
     inputs_set = cython.declare(cython.bint, visibility="public")
     current = cython.declare(cython.bint)       # the models hold what the kernels hold
@@ -649,7 +666,7 @@ class SystemLoop:
         self.kernels = [by_port[name] for name in ports if kinds[name] is not None]
         self.by_model = {id(ports[name].model): by_port[name] for name in ports if kinds[name] is not None}
         self.steppers = [by_port[name] for name in ports if name in stepped]
-        self.refreshes, self.gathers, self.moves, self.scatters, self.flushes = [], [], [], [], []
+        self.refreshes, self.gathers, self.moves, self.scatters, self.flushes, self.retargeted = [], [], [], [], [], []
         for s, links in enumerate(program):
             read = []
             for c in links:
@@ -664,6 +681,7 @@ class SystemLoop:
                                   if kinds[c[2]] is None])
             self.flushes.append(list({id(ports[c[2]].model): ports[c[2]].model for c in links
                                       if kinds[c[2]] is None}.values()))
+            self.retargeted.append(list({c[2]: by_port[c[2]] for c in links if kinds[c[2]] is not None}.values()))
         self.stale, self.inputs_set, self.current, self.algorithm = True, False, True, algorithm
 
     def __dealloc__(self):
@@ -697,7 +715,10 @@ class SystemLoop:
     @cython.locals(element=Element)
     def sync(self):
         """The models given what the kernels hold (before anything but this loop reads them)."""
-        if self.current or self.stale:
+        if self.stale:
+            return
+        self._begin_read()          # the FMU inputs set since the last call, first
+        if self.current:
             return
         for element in self.kernels:
             element.write_model(self.x)
@@ -754,11 +775,12 @@ class SystemLoop:
                 values.append(value if type(value) is convert else convert(value))
             else:
                 element, slot, through, name = entry
-                if through and element.refresh(x) != _TAKEN:     # its model words it (raises)
+                if not self.stale and through and element.refresh(x) != _TAKEN:     # its model words it
                     self.sync()
                     self.stale = True
-                    element.model.update_feedthrough()
-                if self.stale:
+                if self.stale:          # the models hold the values: read as the algorithm's reader
+                    if through and not element.model.fresh:
+                        element.model.update_feedthrough()
                     value = element.attributes[name]
                     values.append(value if type(value) is convert else convert(value))
                 else:
@@ -793,6 +815,8 @@ class SystemLoop:
                 x[slot] = attributes[name]
             for source, target in self.moves[stage]:
                 x[target] = x[source]
+            for element in self.retargeted[stage]:     # the flush: their feedthrough is stale
+                element.through_valid = False
             for attributes, name, slot in self.scatters[stage]:
                 attributes[name] = x[slot]
             for model in self.flushes[stage]:
