@@ -100,7 +100,7 @@ class Element:
             x[slot] = self.attributes[name]
         for name, slot in self.state_outputs:
             x[slot] = self.attributes[name]
-        self.read_state()
+        self.read_state(self.model.state)
         self.through_valid = False
         return 0
 
@@ -154,22 +154,19 @@ class Element:
 
     @cython.cfunc
     def save_state(self):
-        """Its state, for :meth:`restore_state` (a kernel that keeps one)."""
-        return None
-
-    @cython.cfunc
-    @cython.returns(cython.int)
-    def restore_state(self, saved):
-        return 0
+        """Its state as :meth:`read_state` takes it back (SystemLoop.save)."""
+        return self.new_state()
 
     # ------------------------------------------------------------------ a kernel's part
     @cython.cfunc
     @cython.returns(cython.int)
-    def read_state(self):
+    def read_state(self, state):
+        """The kernel's state from a model's ``state``."""
         return 0
 
     @cython.cfunc
     def new_state(self):
+        """The kernel's state as its model's."""
         return self.model.state
 
     @cython.cfunc
@@ -237,8 +234,8 @@ class InertiaKernel(Element):
 
     @cython.cfunc
     @cython.returns(cython.int)
-    def read_state(self):
-        self.phi, self.w = self.model.state
+    def read_state(self, state):
+        self.phi, self.w = state
         return 0
 
     @cython.cfunc
@@ -247,13 +244,7 @@ class InertiaKernel(Element):
 
     @cython.cfunc
     def save_state(self):
-        return (self.phi, self.w)
-
-    @cython.cfunc
-    @cython.returns(cython.int)
-    def restore_state(self, saved):
-        self.phi, self.w = saved
-        return 0
+        return (self.phi, self.w)       # read_state takes a plain tuple too, made without BodyState's call
 
     @cython.cfunc
     @cython.locals(x=cython.p_double, t=cython.double, h=cython.double, torque=cython.double,
@@ -262,10 +253,9 @@ class InertiaKernel(Element):
                    expm1_x=cython.double)
     @cython.returns(cython.int)
     def step(self, x, t, h):
-        torque = 0.0 + x[self.tau_1] + x[self.tau_2]      # Model.input_problem's screen
-        if not isfinite(torque):
-            return _BY_REFERENCE
         torque = x[self.tau_1] + x[self.tau_2]            # Inertia.prepare: tau_1 + tau_2
+        if not isfinite(torque):        # Model.input_problem's screen (0.0 + tau_1 + tau_2)
+            return _BY_REFERENCE
         inertia, damping, phi, w = self.J, self.d_ground, self.phi, self.w
         # solvers.rigid.damped_motion, operation for operation
         if damping == 0.0:
@@ -360,23 +350,13 @@ class TableKernel(Element):
 
     @cython.cfunc
     @cython.returns(cython.int)
-    def read_state(self):
-        self.time = self.model.state
+    def read_state(self, state):
+        self.time = state
         return 0
 
     @cython.cfunc
     def new_state(self):
         return self.time
-
-    @cython.cfunc
-    def save_state(self):
-        return self.time
-
-    @cython.cfunc
-    @cython.returns(cython.int)
-    def restore_state(self, saved):
-        self.time = saved
-        return 0
 
     @cython.cfunc
     @cython.locals(x=cython.p_double, t=cython.double, h=cython.double, time=cython.double,
@@ -472,25 +452,14 @@ class ChainKernel(Element):
 
     @cython.cfunc
     @cython.returns(cython.int)
-    def read_state(self):
-        self.state = self.model.state
+    def read_state(self, state):
+        self.state = state
         self.prepared = self.resolved = False
         return 0
 
     @cython.cfunc
     def new_state(self):
         return self.state
-
-    @cython.cfunc
-    def save_state(self):
-        return self.state
-
-    @cython.cfunc
-    @cython.returns(cython.int)
-    def restore_state(self, saved):
-        self.state = saved
-        self.prepared = self.resolved = False
-        return 0
 
     @cython.cfunc
     @cython.returns(cython.bint)
@@ -501,7 +470,7 @@ class ChainKernel(Element):
         return False
 
     @cython.cfunc
-    @cython.locals(x=cython.p_double, i=cython.int, total=cython.double, value=cython.double, changed=cython.bint,
+    @cython.locals(x=cython.p_double, i=cython.int, total=cython.double, changed=cython.bint,
                    slot=cython.int, lo=cython.double, hi=cython.double)
     @cython.returns(cython.int)
     def prepare(self, x):
@@ -739,7 +708,7 @@ class SystemLoop:
         memcpy(self.x, PyBytes_AS_STRING(values), self.n_slots * cython.sizeof(cython.double))
         i = 0
         for element in self.kernels:
-            element.restore_state(states[i][0])
+            element.read_state(states[i][0])
             element.through_valid = states[i][1]
             i += 1
         self.current = False
