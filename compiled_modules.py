@@ -30,7 +30,11 @@ C doubles) and solvers/friction_ode_kernel.py (its ODE phases: Dormand-Prince wi
 location), tested bit for bit against solvers/friction.py (tests/numerics/test_friction_kernel.py).  Cython reads ``import cython`` at compile time
 (the extension module imports nothing); an uncompiled kernel refuses to be imported, and
 its reference module keeps its own functions.  Only the kernels know Cython: every other
-module is compiled unchanged, without a C type declared, and imports no ``cython``.
+module is compiled unchanged, without a C type declared, and imports no ``cython``.  A kernel
+whose C methods another kernel calls declares them in a .pxd beside its source
+(solvers/friction_kernel.pxd, which systems/system_kernel.py cimports): Cython reads the
+declarations of a module and of those it cimports (:func:`declarations`), and they are part
+of the cache's key (:func:`module_text`).
 
 Every CPython host, compiled: the FMUs carry the extension modules of each CPython minor
 version of :data:`HOST_VERSIONS` the build machine has an interpreter for (with its C
@@ -69,6 +73,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -257,9 +262,36 @@ def toolchain(target: TargetPython | None = None) -> str:
                       repr(CFLAGS), str(include), repr(STRIP)])
 
 
+#: a project module a source cimports (its C declarations: the .pxd beside its source)
+CIMPORT = re.compile(r"cython\.cimports\.(drivetrain_fmu\.[\w.]+) import")
+
+
+def declarations(name: str, source: Path) -> dict:
+    """``{qualified module name: its .pxd's text}``: the C declarations Cython reads compiling
+    the module ``name`` from ``source``: its own (a .pxd beside the source) and those of the
+    project's modules it cimports (``from cython.cimports.drivetrain_fmu... import``)."""
+    source = Path(source)
+    found = {}
+    own = source.with_suffix(".pxd")
+    if own.is_file():
+        found[name] = own.read_bytes()
+    for other in CIMPORT.findall(source.read_text()):
+        found[other] = Path(__file__).parent.joinpath(*other.split(".")[1:]).with_suffix(".pxd").read_bytes()
+    return found
+
+
+def module_text(name: str, source: Path) -> bytes:
+    """What the extension module ``name`` is compiled from: ``source``'s text and the
+    :func:`declarations` it is compiled with (the cache's key: :func:`cached_path`)."""
+    text = Path(source).read_bytes()
+    for other, declared in sorted(declarations(name, source).items()):
+        text += f"\n# declarations of {other}\n".encode() + declared
+    return text
+
+
 def cached_path(name: str, text: bytes, target: TargetPython | None = None) -> Path:
-    """Where the extension module ``name`` compiled from the source ``text`` by this toolchain
-    for ``target`` (default the running CPython) is cached."""
+    """Where the extension module ``name`` compiled from ``text`` (:func:`module_text`) by this
+    toolchain for ``target`` (default the running CPython) is cached."""
     target = target or TargetPython.current()
     key = hashlib.sha256(f"{name}\n{toolchain(target)}\n".encode() + text).hexdigest()[:24]
     return cache_folder() / f"{name}-{key}{target.ext_suffix}"
@@ -277,7 +309,9 @@ def extensions(modules: dict, targets=None) -> dict:
     folder = cache_folder()
     targets = list(targets or [TargetPython.current()])
     texts = {name: Path(source).read_bytes() for name, source in modules.items()}   # read once: key and code
-    cached = {(name, target): cached_path(name, text, target) for name, text in texts.items() for target in targets}
+    declared = {name: declarations(name, source) for name, source in modules.items()}
+    keys = {name: module_text(name, source) for name, source in modules.items()}
+    cached = {(name, target): cached_path(name, keys[name], target) for name in texts for target in targets}
     if all(path.exists() for path in cached.values()):
         try:
             return _read_cached(folder, cached, holding_lock=False)
@@ -290,7 +324,7 @@ def extensions(modules: dict, targets=None) -> dict:
             lock.truncate(0)                # who holds the lock, for a build that waits for it
             lock.write(f"process {os.getpid()} compiling {len(missing)} modules\n")
             lock.flush()
-            _compile_all(missing, modules, texts, cached)
+            _compile_all(missing, modules, texts, declared, cached)
         return _read_cached(folder, cached, holding_lock=True)
 
 
@@ -326,7 +360,7 @@ def _acquire(lock, folder: Path) -> None:
             time.sleep(0.2)
 
 
-def _compile_all(missing: list, modules: dict, texts: dict, cached: dict) -> None:
+def _compile_all(missing: list, modules: dict, texts: dict, declared: dict, cached: dict) -> None:
     """Compile the (module, target) pairs ``missing`` on every core: each module cythonized
     once, then gcc'd for each target (the largest modules first), saying each one done (i/N)."""
     count, cores = len(missing), len(os.sched_getaffinity(0))
@@ -336,7 +370,8 @@ def _compile_all(missing: list, modules: dict, texts: dict, cached: dict) -> Non
     start, done = time.monotonic(), 0
     names = sorted({name for name, _ in missing}, key=lambda name: -len(texts[name]))
     with tempfile.TemporaryDirectory(prefix="cython_") as tmp, ThreadPoolExecutor(cores) as pool:
-        running = {pool.submit(_cythonize, name, Path(modules[name]), texts[name], Path(tmp)): (name, None)
+        running = {pool.submit(_cythonize, name, Path(modules[name]), texts[name], declared[name], Path(tmp)):
+                   (name, None)
                    for name in names}
         while running:
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -388,16 +423,21 @@ def _run_tool(name: str, source: Path, command: list) -> None:
                            f"{done.returncode}:\n{(done.stderr or done.stdout).strip()[-2000:]}")
 
 
-def _cythonize(name: str, source: Path, text: bytes, folder: Path) -> tuple:
+def _cythonize(name: str, source: Path, text: bytes, declared: dict, folder: Path) -> tuple:
     """Cython ``text`` (the source ``source`` as read for the key) as the module ``name`` into
-    C in ``folder``: (the C file, ``source``)."""
+    C in ``folder``, with the C declarations ``declared`` (:func:`declarations`, each where
+    Cython looks for its module's: under its qualified name's path): (the C file, ``source``)."""
     work = folder / name
     work.mkdir()
-    copy, c_file = work / source.name, work / f"{name}.c"
+    copy, c_file, include = work / source.name, work / f"{name}.c", work / "include"
     copy.write_bytes(text)
+    for other, declarations_text in declared.items():
+        pxd = include.joinpath(*other.split(".")).with_suffix(".pxd")
+        pxd.parent.mkdir(parents=True, exist_ok=True)
+        pxd.write_bytes(declarations_text)
     directives = [arg for key, value in DIRECTIVES.items() for arg in ("-X", f"{key}={value}")]
-    _run_tool(name, source, [sys.executable, "-m", "cython", "--module-name", name, *directives, "-o", str(c_file),
-                             str(copy)])
+    _run_tool(name, source, [sys.executable, "-m", "cython", "--module-name", name, *directives, "-I", str(include),
+                             "-o", str(c_file), str(copy)])
     return c_file, source
 
 
@@ -428,7 +468,7 @@ class _CachedExtensionFinder:
         if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return None
         try:
-            cached = cached_path(name, Path(spec.origin).read_bytes())
+            cached = cached_path(name, module_text(name, Path(spec.origin)))
         except (CompileError, OSError):       # no usable cache: the source
             return None
         if not cached.is_file():

@@ -16,13 +16,13 @@ from .shell import element_fmu
 
 
 def source_fingerprint(folders=None) -> str:
-    """SHA-256 of the ``fmus`` and ``solvers`` source files as they are on disk now, in
-    ``folders`` (their two folders; default those of the loaded packages: this module is
+    """SHA-256 of the ``fmus`` and ``solvers`` source files and C declarations (.pxd) as they
+    are on disk now, in ``folders`` (their two folders; default those of the loaded packages: this module is
     shipped as source only, build_fmus.SOURCE_ONLY, so its ``__file__`` is the folder of the
     sources also when the modules beside it run compiled)."""
     digest = hashlib.sha256()
     for package in folders or (Path(__file__).parent, Path(solvers.__file__).parent):
-        for path in sorted(package.glob("*.py")):
+        for path in sorted([*package.glob("*.py"), *package.glob("*.pxd")]):
             digest.update(f"{package.name}/{path.name}".encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()

@@ -7,9 +7,13 @@ interfaces hands the calls a step makes to a :class:`FrictionKernel` (``compiled
 ``capacities``, ``step_inputs``, ``resolve``, ``advance`` and ``member_motion``, the
 matrices held as C arrays, every quantity a C double, with the reference's IEEE operations in
 the reference's order (gcc -ffp-contract=off: compiled_modules), so every float is the
-reference's bit for bit (tests/numerics/test_friction_kernel.py).  The new ChainState is made
-by tuple.__new__, which is what its NamedTuple __new__ does without that function's
-interpreted frame.
+reference's bit for bit (tests/numerics/test_friction_kernel.py).  Each of those methods
+wraps a C method of the same call over C values (``capacities_into``, ``step_inputs_into``,
+``resolve_into``, ``advance_into``, ``motion_into``; a ChainState as a ChainValues struct),
+declared with the class in solvers/friction_kernel.pxd, so that compiled code elsewhere
+(systems/system_kernel.py's friction chain) cimports it and steps without a Python object.
+The new ChainState is made by tuple.__new__, which is what its NamedTuple __new__ does
+without that function's interpreted frame.
 
 An ODE phase (a slipping interface with a Stribeck drop or viscous friction) is the
 system's ``_advance_ode``, compiled in solvers/friction_ode_kernel.py.  What is rare stays
@@ -86,6 +90,23 @@ def _mode_list(modes, count):
     return found
 
 
+@cython.locals(j=cython.int)
+def chain_values(state, k, out):
+    """A ChainState of ``k`` interfaces into ``out`` (its modes as C values)."""
+    out.theta, out.w_mean, out.e_loss = state[0], state[1], state[5]
+    q, s, modes = state[2], state[3], state[4]
+    for j in range(k):
+        out.q[j], out.s[j], out.modes[j] = q[j], s[j], modes[j]
+    return 0
+
+
+def chain_state(values, k):
+    """The ChainState of ``values`` of ``k`` interfaces (made as its NamedTuple __new__ makes it)."""
+    return tuple.__new__(ChainState, (values.theta, values.w_mean, tuple(_float_list(values.q, k)),
+                                      tuple(_float_list(values.s, k)), tuple(_mode_list(values.modes, k)),
+                                      values.e_loss))
+
+
 def compiled_methods(system) -> dict:
     """The per-step methods of ``system`` (a FrictionSystem) on its kernel, by name; none
     when it is larger than the kernel takes."""
@@ -101,25 +122,6 @@ def compiled_methods(system) -> dict:
 class FrictionKernel:
     """One FrictionSystem's matrices as C arrays (row stride MAX_INTERFACES or MAX_MEMBERS) and
     its per-step methods, each with the signature and the results of the reference's."""
-
-    system = cython.declare(object)
-    reference = cython.declare(object)      # the system's class: its methods are the reference's
-    n = cython.declare(cython.int)                          # members
-    k = cython.declare(cython.int)                          # interfaces
-    j_total = cython.declare(cython.double)
-    two = cython.declare(cython.double)                     # the exponent of w_mean**2, read at run time
-    m = cython.declare(cython.double[25])
-    m_inv = cython.declare(cython.double[25])
-    k_members = cython.declare(cython.double[40])     # E K
-    free = cython.declare(cython.double[8])                           # E N
-    input_rows = cython.declare(cython.double[48])
-    static_levers = cython.declare(cython.double[5])
-    kinetic_levers = cython.declare(cython.double[5])
-    d_visc = cython.declare(cython.double[5])
-    w_stribeck = cython.declare(cython.double[5])
-    alpha = cython.declare(cython.double[5])
-    one_way = cython.declare(cython.int[5])
-    _last_event = cython.declare(cython.int)                # set by _advance_constant
 
     @cython.locals(i=cython.int, j=cython.int)
     def __init__(self, system):
@@ -144,113 +146,153 @@ class FrictionKernel:
                 self.input_rows[i * MAX_MEMBERS + j] = system._input_rows[i][j]
 
     # ------------------------------------------------------------------ FrictionSystem's methods
-    @cython.locals(i=cython.int, f_n=cython.double)
+    @cython.locals(i=cython.int, normal=cython.double[5], static=cython.double[5], kinetic=cython.double[5])
     def capacities(self, normal_forces):
-        static, kinetic = [], []
         for i in range(self.k):
-            f_n = normal_forces[i]
-            static.append(self.static_levers[i] * f_n)
-            kinetic.append(self.kinetic_levers[i] * f_n)
-        return static, kinetic
+            normal[i] = normal_forces[i]
+        self.capacities_into(normal, static, kinetic)
+        return _float_list(static, self.k), _float_list(kinetic, self.k)
 
-    @cython.locals(i=cython.int, j=cython.int, total=cython.double, torque=cython.double[8])
+    @cython.locals(j=cython.int, torque=cython.double[8], g=cython.double[5], a_mean=cython.double)
     def step_inputs(self, torques):
         for j in range(self.n):
             torque[j] = torques[j]
-        products = []
-        for i in range(self.k + 1):
-            total = 0.0
-            for j in range(self.n):
-                total += self.input_rows[i * MAX_MEMBERS + j] * torque[j]
-            products.append(total)
-        a_mean = products.pop(0) / self.j_total
-        return a_mean, products
+        a_mean = self.step_inputs_into(torque, g)
+        return a_mean, _float_list(g, self.k)
 
-    @cython.locals(j=cython.int, status=cython.int, slip=cython.double[5],
-                   accel=cython.double[5], static=cython.double[5],
-                   kinetic=cython.double[5], modes_out=cython.int[5],
-                   tau=cython.double[5])
+    @cython.locals(j=cython.int, slip=cython.double[5], current=cython.int[5], accel=cython.double[5],
+                   static=cython.double[5], kinetic=cython.double[5], modes_out=cython.int[5], tau=cython.double[5])
     def resolve(self, s, modes, g, t_s, t_c, breaking=None, refuted=()):
         if breaking is not None or refuted:
             return self.reference.resolve(self.system, s, modes, g, t_s, t_c, breaking, refuted)
         for j in range(self.k):
-            slip[j], accel[j], static[j], kinetic[j] = s[j], g[j], t_s[j], t_c[j]
-        status = self._resolve(slip, accel, static, kinetic, modes_out, tau)
-        if status != _RESOLVED:
-            return self.reference.resolve(self.system, s, modes, g, t_s, t_c)
+            slip[j], current[j], accel[j], static[j], kinetic[j] = s[j], modes[j], g[j], t_s[j], t_c[j]
+        self.resolve_into(slip, current, accel, static, kinetic, modes_out, tau)
         return _mode_list(modes_out, self.k), _float_list(tau, self.k)
 
-    @cython.locals(i=cython.int, n=cython.int, theta=cython.double, w_mean=cython.double,
-                   q=cython.double[5], s=cython.double[5],
-                   offsets=cython.double[8], relative=cython.double[8], slipping=cython.bint)
+    @cython.locals(values=ChainValues, motion=cython.double[16])
     def member_motion(self, state):
-        theta, w_mean, q_state, s_state = state[0], state[1], state[2], state[3]
+        chain_values(state, self.k, cython.address(values))
+        self.motion_into(cython.address(values), motion)
+        return _float_list(motion, 2 * self.n)
+
+    @cython.locals(j=cython.int, a_mean=cython.double, values=ChainValues, out=ChainValues,
+                   torque=cython.double[8], g=cython.double[5], static=cython.double[5], kinetic=cython.double[5],
+                   start_modes=cython.int[5], start_tau=cython.double[5])
+    def advance(self, state, torques, t_s, t_c, h, events=None, start=None, inputs=None, losses=None):
+        if losses is not None:
+            return self.reference.advance(self.system, state, torques, t_s, t_c, h, events, start, inputs, losses)
+        for j in range(self.n):
+            torque[j] = torques[j]
+        if inputs is None:
+            a_mean = self.step_inputs_into(torque, g)
+        else:
+            a_mean, g_list = inputs
+            for j in range(self.k):
+                g[j] = g_list[j]
+        for j in range(self.k):
+            static[j], kinetic[j] = t_s[j], t_c[j]
+        chain_values(state, self.k, cython.address(values))
+        if start is None:
+            self.resolve_into(values.s, values.modes, g, static, kinetic, start_modes, start_tau)
+        else:
+            for j in range(self.k):
+                start_modes[j], start_tau[j] = start[0][j], start[1][j]
+        self.advance_into(cython.address(values), torque, a_mean, g, static, kinetic, h, start_modes, start_tau,
+                          events, cython.address(out))
+        return chain_state(cython.address(out), self.k)
+
+    # ------------------------------------------------------------------ the same over C values
+    @cython.locals(i=cython.int, f_n=cython.double)
+    def capacities_into(self, normal_forces, t_s, t_c):
+        for i in range(self.k):
+            f_n = normal_forces[i]
+            t_s[i] = self.static_levers[i] * f_n
+            t_c[i] = self.kinetic_levers[i] * f_n
+
+    @cython.locals(i=cython.int, j=cython.int, total=cython.double)
+    def step_inputs_into(self, torque, g):
+        """a_mean (the mean acceleration); g (the interfaces' free slip accelerations) into ``g``."""
+        total = 0.0
+        for j in range(self.n):
+            total += self.input_rows[j] * torque[j]
+        a_mean = cython.declare(cython.double, total / self.j_total)
+        for i in range(1, self.k + 1):
+            total = 0.0
+            for j in range(self.n):
+                total += self.input_rows[i * MAX_MEMBERS + j] * torque[j]
+            g[i - 1] = total
+        return a_mean
+
+    @cython.locals(j=cython.int)
+    def resolve_into(self, s, modes, g, t_s, t_c, modes_out, tau):
+        """FrictionSystem.resolve without ``breaking`` and ``refuted`` into ``modes_out``, ``tau``
+        (the reference's where it decides: it may raise)."""
+        if self._resolve(s, g, t_s, t_c, modes_out, tau) != _RESOLVED:
+            found_modes, found_tau = self.reference.resolve(
+                self.system, _float_list(s, self.k), _mode_list(modes, self.k), _float_list(g, self.k),
+                _float_list(t_s, self.k), _float_list(t_c, self.k))
+            for j in range(self.k):
+                modes_out[j], tau[j] = found_modes[j], found_tau[j]
+        return 0
+
+    @cython.locals(i=cython.int, n=cython.int, offsets=cython.double[8], relative=cython.double[8],
+                   slipping=cython.bint)
+    def motion_into(self, state, motion):
+        """FrictionSystem.member_motion: the members' angles, then their speeds, into ``motion``."""
         n = self.n
         slipping = False
         for i in range(self.k):
-            q[i], s[i] = q_state[i], s_state[i]
-            if s[i] != 0.0:
+            if state.s[i] != 0.0:
                 slipping = True
-        self._matvec(self.k_members, n, q, offsets)
-        motion = []
+        self._matvec(self.k_members, n, state.q, offsets)
         for i in range(n):
-            motion.append(self.free[i] * theta + offsets[i])
+            motion[i] = self.free[i] * state.theta + offsets[i]
         if slipping:
-            self._matvec(self.k_members, n, s, relative)
+            self._matvec(self.k_members, n, state.s, relative)
             for i in range(n):
-                motion.append(self.free[i] * w_mean + relative[i])
+                motion[n + i] = self.free[i] * state.w_mean + relative[i]
         else:
             for i in range(n):
-                motion.append(self.free[i] * w_mean)
-        return motion
+                motion[n + i] = self.free[i] * state.w_mean
 
     @cython.locals(i=cython.int, j=cython.int, m=cython.int, n=cython.int, event=cython.int, phase=cython.int,
                    max_events=cython.int, substeps=cython.int, used=cython.int, status=cython.int,
                    all_stuck=cython.bint,
-                   analytic=cython.bint, mode=cython.int, step=cython.double, a_mean=cython.double,
+                   analytic=cython.bint, mode=cython.int, step=cython.double,
                    theta=cython.double, theta_start=cython.double, w_mean=cython.double,
-                   e_loss_start=cython.double, e_loss=cython.double,
+                   e_loss_start=cython.double,
                    t=cython.double, dt=cython.double, ke_start=cython.double, ke_end=cython.double,
                    d_theta=cython.double, work=cython.double, x=cython.double,
-                   torque=cython.double[8], relative=cython.double[8],
-                   g=cython.double[5], static=cython.double[5],
-                   kinetic=cython.double[5], q=cython.double[5],
+                   relative=cython.double[8], q=cython.double[5],
                    s=cython.double[5], q_start=cython.double[5],
                    dq=cython.double[5], tau=cython.double[5],
                    modes=cython.int[5])
-    def advance(self, state, torques, t_s, t_c, h, events=None, start=None, inputs=None, losses=None):
-        if losses is not None:
-            return self.reference.advance(self.system, state, torques, t_s, t_c, h, events, start, inputs, losses)
+    def advance_into(self, state, torque, a_mean, g, t_s, t_c, h, start_modes, start_tau, events, out):
+        """FrictionSystem.advance without ``losses`` from ``state`` into ``out`` (``state`` is
+        read whole before ``out`` is written), the step's start resolution given; ``events``
+        (a list, or None) gets (t, interface) of each slip that reached zero.  Raises as the
+        reference does (a step too long or of too many events, a resolution that fails)."""
         step = h
         if not 0.0 < step < _INFINITY:
             check_step(h)                               # raises, naming h
         m, n = self.k, self.n
-        for i in range(n):
-            torque[i] = torques[i]
-        if inputs is None:
-            a_mean, g_list = self.step_inputs(torques)
-        else:
-            a_mean, g_list = inputs
-        for j in range(m):
-            g[j], static[j], kinetic[j] = g_list[j], t_s[j], t_c[j]
-        theta_start, w_mean, q_state, s_state, modes_start, e_loss_start = state
+        theta_start, w_mean, e_loss_start = state.theta, state.w_mean, state.e_loss
         theta = theta_start
-        for j in range(m):
-            q[j] = q_start[j] = q_state[j]
-            s[j] = s_state[j]
-        if start is None:
-            start = self.resolve(s_state, modes_start, g_list, t_s, t_c)
-        start_modes, start_tau = start
         all_stuck = True
         for j in range(m):
+            q[j] = q_start[j] = state.q[j]
+            s[j] = state.s[j]
             modes[j], tau[j] = start_modes[j], start_tau[j]
             if modes[j] != 0:
                 all_stuck = False
         if all_stuck:
             # every interface holds for the whole step (friction.py, FrictionSystem.advance)
             theta += w_mean * step + 0.5 * a_mean * step * step
-            return tuple.__new__(ChainState, (theta, w_mean + a_mean * step, q_state, s_state, tuple(start_modes),
-                                                  e_loss_start))
+            out.theta, out.w_mean, out.e_loss = theta, w_mean + a_mean * step, e_loss_start
+            for j in range(m):
+                out.q[j], out.s[j], out.modes[j] = q[j], s[j], modes[j]
+            return 0
         ke_start = self._kinetic_energy(w_mean, s)
         t = 0.0
         breaking, refuted = None, ()
@@ -259,18 +301,18 @@ class FrictionKernel:
         while True:
             if phase:                       # after an event: re-decide the stuck set
                 status = _BY_REFERENCE if breaking is not None or refuted else \
-                    self._resolve(s, g, static, kinetic, modes, tau)
+                    self._resolve(s, g, t_s, t_c, modes, tau)
                 if status != _RESOLVED:
                     new_modes, new_tau = self.reference.resolve(
-                        self.system, _float_list(s, m), _mode_list(modes, m), g_list,
-                        t_s, t_c, breaking, refuted)
+                        self.system, _float_list(s, m), _mode_list(modes, m), _float_list(g, m),
+                        _float_list(t_s, m), _float_list(t_c, m), breaking, refuted)
                     for j in range(m):
                         modes[j], tau[j] = new_modes[j], new_tau[j]
             analytic = True
             for j in range(m):
                 mode = modes[j]
                 if mode != 0 and not (self.d_visc[j] == 0.0 and (mode == 2 or self.w_stribeck[j] <= 0.0
-                                                                 or static[j] == kinetic[j])):
+                                                                 or t_s[j] == t_c[j])):
                     analytic = False
             if analytic:
                 dt = self._advance_constant(s, q, modes, tau, g, step - t)
@@ -282,8 +324,8 @@ class FrictionKernel:
                 s_list, q_list = _float_list(s, m), _float_list(q, m)
                 try:
                     dt, found, breaking, used = self.system._advance_ode(
-                        s_list, q_list, _mode_list(modes, m), _float_list(tau, m), g_list, t_s, t_c, step - t,
-                        substeps)
+                        s_list, q_list, _mode_list(modes, m), _float_list(tau, m), _float_list(g, m),
+                        _float_list(t_s, m), _float_list(t_c, m), step - t, substeps)
                 except IntegrationError:
                     raise SUBSTEP_BUDGET.exceeded("friction chain", h, SLIP_ADVICE) from None
                 for j in range(m):
@@ -314,15 +356,13 @@ class FrictionKernel:
             x = self.free[i]
             work += torque[i] * (x * d_theta + relative[i])
         ke_end = self._kinetic_energy(w_mean, s)
-        e_loss = e_loss_start + work - (ke_end - ke_start)
-        return tuple.__new__(ChainState, (theta, w_mean, tuple(_float_list(q, m)), tuple(_float_list(s, m)),
-                                          tuple(_mode_list(modes, m)), e_loss))
+        out.theta, out.w_mean, out.e_loss = theta, w_mean, e_loss_start + work - (ke_end - ke_start)
+        for j in range(m):
+            out.q[j], out.s[j], out.modes[j] = q[j], s[j], modes[j]
+        return 0
 
     # ------------------------------------------------------------------ C parts
-    @cython.cfunc
-    @cython.locals(a=cython.p_double, rows=cython.int, x=cython.p_double, out=cython.p_double, i=cython.int,
-                   j=cython.int, total=cython.double)
-    @cython.returns(cython.void)
+    @cython.locals(i=cython.int, j=cython.int, total=cython.double)
     def _matvec(self, a, rows, x, out):
         """out = A x for the first ``rows`` rows of A (stride MAX_INTERFACES, k columns),
         each sum from 0.0 in index order (dense.matvec)."""
@@ -332,10 +372,7 @@ class FrictionKernel:
                 total += a[i * MAX_INTERFACES + j] * x[j]
             out[i] = total
 
-    @cython.cfunc
-    @cython.locals(w_mean=cython.double, s=cython.p_double, relative=cython.double, free=cython.double,
-                   products=cython.double[5])
-    @cython.returns(cython.double)
+    @cython.locals(relative=cython.double, free=cython.double, products=cython.double[5])
     def _kinetic_energy(self, w_mean, s):
         """FrictionSystem.kinetic_energy: w_mean^2 by the C library's pow, as Python's power."""
         self._matvec(self.m_inv, self.k, s, products)
@@ -343,22 +380,15 @@ class FrictionKernel:
         free = 0.5 * self.j_total * pow(w_mean, self.two) if w_mean != 0.0 else 0.0
         return free + 0.5 * relative
 
-    @cython.cfunc
-    @cython.locals(x=cython.p_double, y=cython.p_double, i=cython.int, total=cython.double)
-    @cython.returns(cython.double)
+    @cython.locals(i=cython.int, total=cython.double)
     def _dot(self, x, y):
         total = 0.0
         for i in range(self.k):
             total += x[i] * y[i]
         return total
 
-    @cython.cfunc
-    @cython.locals(s=cython.p_double, q=cython.p_double, modes=cython.p_int, tau=cython.p_double, g=cython.p_double,
-                   remaining=cython.double, j=cython.int, mode=cython.int, event=cython.int, dt=cython.double,
-                   a=cython.double,
-                   slip=cython.double, t_zero=cython.double, friction=cython.double[5],
-                   accel=cython.double[5])
-    @cython.returns(cython.double)
+    @cython.locals(j=cython.int, mode=cython.int, event=cython.int, dt=cython.double, a=cython.double, slip=cython.double,
+                   t_zero=cython.double, friction=cython.double[5], accel=cython.double[5])
     def _advance_constant(self, s, q, modes, tau, g, remaining):
         """FrictionSystem._advance_constant in place: the phase's length; the interface whose
         slip reached zero at its end in ``_last_event`` (-1: none)."""
@@ -383,16 +413,11 @@ class FrictionKernel:
             s[event] = 0.0
         return dt
 
-    @cython.cfunc
-    @cython.locals(s=cython.p_double, g=cython.p_double, t_s=cython.p_double, t_c=cython.p_double,
-                   modes=cython.p_int, tau=cython.p_double, i=cython.int, j=cython.int, row=cython.int,
-                   count=cython.int, n_zero=cython.int,
+    @cython.locals(i=cython.int, j=cython.int, row=cython.int, count=cython.int, n_zero=cython.int,
                    n_stuck=cython.int, mode=cython.int, allowed=cython.bint, consistent=cython.bint,
                    slip=cython.double, level=cython.double, total=cython.double, limit=cython.double,
                    x=cython.double, row_i=cython.p_double, zero=cython.int[5], stuck=cython.int[5],
-                   trial=cython.double[5], solved=cython.double[5],
-                   others=cython.double[5])
-    @cython.returns(cython.int)
+                   trial=cython.double[5], solved=cython.double[5], others=cython.double[5])
     def _resolve(self, s, g, t_s, t_c, modes, tau):
         """FrictionSystem.resolve without ``breaking`` and ``refuted`` into ``modes``, ``tau``:
         _RESOLVED, or _BY_REFERENCE where the reference decides (a freewheel slipping forward,

@@ -7,9 +7,10 @@ here, is a slot of one C array of doubles; a connection is a copy between two sl
 element with a kernel here (:data:`KERNELS`) computes from the array into it: Inertia, Shaft
 and the time tables keep their state as C doubles and compute their outputs with their
 reference's IEEE operations in its order (gcc -ffp-contract=off: compiled_modules); a
-friction chain without its thermal model calls its friction system (compiled:
-solvers/friction_kernel.py) as its model would, without the model around the calls.  So
-every float is the reference's bit for bit.  Any other element is driven through its model
+friction chain without its thermal model keeps its friction system's state as C values
+(friction_kernel.ChainValues) and makes its model's calls over them on that system's kernel
+(solvers/friction_kernel.py, cimported: its C declarations are solvers/friction_kernel.pxd),
+without a Python object between.  So every float is the reference's bit for bit.  Any other element is driven through its model
 (fmus.model) as the algorithm's port does, its connected values moved between its
 attributes and the array.
 
@@ -43,7 +44,9 @@ from drivetrain_fmu.fmus.shaft import Shaft  # noqa: E402
 from drivetrain_fmu.fmus.table import ForceTable, Table, TorqueTable  # noqa: E402
 from drivetrain_fmu.fmus.clutch import Clutch, ClutchChain, DualClutch, ThermalChainState  # noqa: E402
 from drivetrain_fmu.fmus.variables import BOOLEAN, INPUT, OUTPUT  # noqa: E402
-from drivetrain_fmu.solvers.friction_state import STUCK  # noqa: E402
+from drivetrain_fmu.solvers.friction_state import Mode  # noqa: E402
+from cython.cimports.drivetrain_fmu.solvers.friction_kernel import (ChainValues, FrictionKernel, chain_state,  # noqa: E402
+                                                                    chain_values)
 from drivetrain_fmu.solvers.rigid import BodyState  # noqa: E402
 
 from .algorithm import Refused, UseReference, stages  # noqa: E402
@@ -51,6 +54,9 @@ from .algorithm import Refused, UseReference, stages  # noqa: E402
 _TAKEN = cython.declare(cython.int, 0)
 _BY_REFERENCE = cython.declare(cython.int, 1)
 MAX_CHAIN_INPUTS = cython.declare(cython.int, 24)     # ClutchChain: 12 torques, 5 clamps, T_amb
+#: the friction kernel's sizes (solvers/friction_kernel.pxd)
+MAX_MEMBERS = cython.declare(cython.int, 8)
+MAX_INTERFACES = cython.declare(cython.int, 5)
 
 
 @cython.cclass
@@ -384,97 +390,117 @@ class TableKernel(Element):
         return _TAKEN
 
 
-@cython.cfunc
-@cython.locals(a=tuple, b=tuple, i=cython.int, x=cython.double, y=cython.double)
-@cython.returns(cython.bint)
-def _same_bits(a, b):
-    """Whether the floats of ``a`` and ``b`` are the same bit for bit (b may be None): a pure
-    function of them gives the same results (== would take -0.0 for 0.0)."""
-    if b is None or len(a) != len(b):
-        return False
-    for i in range(len(a)):
-        x, y = a[i], b[i]
-        if memcmp(cython.address(x), cython.address(y), cython.sizeof(cython.double)) != 0:
-            return False
-    return True
-
-
 @cython.cclass
 class ChainKernel(Element):
     """fmus.clutch's FrictionChainElement without its thermal model (Clutch, DualClutch,
     ClutchChain): the calls its prepare, step, outputs and feedthrough make of its friction
-    system (model.chain: solvers.friction, compiled solvers.friction_kernel), on the inputs
-    in x, without the model around them.  The friction system's results are its objects
-    (the ChainState, the resolution); the inputs are screened as Model.take_step screens them
-    and the prepared record made again when an input changed, as Model.prepared does."""
+    system, made over C values on the kernel of that system (solvers/friction_kernel.py:
+    capacities_into, step_inputs_into, resolve_into, advance_into, motion_into), without the
+    model around them.  The inputs are screened as Model.take_step screens them and the
+    prepared values made again when an input changed, as Model.prepared does; the capacities
+    are made again only when a clamp force changed bit for bit (they are a function of the
+    clamp forces alone: == would take -0.0 for 0.0)."""
 
-    chain = cython.declare(object)
-    state = cython.declare(object)                  # the model's ThermalChainState
+    friction = cython.declare(FrictionKernel)
+    values = cython.declare(ChainValues)            # the friction system's state (model.state[0])
+    thermal = cython.declare(tuple)                 # the rest of the model's ThermalChainState
     n_inputs = cython.declare(cython.int)
     input_slots = cython.declare(cython.int[24])    # every input, in the model's order
-    prepared_at = cython.declare(cython.double[24])   # the inputs the prepared record was made at
+    prepared_at = cython.declare(cython.double[24])   # the inputs the prepared values were made at
     prepared = cython.declare(cython.bint)
-    clamps_at = cython.declare(tuple)               # the clamp forces the capacities were computed at
-    pairs = cython.declare(list)                    # (slot, slot) of each member's two torques
-    clamp_slots = cython.declare(list)
+    first = cython.declare(cython.int[8])           # each member's two torques' slots
+    second = cython.declare(cython.int[8])
+    n_clamps = cython.declare(cython.int)
+    clamp_slots = cython.declare(cython.int[5])
+    clamps_at = cython.declare(cython.double[5])    # the clamp forces the capacities were made at
+    capacities_made = cython.declare(cython.bint)
     bounded = cython.declare(list)                  # (slot, lo, hi): Model._bounded_inputs
-    interfaces = cython.declare(list)               # (torque slot, locked slot, sign)
+    torque_slots = cython.declare(cython.int[5])    # each interface's friction torque, locked flag
+    locked_slots = cython.declare(cython.int[5])
+    signs = cython.declare(cython.double[5])
     loss_slot = cython.declare(cython.int)
-    motion_slots = cython.declare(list)             # the state outputs its step sets (chain_outputs)
-    torques = cython.declare(object)
-    t_s = cython.declare(object)
-    t_c = cython.declare(object)
-    step_inputs = cython.declare(object)
-    resolution = cython.declare(object)
-    resolved = cython.declare(cython.bint)          # the resolution is of this state and these inputs
+    n_motion = cython.declare(cython.int)           # the state outputs its step sets (chain_outputs)
+    motion_slots = cython.declare(cython.int[22])
+    slip_outputs = cython.declare(cython.bint)
+    torque = cython.declare(cython.double[8])       # the prepared values (FrictionChainElement.prepare)
+    t_s = cython.declare(cython.double[5])
+    t_c = cython.declare(cython.double[5])
+    a_mean = cython.declare(cython.double)
+    g = cython.declare(cython.double[5])
+    resolved_modes = cython.declare(cython.int[5])  # the resolution at this state and these inputs
+    resolved_tau = cython.declare(cython.double[5])
+    resolved = cython.declare(cython.bint)
 
+    @cython.locals(i=cython.int, friction=FrictionKernel)
     def __init__(self, label, model, slots):
         Element.__init__(self, label, model, slots)
-        self.chain = model.chain
+        friction = FrictionKernel(model.chain)
+        self.friction = friction
         names = [v.name for v in model.input_variables]
         self.n_inputs = len(names)
         for i, name in enumerate(names):
             self.input_slots[i] = slots[name]
         second = {v.adds_to: v.name for v in model.input_variables if v.adds_to}
-        self.pairs = [(slots[f"tau{m}"], slots[second[f"tau{m}"]]) for m in model.active_members()]
-        self.clamp_slots = [slots[name] for name in model.clamp_names()]
+        members = list(model.active_members())
+        if len(members) != friction.n or len(model._interface_outputs) != friction.k:
+            raise ValueError(f"{label}: its friction system has {friction.n} members and {friction.k} interfaces")
+        for i, m in enumerate(members):
+            self.first[i], self.second[i] = slots[f"tau{m}"], slots[second[f"tau{m}"]]
+        clamps = model.clamp_names()
+        self.n_clamps = len(clamps)
+        for i, name in enumerate(clamps):
+            self.clamp_slots[i] = slots[name]
         self.bounded = [(slots[names[i]], lo, hi) for i, lo, hi in model._bounded_inputs]
-        self.interfaces = [(slots[torque], slots[locked], sign) for torque, locked, sign in model._interface_outputs]
+        for i, (torque, locked, sign) in enumerate(model._interface_outputs):
+            self.torque_slots[i], self.locked_slots[i], self.signs[i] = slots[torque], slots[locked], sign
         self.loss_slot = slots["p_loss"]
         # what its step sets: the members' motion, the slips and e_loss (the others keep theirs);
         # its friction outputs (the interfaces' not in use and the heat flows keep theirs)
-        self.motion_slots = [slots[name] for name in model._output_names]
+        self.n_motion = len(model._output_names)
+        for i, name in enumerate(model._output_names):
+            self.motion_slots[i] = slots[name]
+        self.slip_outputs = model.SLIP_OUTPUTS
         self.through_outputs = [(name, slots[name], name == locked)
                                 for torque, locked, _ in model._interface_outputs for name in (torque, locked)]
         self.through_outputs.append(("p_loss", self.loss_slot, False))
-        self.prepared = self.resolved = False
-        self.clamps_at = None
+        self.prepared = self.resolved = self.capacities_made = False
 
     @cython.cfunc
     @cython.returns(cython.int)
     def read_state(self, state):
-        self.state = state
+        if type(state[0]) is bytes:     # save_state's
+            memcpy(cython.address(self.values), PyBytes_AS_STRING(state[0]), cython.sizeof(ChainValues))
+        else:
+            chain_values(state[0], self.friction.k, cython.address(self.values))
+        self.thermal = tuple(state[1:])
         self.prepared = self.resolved = False
         return 0
 
     @cython.cfunc
     def new_state(self):
-        return self.state
+        return tuple.__new__(ThermalChainState, (chain_state(cython.address(self.values), self.friction.k),
+                                                 *self.thermal))
+
+    @cython.cfunc
+    def save_state(self):
+        return (PyBytes_FromStringAndSize(cython.cast(cython.p_char, cython.address(self.values)),
+                                          cython.sizeof(ChainValues)), *self.thermal)
 
     @cython.cfunc
     @cython.returns(cython.bint)
     def model_fresh(self):
         if self.through_valid and self.resolved:        # the step reuses the resolution kept with it
-            self.model._resolution = self.resolution
+            self.model._resolution = ([Mode(self.resolved_modes[j]) for j in range(self.friction.k)],
+                                      [self.resolved_tau[j] for j in range(self.friction.k)])
             return True
         return False
 
     @cython.cfunc
     @cython.locals(x=cython.p_double, i=cython.int, total=cython.double, changed=cython.bint,
-                   slot=cython.int, lo=cython.double, hi=cython.double)
+                   slot=cython.int, lo=cython.double, hi=cython.double, clamps=cython.double[5])
     @cython.returns(cython.int)
     def prepare(self, x):
-        """The prepared record at the inputs in x (FrictionChainElement.prepare), made again
+        """The prepared values at the inputs in x (FrictionChainElement.prepare), made again
         when one changed; _BY_REFERENCE when an input is not finite or out of its range
         (Model.input_problem's screen: the reference words it)."""
         total = 0.0
@@ -489,73 +515,79 @@ class ChainKernel(Element):
         for i in range(self.n_inputs):
             if x[self.input_slots[i]] != self.prepared_at[i]:
                 changed = True
-        if changed:     # the record made whole before it counts as made (an interrupt may cut it)
+        if changed:     # the values made whole before they count as made (an interrupt may cut it)
             self.prepared = self.resolved = False
-            self.torques = [x[first] + x[second] for first, second in self.pairs]
-            clamps = tuple([x[slot] for slot in self.clamp_slots])
-            if not _same_bits(clamps, self.clamps_at):      # capacities: a function of the clamps alone
-                self.clamps_at = None
-                self.t_s, self.t_c = self.chain.capacities(clamps)
-                self.clamps_at = clamps
-            self.step_inputs = self.chain.step_inputs(self.torques)
+            for i in range(self.friction.n):
+                self.torque[i] = x[self.first[i]] + x[self.second[i]]
+            for i in range(self.n_clamps):
+                clamps[i] = x[self.clamp_slots[i]]
+            if not self.capacities_made or memcmp(clamps, self.clamps_at, self.n_clamps * cython.sizeof(cython.double)):
+                self.capacities_made = False
+                self.friction.capacities_into(clamps, self.t_s, self.t_c)
+                memcpy(self.clamps_at, clamps, self.n_clamps * cython.sizeof(cython.double))
+                self.capacities_made = True
+            self.a_mean = self.friction.step_inputs_into(self.torque, self.g)
             for i in range(self.n_inputs):
                 self.prepared_at[i] = x[self.input_slots[i]]
             self.prepared = True
         return _TAKEN
 
     @cython.cfunc
-    @cython.locals(x=cython.p_double, t=cython.double, h=cython.double, i=cython.int, total=cython.double,
-                   values=list)
+    @cython.locals(x=cython.p_double, t=cython.double, h=cython.double, i=cython.int, n=cython.int,
+                   k=cython.int, j=cython.int, total=cython.double, new=ChainValues, motion=cython.double[22])
     @cython.returns(cython.int)
     def step(self, x, t, h):
         if self.prepare(x) != _TAKEN:
             return _BY_REFERENCE
-        chain_state, temperatures, heat = self.state
+        friction = self.friction
+        n, k = friction.n, friction.k
         try:        # FrictionChainElement.step without the thermal model
-            new_chain = self.chain.advance(chain_state, self.torques, self.t_s, self.t_c, h,
-                                           start=self.resolution if self.resolved else None, inputs=self.step_inputs)
+            if not self.resolved:
+                friction.resolve_into(self.values.s, self.values.modes, self.g, self.t_s, self.t_c,
+                                      self.resolved_modes, self.resolved_tau)
+            friction.advance_into(cython.address(self.values), self.torque, self.a_mean, self.g, self.t_s, self.t_c,
+                                  h, self.resolved_modes, self.resolved_tau, None, cython.address(new))
         except Exception:
+            self.resolved = False
             return _BY_REFERENCE
-        values = self.chain.member_motion(new_chain)        # chain_outputs: angles, speeds, slips, e_loss
-        values += new_chain[3]
-        values.append(new_chain[5])
+        friction.motion_into(cython.address(new), motion)   # chain_outputs: angles, speeds, slips, e_loss
+        i = 2 * n
+        if self.slip_outputs:
+            for j in range(k):
+                motion[i] = new.s[j]
+                i += 1
+        motion[i] = new.e_loss
         total = 0.0
-        for value in values:
-            total += value
+        for i in range(self.n_motion):
+            total += motion[i]
         if not isfinite(total):
+            self.resolved = False
             return _BY_REFERENCE
-        i = 0
-        for slot in self.motion_slots:
-            x[slot] = values[i]
-            i += 1
-        self.state = tuple.__new__(ThermalChainState, (new_chain, temperatures, heat))
+        for i in range(self.n_motion):
+            x[self.motion_slots[i]] = motion[i]
+        self.values = new
         self.resolved = False
         return _TAKEN
 
     @cython.cfunc
-    @cython.locals(x=cython.p_double, j=cython.int, torque=cython.double, slip=cython.double,
-                   p_loss=cython.double, sign=cython.double, torque_slot=cython.int, locked_slot=cython.int)
+    @cython.locals(x=cython.p_double, j=cython.int, torque=cython.double, p_loss=cython.double)
     @cython.returns(cython.int)
     def feedthrough(self, x):
         if self.prepare(x) != _TAKEN:
             return _BY_REFERENCE
-        chain_state = self.state[0]
-        slips = chain_state[3]
         if not self.resolved:       # FrictionElement.friction_feedthrough
             try:
-                self.resolution = self.chain.resolve(slips, chain_state[4], self.step_inputs[1], self.t_s, self.t_c)
+                self.friction.resolve_into(self.values.s, self.values.modes, self.g, self.t_s, self.t_c,
+                                           self.resolved_modes, self.resolved_tau)
             except Exception:
                 return _BY_REFERENCE
             self.resolved = True
-        modes, tau = self.resolution
         p_loss = 0.0
-        j = 0
-        for torque_slot, locked_slot, sign in self.interfaces:
-            torque, slip = tau[j], slips[j]
-            x[torque_slot] = sign * torque
-            x[locked_slot] = 1.0 if modes[j] == STUCK else 0.0
-            p_loss += torque * slip
-            j += 1
+        for j in range(self.friction.k):
+            torque = self.resolved_tau[j]
+            x[self.torque_slots[j]] = self.signs[j] * torque
+            x[self.locked_slots[j]] = 1.0 if self.resolved_modes[j] == 0 else 0.0     # STUCK
+            p_loss += torque * self.values.s[j]
         if not isfinite(p_loss):        # every torque and slip is finite when their products' sum is
             return _BY_REFERENCE
         x[self.loss_slot] = p_loss
@@ -570,12 +602,15 @@ KERNELS = {Inertia: InertiaKernel, Shaft: ShaftKernel, Table: TableKernel, Torqu
 def _kernel_of(model, stepped: bool):
     """The kernel class for ``model``, or None: its class has none, or it checks an input's
     range (the kernels but the chain's screen finiteness only), or it is a friction chain with
-    its thermal model, or it is stateless and a step refuses."""
+    its thermal model or larger than the friction kernel takes, or it is stateless and a step
+    refuses."""
     kernel = KERNELS.get(type(model))
     if kernel is None or (model.stateless and stepped):
         return None
     if kernel is ChainKernel:
-        return None if model._thermal or len(model.input_variables) > MAX_CHAIN_INPUTS else kernel
+        fits = (len(model.input_variables) <= MAX_CHAIN_INPUTS and model.chain.n <= MAX_MEMBERS
+                and model.chain.n_interfaces <= MAX_INTERFACES)
+        return kernel if fits and not model._thermal else None
     return None if model._bounded_inputs else kernel
 
 

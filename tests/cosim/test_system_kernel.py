@@ -13,6 +13,7 @@ import importlib.util
 import json
 import math
 import struct
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from drivetrain_fmu import compiled_modules
 from drivetrain_fmu.systems import composite, composite_slave
 from drivetrain_fmu.systems.ssp import load_system
+from tests.numerics.test_kernels import load_compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the documented systems the kernel runs (single rate, no iterations: the others run the algorithm)
@@ -28,18 +30,21 @@ SINGLE_RATE = sorted(path.stem for path in (ROOT / "systems" / "catalog" / "ssd"
 
 @pytest.fixture(scope="module")
 def system_loop():
-    """systems.system_kernel.SystemLoop, compiled (skipped where nothing can be compiled)."""
+    """systems.system_kernel.SystemLoop, compiled, with the compiled friction kernel it cimports
+    (in ``sys.modules`` only while it is imported: this process's references stay uncompiled);
+    skipped where nothing can be compiled."""
     try:
         compiled_modules.toolchain()
     except compiled_modules.CompileError as exc:
         pytest.skip(str(exc))
-    qualified, source = "drivetrain_fmu.systems.system_kernel", ROOT / "systems" / "system_kernel.py"
-    compiled_modules.extensions({qualified: source})
-    spec = importlib.util.spec_from_file_location(qualified, compiled_modules.cached_path(qualified,
-                                                                                           source.read_bytes()))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.SystemLoop
+    kernels = [f"drivetrain_fmu.solvers.{name}" for name in ("friction_ode_kernel", "friction_kernel")]
+    try:
+        for qualified in kernels:
+            sys.modules[qualified] = load_compiled(qualified, ROOT / "solvers" / f"{qualified.rpartition('.')[2]}.py")
+        return load_compiled("drivetrain_fmu.systems.system_kernel", ROOT / "systems" / "system_kernel.py").SystemLoop
+    finally:
+        for qualified in kernels:
+            sys.modules.pop(qualified, None)
 
 
 class _SystemModel(composite_slave.SystemModel):

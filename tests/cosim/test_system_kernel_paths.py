@@ -92,36 +92,6 @@ def test_the_temperature_of_a_clutch_without_its_thermal_model(tmp_path, monkeyp
     _both(tmp_path, monkeypatch, system_loop, system, scenario, inputs=["c.f_n"], outputs=["c.T_th", "c.w_1"])
 
 
-def test_a_get_interrupted_in_the_clutch_s_capacities_and_run_again(tmp_path, monkeypatch, system_loop):
-    system = System("six", "", CLUTCH_INERTIA, [Connection("c", "w_2", "v", "tau_1")], stop=1.0, step=H)
-
-    def scenario(m, read):
-        chain, armed = m.elements["c"].chain, [False]
-        original = chain.capacities
-
-        def capacities(clamps):
-            if armed[0]:
-                armed[0] = False
-                raise KeyboardInterrupt
-            return original(clamps)
-        chain.capacities = capacities
-        m.writer(["c.f_n"])(m, [1000.0])
-        rows = [_bits(read(m)), m.take_step(m._time(), H)]
-        m.writer(["c.f_n"])(m, [300.0])
-        armed[0] = True
-        try:
-            read(m)
-        except KeyboardInterrupt:
-            rows.append("interrupted")
-        rows.append(_bits(read(m)))         # the get run again
-        for _ in range(3):
-            rows += [m.take_step(m._time(), H), _bits(read(m))]
-        assert "interrupted" in rows
-        return rows
-    _both(tmp_path, monkeypatch, system_loop, system, scenario, inputs=["c.f_n"],
-          outputs=["c.tau_fric", "c.w_1", "c.w_2", "c.locked"])
-
-
 def test_a_stage_two_source_that_is_also_a_stage_two_target(tmp_path, monkeypatch, system_loop):
     components = {"c": Component("Clutch", {"w_1_start": 0.0, "locked_start": True}),
                   "s": Component("Shaft", {"k": 500.0, "d": 1.0, "T_comm": 0.0}), "v": Component("Inertia", {})}

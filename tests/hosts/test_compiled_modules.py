@@ -32,6 +32,7 @@ import pytest
 from drivetrain_fmu import build_fmus
 from drivetrain_fmu import compiled_modules, fmus
 from drivetrain_fmu.systems.catalog import fan, z3
+from tests.numerics.test_kernels import load_compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 SUFFIX = compiled_modules.extension_suffix()
@@ -101,20 +102,42 @@ def test_a_module_that_cannot_be_compiled_is_named(tmp_path, monkeypatch):
         compiled_modules.extensions({"solvers.broken": broken})
 
 
+def _forbid_compiling(monkeypatch):
+    """From now on, compiling a module fails the test (AssertionError: compiled again)."""
+    def no_compiling(*args):
+        raise AssertionError(f"compiled again: {args}")
+    monkeypatch.setattr(compiled_modules, "_gcc", no_compiling)
+
+
 def test_a_second_build_takes_every_module_from_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     source = tmp_path / "kinetic.py"
     source.write_text("def energy(J, w):\n    return 0.5 * J * w * w\n")
     first = compiled_modules.extensions({"solvers.kinetic": source})
-
-    def no_compiling(*args):
-        raise AssertionError(f"compiled again: {args}")
-
-    monkeypatch.setattr(compiled_modules, "_gcc", no_compiling)
+    _forbid_compiling(monkeypatch)
     assert compiled_modules.extensions({"solvers.kinetic": source}) == first
     source.write_text("def energy(J, w):\n    return J * w * w / 2\n")
     with pytest.raises(AssertionError, match="compiled again"):
         compiled_modules.extensions({"solvers.kinetic": source})
+
+
+def test_a_module_is_compiled_with_its_declarations_and_again_when_they_change(tmp_path, monkeypatch):
+    """A .pxd beside a source declares its C types (a C int argument refuses 2**40) and is
+    part of the cache's key: changing only the declarations compiles the module again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    source, declarations = tmp_path / "declared.py", tmp_path / "declared.pxd"
+    source.write_text("def twice(n):\n    return 2 * n\n")
+    declarations.write_text("cpdef int twice(int n)\n")
+    module = load_compiled("solvers.declared", source)
+    assert module.twice(21) == 42
+    with pytest.raises(OverflowError):
+        module.twice(2**40)         # the source alone would return 2**41
+    first = compiled_modules.extensions({"solvers.declared": source})
+    _forbid_compiling(monkeypatch)
+    assert compiled_modules.extensions({"solvers.declared": source}) == first
+    declarations.write_text("cpdef long twice(long n)\n")
+    with pytest.raises(AssertionError, match="compiled again"):
+        compiled_modules.extensions({"solvers.declared": source})
 
 
 #: where a process that called prefer_compiled imported the element modules from

@@ -43,10 +43,15 @@ def compiled(name: str):
         compiled_modules.toolchain()
     except compiled_modules.CompileError as exc:
         pytest.skip(str(exc))
-    qualified, source = f"drivetrain_fmu.solvers.{name}", ROOT / "solvers" / f"{name}.py"
+    return load_compiled(f"drivetrain_fmu.solvers.{name}", ROOT / "solvers" / f"{name}.py")
+
+
+def load_compiled(qualified: str, source: Path):
+    """The module ``qualified`` compiled from ``source`` (through the build's cache), loaded
+    apart from ``sys.modules``."""
     compiled_modules.extensions({qualified: source})
-    spec = importlib.util.spec_from_file_location(qualified, compiled_modules.cached_path(qualified,
-                                                                                           source.read_bytes()))
+    cached = compiled_modules.cached_path(qualified, compiled_modules.module_text(qualified, source))
+    spec = importlib.util.spec_from_file_location(qualified, cached)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
