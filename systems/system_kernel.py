@@ -615,6 +615,27 @@ def _kernel_of(model, stepped: bool):
 
 
 @cython.cclass
+class ReadPlan:
+    """What SystemLoop.read reads, in order: ``entries`` as SystemLoop.plan describes them, the
+    array slot of each (-1: a model's attribute) and the kernels whose feedthrough outputs
+    are among them."""
+
+    n = cython.declare(cython.int)
+    slots = cython.declare(cython.p_int)
+    entries = cython.declare(list)
+    refreshed = cython.declare(list)
+
+    def __init__(self, n: int):
+        self.n, self.entries, self.refreshed = n, [], []
+        self.slots = cython.cast(cython.p_int, malloc(max(n, 1) * cython.sizeof(cython.int)))
+        if not self.slots:
+            raise MemoryError("a read plan")
+
+    def __dealloc__(self):
+        free(self.slots)
+
+
+@cython.cclass
 class SystemLoop:
     """The single-rate exchange and steps of ``algorithm`` (:class:`systems.algorithm.Algorithm`)
     over ``ports`` ({name: systems.composite_slave.ModelPort}) and ``connections``, base step
@@ -633,7 +654,8 @@ class SystemLoop:
     by_model = cython.declare(dict)             # id(model) -> its Element
     refreshes = cython.declare(list)            # per stage: the sources brought up to date
     gathers = cython.declare(list)              # per stage: (attributes, name, slot) read from models
-    moves = cython.declare(list)                # per stage: (source slot, target slot)
+    moves = cython.declare(cython.p_int)        # (source slot, target slot) of every link, stage by stage
+    stage_moves = cython.declare(cython.int[3])   # stage s's links: moves[2 * stage_moves[s]:2 * stage_moves[s + 1]]
     scatters = cython.declare(list)             # per stage: (attributes, name, slot) written to models
     flushes = cython.declare(list)              # per stage: models whose inputs were written
     retargeted = cython.declare(list)           # per stage: the kernels whose inputs were moved
@@ -670,7 +692,11 @@ class SystemLoop:
         self.kernels = [by_port[name] for name in ports if kinds[name] is not None]
         self.by_model = {id(ports[name].model): by_port[name] for name in ports if kinds[name] is not None}
         self.steppers = [by_port[name] for name in ports if name in stepped]
-        self.refreshes, self.gathers, self.moves, self.scatters, self.flushes, self.retargeted = [], [], [], [], [], []
+        self.refreshes, self.gathers, self.scatters, self.flushes, self.retargeted = [], [], [], [], []
+        self.moves = cython.cast(cython.p_int, malloc(max(2 * len(connections), 1) * cython.sizeof(cython.int)))
+        if not self.moves:
+            raise MemoryError("the system loop's connections")
+        self.stage_moves[0] = n_moves = 0
         for s, links in enumerate(program):
             read = []
             for c in links:
@@ -680,7 +706,10 @@ class SystemLoop:
             self.refreshes.append([by_port[name] for name in read])
             self.gathers.append([(vars(ports[c[0]].model), c[1], slots[c[0], c[1]]) for c in links
                                  if kinds[c[0]] is None])
-            self.moves.append([(slots[c[0], c[1]], slots[c[2], c[3]]) for c in links])
+            for c in links:
+                self.moves[2 * n_moves], self.moves[2 * n_moves + 1] = slots[c[0], c[1]], slots[c[2], c[3]]
+                n_moves += 1
+            self.stage_moves[s + 1] = n_moves
             self.scatters.append([(vars(ports[c[2]].model), c[3], slots[c[2], c[3]]) for c in links
                                   if kinds[c[2]] is None])
             self.flushes.append(list({id(ports[c[2]].model): ports[c[2]].model for c in links
@@ -690,6 +719,7 @@ class SystemLoop:
 
     def __dealloc__(self):
         free(self.x)
+        free(self.moves)
 
     def kernel_count(self) -> int:
         """How many elements run as kernels (the others through their models)."""
@@ -748,29 +778,53 @@ class SystemLoop:
             i += 1
         self.current = False
 
-    @cython.locals(element=Element)
+    @cython.locals(element=Element, i=cython.int, plan=ReadPlan)
     def plan(self, paths):
         """What :meth:`read` reads for ``paths`` ((element model, variable name) each): a
         kernel's variable from the array, any other from its model's attributes."""
-        entries = []
-        for model, name in paths:
+        plan = ReadPlan(len(paths))
+        for i, (model, name) in enumerate(paths):
             element = self.by_model.get(id(model))
             if element is not None and name in element.slots:
                 through = any(name == entry[0] for entry in element.through_outputs)
-                entries.append((element, element.slots[name], through, name))
+                plan.entries.append((element, element.slots[name], through, name))
+                plan.slots[i] = element.slots[name]
+                if through and element not in plan.refreshed:
+                    plan.refreshed.append(element)
             else:
-                entries.append((vars(model), name, model if model.feedthrough_names and name in
-                                model.feedthrough_names else None))
-        return entries
+                plan.entries.append((vars(model), name, model if model.feedthrough_names and name in
+                                     model.feedthrough_names else None))
+                plan.slots[i] = -1
+        return plan
 
-    @cython.locals(element=Element, slot=cython.int, through=cython.bint, values=list, x=cython.p_double)
+    @cython.locals(element=Element, slot=cython.int, through=cython.bint, values=list, x=cython.p_double,
+                   plan=ReadPlan, i=cython.int, refreshed=cython.bint)
     def read(self, plan, convert):
-        """The values of ``plan`` as ``convert`` (float, int, bool), feedthrough outputs brought
-        up to date first (a kernel's that is not finite: by its model, which raises)."""
+        """The values of ``plan`` (:meth:`plan`'s) as ``convert`` (float, int, bool), feedthrough
+        outputs brought up to date first (a kernel's that is not finite: by its model, which
+        raises)."""
         self._begin_read()
         x = self.x
         values = []
-        for entry in plan:
+        refreshed = not self.stale
+        if refreshed:           # every kernel's feedthrough outputs up to date: its values from x
+            for element in plan.refreshed:
+                if element.refresh(x) != _TAKEN:
+                    refreshed = False
+                    break
+        if refreshed:
+            for i in range(plan.n):
+                slot = plan.slots[i]
+                if slot >= 0:
+                    values.append(x[slot] if convert is float else convert(x[slot]))
+                else:
+                    attributes, name, model = plan.entries[i]
+                    if model is not None and not model.fresh:
+                        model.update_feedthrough()
+                    value = attributes[name]
+                    values.append(value if type(value) is convert else convert(value))
+            return values
+        for entry in plan.entries:
             if type(entry[0]) is dict:
                 attributes, name, model = entry
                 if model is not None and not model.fresh:
@@ -804,8 +858,8 @@ class SystemLoop:
 
     # ------------------------------------------------------------------ the algorithm
     @cython.cfunc
-    @cython.locals(first_stage=cython.int, stage=cython.int, x=cython.p_double, source=cython.int,
-                   target=cython.int, element=Element, slot=cython.int, attributes=dict)
+    @cython.locals(first_stage=cython.int, stage=cython.int, x=cython.p_double, i=cython.int, element=Element,
+                   slot=cython.int, attributes=dict)
     @cython.returns(cython.int)
     def _exchange(self, first_stage):
         x = self.x
@@ -817,8 +871,8 @@ class SystemLoop:
                     raise UseReference()
             for attributes, name, slot in self.gathers[stage]:
                 x[slot] = attributes[name]
-            for source, target in self.moves[stage]:
-                x[target] = x[source]
+            for i in range(2 * self.stage_moves[stage], 2 * self.stage_moves[stage + 1], 2):
+                x[self.moves[i + 1]] = x[self.moves[i]]
             for element in self.retargeted[stage]:     # the flush: their feedthrough is stale
                 element.through_valid = False
             for attributes, name, slot in self.scatters[stage]:
