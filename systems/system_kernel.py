@@ -37,7 +37,6 @@ if not cython.compiled:
 from cython.cimports.libc.math import exp, expm1, isfinite  # noqa: E402
 from cython.cimports.libc.stdlib import free, malloc  # noqa: E402
 from cython.cimports.libc.string import memcmp, memcpy  # noqa: E402
-from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize  # noqa: E402
 
 from drivetrain_fmu.fmus.inertia import Inertia  # noqa: E402
 from drivetrain_fmu.fmus.shaft import Shaft  # noqa: E402
@@ -79,6 +78,8 @@ class Element:
     #: (name, slot, Boolean) of its feedthrough outputs (a kernel: all declared)
     through_outputs = cython.declare(list)
     stateful = cython.declare(cython.bint)
+    #: the bytes save_into writes
+    saved_size = cython.declare(cython.int)
     #: its feedthrough outputs in the array are those of its state and inputs now
     through_valid = cython.declare(cython.bint)
 
@@ -158,12 +159,21 @@ class Element:
             self.through_valid = True
         return _TAKEN
 
-    @cython.cfunc
-    def save_state(self):
-        """Its state as :meth:`read_state` takes it back (SystemLoop.save)."""
-        return self.new_state()
-
     # ------------------------------------------------------------------ a kernel's part
+    @cython.cfunc
+    @cython.locals(out=cython.p_char)
+    @cython.returns(cython.int)
+    def save_into(self, out):
+        """Its state's C values into ``out`` (``saved_size`` bytes: SystemLoop.save)."""
+        return 0
+
+    @cython.cfunc
+    @cython.locals(saved=cython.p_char)
+    @cython.returns(cython.int)
+    def restore_from(self, saved):
+        """Its state from what :meth:`save_into` wrote."""
+        return 0
+
     @cython.cfunc
     @cython.returns(cython.int)
     def read_state(self, state):
@@ -237,6 +247,7 @@ class InertiaKernel(Element):
         self.J, self.d_ground = model.J, model.d_ground
         self.tau_1, self.tau_2 = slots["tau_1"], slots["tau_2"]
         self.out_phi, self.out_w, self.out_a = slots["phi"], slots["w"], slots["a"]
+        self.saved_size = 2 * cython.sizeof(cython.double)
 
     @cython.cfunc
     @cython.returns(cython.int)
@@ -249,8 +260,20 @@ class InertiaKernel(Element):
         return tuple.__new__(BodyState, (self.phi, self.w))
 
     @cython.cfunc
-    def save_state(self):
-        return (self.phi, self.w)       # read_state takes a plain tuple too, made without BodyState's call
+    @cython.locals(out=cython.p_char)
+    @cython.returns(cython.int)
+    def save_into(self, out):
+        memcpy(out, cython.address(self.phi), cython.sizeof(cython.double))
+        memcpy(out + cython.sizeof(cython.double), cython.address(self.w), cython.sizeof(cython.double))
+        return 0
+
+    @cython.cfunc
+    @cython.locals(saved=cython.p_char)
+    @cython.returns(cython.int)
+    def restore_from(self, saved):
+        memcpy(cython.address(self.phi), saved, cython.sizeof(cython.double))
+        memcpy(cython.address(self.w), saved + cython.sizeof(cython.double), cython.sizeof(cython.double))
+        return 0
 
     @cython.cfunc
     @cython.locals(x=cython.p_double, t=cython.double, h=cython.double, torque=cython.double,
@@ -353,6 +376,7 @@ class TableKernel(Element):
         for i in range(self.n):
             self.times[i], self.values[i] = model._t[i], model._y[i]
         self.out_y = slots["y"]
+        self.saved_size = cython.sizeof(cython.double)
 
     @cython.cfunc
     @cython.returns(cython.int)
@@ -363,6 +387,20 @@ class TableKernel(Element):
     @cython.cfunc
     def new_state(self):
         return self.time
+
+    @cython.cfunc
+    @cython.locals(out=cython.p_char)
+    @cython.returns(cython.int)
+    def save_into(self, out):
+        memcpy(out, cython.address(self.time), cython.sizeof(cython.double))
+        return 0
+
+    @cython.cfunc
+    @cython.locals(saved=cython.p_char)
+    @cython.returns(cython.int)
+    def restore_from(self, saved):
+        memcpy(cython.address(self.time), saved, cython.sizeof(cython.double))
+        return 0
 
     @cython.cfunc
     @cython.locals(x=cython.p_double, t=cython.double, h=cython.double, time=cython.double,
@@ -464,14 +502,12 @@ class ChainKernel(Element):
                                 for torque, locked, _ in model._interface_outputs for name in (torque, locked)]
         self.through_outputs.append(("p_loss", self.loss_slot, False))
         self.prepared = self.resolved = self.capacities_made = False
+        self.saved_size = cython.sizeof(ChainValues)
 
     @cython.cfunc
     @cython.returns(cython.int)
     def read_state(self, state):
-        if type(state[0]) is bytes:     # save_state's
-            memcpy(cython.address(self.values), PyBytes_AS_STRING(state[0]), cython.sizeof(ChainValues))
-        else:
-            chain_values(state[0], self.friction.k, cython.address(self.values))
+        chain_values(state[0], self.friction.k, cython.address(self.values))
         self.thermal = tuple(state[1:])
         self.prepared = self.resolved = False
         return 0
@@ -482,9 +518,19 @@ class ChainKernel(Element):
                                                  *self.thermal))
 
     @cython.cfunc
-    def save_state(self):
-        return (PyBytes_FromStringAndSize(cython.cast(cython.p_char, cython.address(self.values)),
-                                          cython.sizeof(ChainValues)), *self.thermal)
+    @cython.locals(out=cython.p_char)
+    @cython.returns(cython.int)
+    def save_into(self, out):
+        memcpy(out, cython.address(self.values), cython.sizeof(ChainValues))
+        return 0
+
+    @cython.cfunc
+    @cython.locals(saved=cython.p_char)
+    @cython.returns(cython.int)
+    def restore_from(self, saved):
+        memcpy(cython.address(self.values), saved, cython.sizeof(ChainValues))
+        self.prepared = self.resolved = False
+        return 0
 
     @cython.cfunc
     @cython.returns(cython.bint)
@@ -615,6 +661,25 @@ def _kernel_of(model, stepped: bool):
 
 
 @cython.cclass
+class LoopSave:
+    """What SystemLoop.save keeps: ``data`` (the array, then each kernel's saved bytes and
+    feedthrough flag), the ChainKernels' thermal parts and the loop's flags."""
+
+    data = cython.declare(cython.p_char)
+    extras = cython.declare(list)
+    stale = cython.declare(cython.bint)
+    inputs_set = cython.declare(cython.bint)
+
+    def __init__(self, size: int):
+        self.data = cython.cast(cython.p_char, malloc(max(size, 1)))
+        if not self.data:
+            raise MemoryError("a saved system loop")
+
+    def __dealloc__(self):
+        free(self.data)
+
+
+@cython.cclass
 class ReadPlan:
     """What SystemLoop.read reads, in order: ``entries`` as SystemLoop.plan describes them, the
     array slot of each (-1: a model's attribute) and the kernels whose feedthrough outputs
@@ -650,6 +715,8 @@ class SystemLoop:
     x = cython.declare(cython.p_double)
     n_slots = cython.declare(cython.int)
     kernels = cython.declare(list)              # the Elements with a kernel
+    with_extras = cython.declare(list)          # the ChainKernels (save keeps their thermal parts)
+    saved_size = cython.declare(cython.Py_ssize_t)    # the bytes of a LoopSave
     steppers = cython.declare(list)             # the Elements stepped, in the ports' order
     by_model = cython.declare(dict)             # id(model) -> its Element
     refreshes = cython.declare(list)            # per stage: the sources brought up to date
@@ -664,6 +731,7 @@ class SystemLoop:
     current = cython.declare(cython.bint)       # the models hold what the kernels hold
     algorithm = cython.declare(object)
 
+    @cython.locals(element=Element)
     def __init__(self, ports: dict, connections, step: float, algorithm):
         connections = [tuple(c) for c in connections]
         program = stages(ports, connections)
@@ -690,6 +758,10 @@ class SystemLoop:
             by_port[name] = (kinds[name] or ModelElement)(port.label, port.model, own)
             by_port[name].connect({c[3] for c in connections if c[2] == name})
         self.kernels = [by_port[name] for name in ports if kinds[name] is not None]
+        self.with_extras = [element for element in self.kernels if isinstance(element, ChainKernel)]
+        self.saved_size = self.n_slots * cython.sizeof(cython.double)
+        for element in self.kernels:
+            self.saved_size += element.saved_size + 1
         self.by_model = {id(ports[name].model): by_port[name] for name in ports if kinds[name] is not None}
         self.steppers = [by_port[name] for name in ports if name in stepped]
         self.refreshes, self.gathers, self.scatters, self.flushes, self.retargeted = [], [], [], [], []
@@ -758,24 +830,44 @@ class SystemLoop:
             element.write_model(self.x)
         self.current = True
 
-    @cython.locals(element=Element)
+    @cython.locals(element=Element, chain=ChainKernel, saved=LoopSave, data=cython.p_char, size=cython.Py_ssize_t)
     def save(self):
-        """What the kernels hold (the models read first where they changed), for :meth:`restore`."""
+        """What the kernels hold (the models read first where they changed), for :meth:`restore`:
+        the array, each kernel's state and whether its feedthrough outputs are up to date."""
         self._begin_read()
-        return (PyBytes_FromStringAndSize(cython.cast(cython.p_char, self.x), self.n_slots * cython.sizeof(cython.double)),
-                [(element.save_state(), element.through_valid) for element in self.kernels],
-                self.stale, self.inputs_set)
+        saved = LoopSave(self.saved_size)
+        data = saved.data
+        size = self.n_slots * cython.sizeof(cython.double)
+        memcpy(data, self.x, size)
+        data += size
+        for element in self.kernels:
+            element.save_into(data)
+            data += element.saved_size
+            data[0] = element.through_valid
+            data += 1
+        if self.with_extras:
+            saved.extras = []
+            for chain in self.with_extras:
+                saved.extras.append(chain.thermal)
+        saved.stale, saved.inputs_set = self.stale, self.inputs_set
+        return saved
 
-    @cython.locals(element=Element, values=bytes, i=cython.int)
+    @cython.locals(element=Element, chain=ChainKernel, saved=LoopSave, data=cython.p_char, i=cython.int)
     def restore(self, saved):
         """The kernels as :meth:`save` found them (the models then behind)."""
-        values, states, self.stale, self.inputs_set = saved
-        memcpy(self.x, PyBytes_AS_STRING(values), self.n_slots * cython.sizeof(cython.double))
-        i = 0
+        data = saved.data
+        memcpy(self.x, data, self.n_slots * cython.sizeof(cython.double))
+        data += self.n_slots * cython.sizeof(cython.double)
         for element in self.kernels:
-            element.read_state(states[i][0])
-            element.through_valid = states[i][1]
+            element.restore_from(data)
+            data += element.saved_size
+            element.through_valid = data[0] != 0
+            data += 1
+        i = 0
+        for chain in self.with_extras:
+            chain.thermal = saved.extras[i]
             i += 1
+        self.stale, self.inputs_set = saved.stale, saved.inputs_set
         self.current = False
 
     @cython.locals(element=Element, i=cython.int, plan=ReadPlan)
