@@ -33,6 +33,8 @@ if not cython.compiled:
     raise ImportError("solvers.friction_kernel runs compiled only: solvers/friction.py runs instead")
 
 from cython.cimports.libc.math import exp, fabs, pow  # noqa: E402
+from cython.cimports.cpython.ref import Py_INCREF  # noqa: E402
+from cython.cimports.cpython.tuple import PyTuple_New, PyTuple_SET_ITEM  # noqa: E402
 
 from .contract import check_step  # noqa: E402
 from .friction_state import (BACKWARD, EVENT_BUDGET, FORWARD, FREE, SLIP_ADVICE, STICK_SLACK, STUCK,  # noqa: E402
@@ -90,21 +92,39 @@ def _mode_list(modes, count):
     return found
 
 
-@cython.locals(j=cython.int)
+@cython.locals(j=cython.int, fields=tuple, q=tuple, s=tuple, modes=tuple)
 def chain_values(state, k, out):
     """A ChainState of ``k`` interfaces into ``out`` (its modes as C values)."""
-    out.theta, out.w_mean, out.e_loss = state[0], state[1], state[5]
-    q, s, modes = state[2], state[3], state[4]
+    fields = cython.cast(tuple, state)      # a NamedTuple: a tuple's items, read without its subscript
+    out.theta, out.w_mean, out.e_loss = fields[0], fields[1], fields[5]
+    q, s, modes = _as_tuple(fields[2]), _as_tuple(fields[3]), _as_tuple(fields[4])
     for j in range(k):
         out.q[j], out.s[j], out.modes[j] = q[j], s[j], modes[j]
     return 0
 
 
+@cython.cfunc
+@cython.returns(tuple)
+def _as_tuple(items):
+    """``items`` as a tuple (itself when it is one)."""
+    return cython.cast(tuple, items) if type(items) is tuple else tuple(items)
+
+
+@cython.locals(j=cython.int, q=tuple, s=tuple, modes=tuple)
 def chain_state(values, k):
     """The ChainState of ``values`` of ``k`` interfaces (made as its NamedTuple __new__ makes it)."""
-    return tuple.__new__(ChainState, (values.theta, values.w_mean, tuple(_float_list(values.q, k)),
-                                      tuple(_float_list(values.s, k)), tuple(_mode_list(values.modes, k)),
-                                      values.e_loss))
+    q, s, modes = PyTuple_New(k), PyTuple_New(k), PyTuple_New(k)
+    for j in range(k):          # each item's reference handed to its tuple
+        item = cython.declare(object, values.q[j])
+        Py_INCREF(item)
+        PyTuple_SET_ITEM(q, j, item)
+        item = values.s[j]
+        Py_INCREF(item)
+        PyTuple_SET_ITEM(s, j, item)
+        item = _MODES[values.modes[j] + 1]
+        Py_INCREF(item)
+        PyTuple_SET_ITEM(modes, j, item)
+    return tuple.__new__(ChainState, (values.theta, values.w_mean, q, s, modes, values.e_loss))
 
 
 def compiled_methods(system) -> dict:
