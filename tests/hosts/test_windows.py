@@ -21,7 +21,9 @@ apart, one unit in the last place of values near 1e3, largest |e_loss| 7.9e3), f
 Wine quirks met (and avoided): a Windows CPython dies when its stdout is a file (it is a
 pipe here), numpy 2.x aborts under wine (fmpy gets numpy 1.26.4; fmpy 0.3.32 asks for numpy
 2 but runs on 1.26 for what these tests use), CPython 3.12's _wmi module aborts the process
-(wine 8.0 lacks propsys.dll's VariantToString; the driver script hides _wmi).
+(wine 8.0 lacks propsys.dll's VariantToString; the driver script hides _wmi), and wine's
+loader can hand back a wrong, already-loaded module for a DLL whose file reuses the inode of
+a deleted file (the fmpy test keeps every extraction folder: its docstring says why).
 """
 from __future__ import annotations
 
@@ -76,11 +78,19 @@ import json, sys
 # (propsys.dll's VariantToString unimplemented); fmpy imports platform. Hidden here, in the
 # test driver only, platform falls back to what it did before 3.12 (None: ImportError).
 sys.modules["_wmi"] = None
-from fmpy import simulate_fmu
+import traceback
+from fmpy import extract, simulate_fmu
 jobs = json.loads(sys.stdin.read())
 results = {}
-for name, (path, values, step, stop) in jobs.items():
-    result = simulate_fmu(path, stop_time=stop, step_size=step, output_interval=step, start_values=values)
+for name, (path, folder, values, step, stop) in jobs.items():
+    try:
+        # extracted into a folder the test keeps until this process has ended (the test's
+        # docstring: wine's loader and deleted files), not into fmpy's own temporary one
+        unzipped = str(extract(path, unzipdir=folder))
+        result = simulate_fmu(unzipped, stop_time=stop, step_size=step, output_interval=step, start_values=values)
+    except Exception:
+        traceback.print_exc()
+        sys.exit(f"fmpy failed on the FMU {name} ({path})")
     results[name] = {key: result[key].astype(float).tolist() for key in result.dtype.names}
 print("PYTHON", sys.version.split()[0])
 print("FMUS", sys.modules["drivetrain_fmu.fmus"].__file__)
@@ -271,9 +281,27 @@ def test_every_fmu_in_fmpy_on_windows_cpython_under_wine(windows_fmus, linux_fmp
                                                          tmp_path):
     """fmpy.simulate_fmu of every FMU in one Windows CPython 3.11 or 3.12 process: the FMUs'
     win64 binaries bind to that interpreter, which runs the element code the FMU carries
-    from its sources; the outputs equal Linux fmpy's."""
+    from its sources; the outputs equal Linux fmpy's.
+
+    Each FMU is extracted by fmpy.extract into its own folder under ``tmp_path``, which
+    outlives the Windows process, and simulate_fmu is given that folder: simulate_fmu of the
+    .fmu (a temporary folder deleted after each FMU) failed once in CI under wine 8.0 with
+    "function 'fmi2CancelStep' not found".  Wine loads its own builtin msvcp140.dll and
+    vcruntime140_1.dll in place of the files beside pythonfmu's DLL (loaded from the first
+    FMU's folder and pinned), does not keep those files open, yet records each module under
+    the file's (device, inode); fmpy deletes the folder, the file system (ext4 here) gives
+    a freed inode number to a file extracted later, and when that file is a later FMU's
+    <Model>.dll, LoadLibrary of its path returns that builtin (wine's find_fileid_module),
+    which exports no FMI function.  Reproduced by hand under wine 8.0: a copy of the
+    forwarder written where msvcp140.dll's inode had been freed loaded as msvcp140 (no
+    fmi2CancelStep), a copy elsewhere as itself.  Windows keeps a loaded DLL's file open and
+    refuses to delete it (so does wine for a DLL it loads from the file itself), so no file
+    can take the ID of a loaded module's file there: a wine defect, not the FMU's.  With the
+    folders kept, no file of this process's FMUs is deleted while it runs.  A failure names
+    the FMU (the driver's last line)."""
     version, python = windows_python
-    jobs = {name: (windows_path(fmu), _inputs(name), _step(name), N_STEPS * _step(name))
+    jobs = {name: (windows_path(fmu), windows_path(tmp_path / "extracted" / name), _inputs(name), _step(name),
+                   N_STEPS * _step(name))
             for name, fmu in windows_fmus.items()}
     script = tmp_path / "run.py"
     script.write_text(WINDOWS_FMPY_RUN)
