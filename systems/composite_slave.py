@@ -44,7 +44,6 @@ written as items of ``vars(model)``).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 import hashlib
 import json
 import math
@@ -109,9 +108,9 @@ def code_fingerprint() -> str:
     return _LOADED_FINGERPRINT
 
 
-def element_classes() -> Mapping:
-    """The element models by name (fmus.MODEL_CLASSES: each module imported when first asked for)."""
-    return fmus.MODEL_CLASSES
+def element_classes() -> dict:
+    """The element models by name (fmus.MODELS)."""
+    return {model.__name__: model for model in fmus.MODELS}
 
 
 # ---------------------------------------------------------------------------- interface
