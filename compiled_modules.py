@@ -283,9 +283,13 @@ def declarations(name: str, source: Path) -> dict:
 def module_text(name: str, source: Path) -> bytes:
     """What the extension module ``name`` is compiled from: ``source``'s text and the
     :func:`declarations` it is compiled with (the cache's key: :func:`cached_path`)."""
-    text = Path(source).read_bytes()
-    for other, declared in sorted(declarations(name, source).items()):
-        text += f"\n# declarations of {other}\n".encode() + declared
+    return _with_declarations(Path(source).read_bytes(), declarations(name, source))
+
+
+def _with_declarations(text: bytes, declared: dict) -> bytes:
+    """A source's ``text`` followed by the ``declared`` it is compiled with (:func:`module_text`)."""
+    for other, declarations_text in sorted(declared.items()):
+        text += f"\n# declarations of {other}\n".encode() + declarations_text
     return text
 
 
@@ -308,10 +312,11 @@ def extensions(modules: dict, targets=None) -> dict:
     (``i/N name``), is said on stderr."""
     folder = cache_folder()
     targets = list(targets or [TargetPython.current()])
-    texts = {name: Path(source).read_bytes() for name, source in modules.items()}   # read once: key and code
+    # read once: key and code
+    texts = {name: Path(source).read_bytes() for name, source in modules.items()}
     declared = {name: declarations(name, source) for name, source in modules.items()}
-    keys = {name: module_text(name, source) for name, source in modules.items()}
-    cached = {(name, target): cached_path(name, keys[name], target) for name in texts for target in targets}
+    cached = {(name, target): cached_path(name, _with_declarations(texts[name], declared[name]), target)
+              for name in texts for target in targets}
     if all(path.exists() for path in cached.values()):
         try:
             return _read_cached(folder, cached, holding_lock=False)

@@ -660,6 +660,29 @@ def _kernel_of(model, stepped: bool):
     return None if model._bounded_inputs else kernel
 
 
+@cython.cfunc
+@cython.locals(size=cython.Py_ssize_t)
+@cython.returns(cython.p_void)
+def _allocated(size, what: str):
+    """``size`` bytes from malloc (at least one); MemoryError naming ``what`` when there are none."""
+    memory = cython.declare(cython.p_void, malloc(max(size, 1)))
+    if not memory:
+        raise MemoryError(what)
+    return memory
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(attributes=dict)
+def _model_value(attributes, name, model, convert):
+    """A model's variable ``name`` (of ``attributes``, its vars) as ``convert``, its feedthrough
+    outputs brought up to date first (``model``; None: ``name`` is none of them)."""
+    if model is not None and not model.fresh:
+        model.update_feedthrough()
+    value = attributes[name]
+    return value if type(value) is convert else convert(value)
+
+
 @cython.cclass
 class LoopSave:
     """What SystemLoop.save keeps: ``data`` (the array, then each kernel's saved bytes and
@@ -671,9 +694,7 @@ class LoopSave:
     inputs_set = cython.declare(cython.bint)
 
     def __init__(self, size: int):
-        self.data = cython.cast(cython.p_char, malloc(max(size, 1)))
-        if not self.data:
-            raise MemoryError("a saved system loop")
+        self.data = cython.cast(cython.p_char, _allocated(size, "a saved system loop"))
 
     def __dealloc__(self):
         free(self.data)
@@ -692,9 +713,7 @@ class ReadPlan:
 
     def __init__(self, n: int):
         self.n, self.entries, self.refreshed = n, [], []
-        self.slots = cython.cast(cython.p_int, malloc(max(n, 1) * cython.sizeof(cython.int)))
-        if not self.slots:
-            raise MemoryError("a read plan")
+        self.slots = cython.cast(cython.p_int, _allocated(n * cython.sizeof(cython.int), "a read plan"))
 
     def __dealloc__(self):
         free(self.slots)
@@ -747,9 +766,8 @@ class SystemLoop:
             for key in ((c[0], c[1]), (c[2], c[3])):
                 slots.setdefault(key, len(slots))
         self.n_slots = len(slots)
-        self.x = cython.cast(cython.p_double, malloc(max(len(slots), 1) * cython.sizeof(cython.double)))
-        if not self.x:
-            raise MemoryError("the system loop's values")
+        self.x = cython.cast(cython.p_double, _allocated(len(slots) * cython.sizeof(cython.double),
+                                                         "the system loop's values"))
         for i in range(len(slots)):
             self.x[i] = 0.0
         by_port = {}
@@ -765,9 +783,8 @@ class SystemLoop:
         self.by_model = {id(ports[name].model): by_port[name] for name in ports if kinds[name] is not None}
         self.steppers = [by_port[name] for name in ports if name in stepped]
         self.refreshes, self.gathers, self.scatters, self.flushes, self.retargeted = [], [], [], [], []
-        self.moves = cython.cast(cython.p_int, malloc(max(2 * len(connections), 1) * cython.sizeof(cython.int)))
-        if not self.moves:
-            raise MemoryError("the system loop's connections")
+        self.moves = cython.cast(cython.p_int, _allocated(2 * len(connections) * cython.sizeof(cython.int),
+                                                          "the system loop's connections"))
         self.stage_moves[0] = n_moves = 0
         for s, links in enumerate(program):
             read = []
@@ -911,28 +928,19 @@ class SystemLoop:
                     values.append(x[slot] if convert is float else convert(x[slot]))
                 else:
                     attributes, name, model = plan.entries[i]
-                    if model is not None and not model.fresh:
-                        model.update_feedthrough()
-                    value = attributes[name]
-                    values.append(value if type(value) is convert else convert(value))
+                    values.append(_model_value(attributes, name, model, convert))
             return values
         for entry in plan.entries:
             if type(entry[0]) is dict:
                 attributes, name, model = entry
-                if model is not None and not model.fresh:
-                    model.update_feedthrough()
-                value = attributes[name]
-                values.append(value if type(value) is convert else convert(value))
+                values.append(_model_value(attributes, name, model, convert))
             else:
                 element, slot, through, name = entry
                 if not self.stale and through and element.refresh(x) != _TAKEN:     # its model words it
                     self.sync()
                     self.stale = True
                 if self.stale:          # the models hold the values: read as the algorithm's reader
-                    if through and not element.model.fresh:
-                        element.model.update_feedthrough()
-                    value = element.attributes[name]
-                    values.append(value if type(value) is convert else convert(value))
+                    values.append(_model_value(element.attributes, name, element.model if through else None, convert))
                 else:
                     values.append(x[slot] if convert is float else convert(x[slot]))
         return values
