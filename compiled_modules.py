@@ -32,9 +32,10 @@ location), tested bit for bit against solvers/friction.py (tests/numerics/test_f
 its reference module keeps its own functions.  Only the kernels know Cython: every other
 module is compiled unchanged, without a C type declared, and imports no ``cython``.  A kernel
 whose C methods another kernel calls declares them in a .pxd beside its source
-(solvers/friction_kernel.pxd, which systems/system_kernel.py cimports): Cython reads the
-declarations of a module and of those it cimports (:func:`declarations`), and they are part
-of the cache's key (:func:`module_text`).
+(solvers/friction_kernel.pxd, which fmus/element_kernel.pxd cimports, which
+systems/system_kernel.py cimports): Cython reads the declarations of a module and of those it
+cimports, in turn (:func:`declarations`), and they are part of the cache's key
+(:func:`module_text`).
 
 Every CPython host, compiled: the FMUs carry the extension modules of each CPython minor
 version of :data:`HOST_VERSIONS` the build machine has an interpreter for (with its C
@@ -263,20 +264,27 @@ def toolchain(target: TargetPython | None = None) -> str:
 
 
 #: a project module a source cimports (its C declarations: the .pxd beside its source)
-CIMPORT = re.compile(r"cython\.cimports\.(drivetrain_fmu\.[\w.]+) import")
+#: a project module cimported: in a module (pure Python mode) or in a .pxd
+CIMPORT = re.compile(r"cython\.cimports\.(drivetrain_fmu\.[\w.]+) import|^from (drivetrain_fmu\.[\w.]+) cimport", re.M)
 
 
 def declarations(name: str, source: Path) -> dict:
     """``{qualified module name: its .pxd's text}``: the C declarations Cython reads compiling
     the module ``name`` from ``source``: its own (a .pxd beside the source) and those of the
-    project's modules it cimports (``from cython.cimports.drivetrain_fmu... import``)."""
+    project's modules it cimports (``from cython.cimports.drivetrain_fmu... import``), and
+    of those their declarations cimport (``from drivetrain_fmu... cimport``)."""
     source = Path(source)
     found = {}
     own = source.with_suffix(".pxd")
     if own.is_file():
         found[name] = own.read_bytes()
-    for other in CIMPORT.findall(source.read_text()):
-        found[other] = Path(__file__).parent.joinpath(*other.split(".")[1:]).with_suffix(".pxd").read_bytes()
+    pending = [source.read_text(), *(text.decode() for text in found.values())]
+    while pending:
+        for match in CIMPORT.findall(pending.pop()):
+            other = match[0] or match[1]
+            if other not in found:
+                found[other] = Path(__file__).parent.joinpath(*other.split(".")[1:]).with_suffix(".pxd").read_bytes()
+                pending.append(found[other].decode())
     return found
 
 

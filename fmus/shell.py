@@ -69,6 +69,7 @@ from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Intege
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Initial, Fmi2Status
 
+from .kernel_run import KernelRun
 from .model import ParameterError, StateError
 from .native_exit import order_native_exit
 from .variables import BOOLEAN, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -553,9 +554,10 @@ class Shell(Fmi2Slave):
 
 def element_fmu(model: type, code_fingerprint) -> type:
     """The FMU class of the element ``model`` (a :class:`fmus.model.Model`): the shell
-    around it, named as the model (pythonfmu's model identifier); ``code_fingerprint()``: the
+    around it, the model run by its compiled kernel where it has one (:mod:`fmus.kernel_run`),
+    named as the model (pythonfmu's model identifier); ``code_fingerprint()``: the
     element code's (``fmus.code_fingerprint``), which its FMU states carry."""
-    return type(model.__name__, (Shell, model), {
+    return type(model.__name__, (Shell, KernelRun, model), {
         "MODEL": model, "__doc__": model.__doc__, "__module__": model.__module__,
         "__qualname__": model.__qualname__, "code_fingerprint": staticmethod(code_fingerprint)})
 

@@ -30,18 +30,19 @@ SINGLE_RATE = sorted(path.stem for path in (ROOT / "systems" / "catalog" / "ssd"
 
 @pytest.fixture(scope="module")
 def system_loop():
-    """systems.system_kernel.SystemLoop, compiled, with the compiled friction kernel it cimports
+    """systems.system_kernel.SystemLoop, compiled, with the compiled element and friction kernels it cimports
     (in ``sys.modules`` only while it is imported: this process's references stay uncompiled);
     skipped where nothing can be compiled."""
     try:
         compiled_modules.toolchain()
     except compiled_modules.CompileError as exc:
         pytest.skip(str(exc))
-    kernels = [f"drivetrain_fmu.solvers.{name}" for name in ("friction_ode_kernel", "friction_kernel")]
+    kernels = [f"drivetrain_fmu.{name}" for name in ("solvers.friction_ode_kernel", "solvers.friction_kernel",
+                                                       "fmus.element_kernel")]
     importlib.import_module("drivetrain_fmu.solvers.friction")     # before: its own methods stay the reference's
     try:
         for qualified in kernels:
-            sys.modules[qualified] = load_compiled(qualified, ROOT / "solvers" / f"{qualified.rpartition('.')[2]}.py")
+            sys.modules[qualified] = load_compiled(qualified, ROOT.joinpath(*qualified.split(".")[1:]).with_suffix(".py"))
         return load_compiled("drivetrain_fmu.systems.system_kernel", ROOT / "systems" / "system_kernel.py").SystemLoop
     finally:
         for qualified in kernels:

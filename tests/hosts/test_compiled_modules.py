@@ -140,6 +140,15 @@ def test_a_module_is_compiled_with_its_declarations_and_again_when_they_change(t
         compiled_modules.extensions({"solvers.declared": source})
 
 
+def test_a_module_is_compiled_with_the_declarations_its_cimports_declare_in_turn():
+    """systems/system_kernel.py cimports fmus/element_kernel.pxd, which cimports
+    solvers/friction_kernel.pxd: Cython reads both (it could not compile the system loop
+    without the second), and both are in the cache's key."""
+    found = compiled_modules.declarations("drivetrain_fmu.systems.system_kernel", ROOT / "systems" / "system_kernel.py")
+    assert set(found) == {"drivetrain_fmu.fmus.element_kernel", "drivetrain_fmu.solvers.friction_kernel"}
+    assert found["drivetrain_fmu.solvers.friction_kernel"] == (ROOT / "solvers" / "friction_kernel.pxd").read_bytes()
+
+
 #: where a process that called prefer_compiled imported the element modules from
 WHERE = """
 import json, sys
