@@ -26,7 +26,7 @@ import cython
 if not cython.compiled:
     raise ImportError("fmus.element_kernel runs compiled only: the element models run instead")
 
-from cython.cimports.libc.math import exp, expm1, isfinite  # noqa: E402
+from cython.cimports.libc.math import exp, expm1, fabs, isfinite  # noqa: E402
 from cython.cimports.libc.stdlib import free, malloc  # noqa: E402
 from cython.cimports.libc.string import memcmp, memcpy  # noqa: E402
 
@@ -34,6 +34,7 @@ from drivetrain_fmu.fmus.inertia import Inertia  # noqa: E402
 from drivetrain_fmu.fmus.shaft import Shaft  # noqa: E402
 from drivetrain_fmu.fmus.table import ForceTable, Table, TorqueTable  # noqa: E402
 from drivetrain_fmu.fmus.clutch import Clutch, ClutchChain, DualClutch, ThermalChainState  # noqa: E402
+from drivetrain_fmu.fmus.compliance import SLIVER, STEP_ROUNDING  # noqa: E402
 from drivetrain_fmu.fmus.variables import BOOLEAN, INPUT, OUTPUT  # noqa: E402
 from drivetrain_fmu.solvers.friction_state import Mode  # noqa: E402
 from cython.cimports.drivetrain_fmu.solvers.friction_kernel import (ChainValues, FrictionKernel, chain_state,  # noqa: E402
@@ -41,7 +42,8 @@ from cython.cimports.drivetrain_fmu.solvers.friction_kernel import (ChainValues,
 from drivetrain_fmu.solvers.rigid import BodyState  # noqa: E402
 
 # TAKEN and BY_REFERENCE, what a kernel's step and feedthrough return: the .pxd's enum
-
+_STEP_ROUNDING = cython.declare(cython.double, STEP_ROUNDING)     # fmus.compliance's
+_SLIVER = cython.declare(cython.double, SLIVER)
 MAX_CHAIN_INPUTS = cython.declare(cython.int, 24)     # ClutchChain: 12 torques, 5 clamps, T_amb
 #: the friction kernel's sizes (solvers/friction_kernel.pxd)
 MAX_MEMBERS = cython.declare(cython.int, 8)
@@ -157,7 +159,6 @@ class Element:
 class InertiaKernel(Element):
     """fmus.inertia.Inertia: J w' = tau_1 + tau_2 - d_ground w, solvers.rigid.damped_motion."""
 
-
     def __init__(self, label, model, slots):
         Element.__init__(self, label, model, slots)
         self.J, self.d_ground = model.J, model.d_ground
@@ -225,7 +226,6 @@ class ShaftKernel(Element):
     """fmus.shaft.Shaft (fmus.compliance): stateless, its outputs the feedthrough
     tau = k (phi_rel + w_rel T_comm / 2) + d w_rel of solvers.compliance."""
 
-
     def __init__(self, label, model, slots):
         Element.__init__(self, label, model, slots)
         self.k, self.d, self.t_comm, self.ratio, self.phi_rel_start = (
@@ -234,6 +234,12 @@ class ShaftKernel(Element):
             self.flanges[i] = slots[name]
         for i, name in enumerate(("tau_1", "tau_2", "phi_rel", "e_spring")):
             self.outs[i] = slots[name]
+
+    def step(self, x, t, h):
+        # ComplianceElement.step: the steps its torques were averaged for; any other the model refuses
+        if self.t_comm > 0.0 and fabs(h - self.t_comm) > _STEP_ROUNDING * self.t_comm and h > _SLIVER * self.t_comm:
+            return BY_REFERENCE
+        return TAKEN
 
     @cython.locals(ratio=cython.double, phi_rel=cython.double, w_rel=cython.double, tau=cython.double,
                    tau_1=cython.double, e_spring=cython.double)
@@ -255,7 +261,6 @@ class ShaftKernel(Element):
 class TableKernel(Element):
     """fmus.table.Table, TorqueTable, ForceTable: y(t) of solvers.signal.table_value; the state
     is the time of the communication point."""
-
 
     def __init__(self, label, model, slots):
         Element.__init__(self, label, model, slots)
@@ -313,7 +318,6 @@ class ChainKernel(Element):
     prepared values made again when an input changed, as Model.prepared does; the capacities
     are made again only when a clamp force changed bit for bit (they are a function of the
     clamp forces alone: == would take -0.0 for 0.0)."""
-
 
     @cython.locals(i=cython.int, friction=FrictionKernel)
     def __init__(self, label, model, slots):
@@ -474,14 +478,13 @@ KERNELS = {Inertia: InertiaKernel, Shaft: ShaftKernel, Table: TableKernel, Torqu
            ForceTable: TableKernel, Clutch: ChainKernel, DualClutch: ChainKernel, ClutchChain: ChainKernel}
 
 
-def kernel_of(model, model_class, stepped: bool):
+def kernel_of(model, model_class):
     """The kernel class for ``model``, of the element model class ``model_class`` (an element
     FMU's class is a subclass of it), or None: that class has none, or it checks an input's
     range (the kernels but the chain's screen finiteness only), or it is a friction chain with
-    its thermal model or larger than the friction kernel takes, or it is stateless and a step
-    refuses."""
+    its thermal model or larger than the friction kernel takes."""
     kernel = KERNELS.get(model_class)
-    if kernel is None or (model.stateless and stepped):
+    if kernel is None:
         return None
     if kernel is ChainKernel:
         fits = (len(model.input_variables) <= MAX_CHAIN_INPUTS and model.chain.n <= MAX_MEMBERS

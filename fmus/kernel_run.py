@@ -34,7 +34,7 @@ class KernelRun:
         class: element_kernel.kernel_of; an element FMU steps it at every doStep)."""
         if ElementRun is None:
             return None
-        kernel = kernel_of(self, self.MODEL, True)
+        kernel = kernel_of(self, self.MODEL)
         return None if kernel is None else ElementRun(self, kernel)
 
     def initialize(self):

@@ -153,7 +153,7 @@ class SystemLoop:
         connections = [tuple(c) for c in connections]
         program = stages(ports, connections)
         stepped = {name for name, port in ports.items() if not port.skips(step)}
-        kinds = {name: kernel_of(port.model, type(port.model), name in stepped) for name, port in ports.items()}
+        kinds = {name: kernel_of(port.model, type(port.model)) for name, port in ports.items()}
         slots = {}
         for name, port in ports.items():        # a kernel: every declared input and output
             if kinds[name] is not None:

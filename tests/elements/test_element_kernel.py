@@ -106,6 +106,10 @@ SCENARIOS = {
                                      "tau_1": 200.0, "tau_3": -20.0}, 400, 1e-3),
     "inertia with damping": ("Inertia", {"J": 0.3, "d_ground": 0.05},
                              lambda n: {"tau_1": 10.0 * math.cos(0.02 * n), "tau_2": -1.0}, 300, 1e-3),
+    # stateless: its torques the feedthrough of the flanges set, averaged over T_comm = h
+    "shaft averaging over the step": ("Shaft", {"k": 2000.0, "d": 3.0, "T_comm": 1e-3},
+                                      lambda n: {"phi_1": 1e-3 * n, "w_1": 1.0 + 0.01 * n, "phi_2": 0.0,
+                                                 "w_2": 0.5 * math.sin(0.05 * n)}, 200, 1e-3),
     "torque table": ("TorqueTable", {"n_points": 3, "t_2": 0.05, "t_3": 0.1, "y_2": 40.0, "y_3": -5.0},
                      lambda n: {}, 200, 1e-3),
 }
@@ -153,6 +157,18 @@ def test_a_step_the_kernel_leaves_to_the_model_is_refused_with_its_message_and_t
     assert len(refused) == 1 and "f_n = -5.0" in refused[0][1][0], refused
 
 
+def test_a_step_other_than_the_one_a_shaft_averaged_over_is_refused_with_its_model_s_message(
+        monkeypatch, element_kernel):
+    outcomes = []
+    for kernel in (None, element_kernel):
+        slave = _instance(monkeypatch, kernel, "Shaft", {"T_comm": 1e-3})
+        _set(slave, {"phi_1": 0.01, "w_1": 2.0})
+        outcomes.append([(slave.do_step(0.0, h), _log(slave), _outputs(slave)) for h in (1e-3, 2e-3, 1e-3 * 1e-7)])
+    assert outcomes[1] == outcomes[0]
+    assert [taken for taken, _, _ in outcomes[1]] == [True, False, True]     # a final sliver is taken
+    assert "differs from T_comm = 0.001" in outcomes[1][1][1][0]
+
+
 def test_an_fmu_state_set_again_and_an_undone_step_give_back_the_same_outputs(monkeypatch, element_kernel):
     slave = _instance(monkeypatch, element_kernel, "DualClutch", {"w_2_start": 50.0})
     inputs = SCENARIOS["dual clutch shift"][2]
@@ -181,12 +197,12 @@ def test_an_fmu_state_set_again_and_an_undone_step_give_back_the_same_outputs(mo
 
 
 def test_elements_with_a_kernel_run_on_it_and_the_others_on_their_model(monkeypatch, element_kernel):
-    with_kernel = {element.__name__ for element in fmus.ELEMENTS
-                   if element.MODEL in element_kernel.KERNELS and not element.MODEL.stateless}
-    assert with_kernel == {"Clutch", "DualClutch", "ClutchChain", "Inertia", "Table", "TorqueTable", "ForceTable"}
+    with_kernel = {element.__name__ for element in fmus.ELEMENTS if element.MODEL in element_kernel.KERNELS}
+    assert with_kernel == {"Clutch", "DualClutch", "ClutchChain", "Inertia", "Shaft", "Table", "TorqueTable",
+                           "ForceTable"}
     monkeypatch.setattr(kernel_run, "ElementRun", element_kernel.ElementRun)
     monkeypatch.setattr(kernel_run, "kernel_of", element_kernel.kernel_of)
-    for element, parameters in (("Clutch", {"thermal": True}), ("Shaft", {}), ("Gear", {})):
+    for element, parameters in (("Clutch", {"thermal": True}), ("Gear", {}), ("NonlinearSpring", {})):
         slave = getattr(fmus, element)(instance_name=element, resources=None)
         _set(slave, parameters)
         slave.exit_initialization_mode()
