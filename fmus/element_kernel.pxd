@@ -110,6 +110,7 @@ cdef class ElementRun:
     cdef bint behind                    # the kernel moved since the model was written
 
     cdef int _begin(self) except -1
+    cdef int advance(self, double t, double h) except -1
 
 # ``size`` bytes from malloc (at least one); MemoryError naming ``what`` when there are none
 cdef void* allocated(Py_ssize_t size, str what) except NULL

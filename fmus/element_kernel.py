@@ -540,10 +540,15 @@ class ElementRun:
             self.inputs_set = False
         return 0
 
-    @cython.locals(t=cython.double, h=cython.double, kernel=Element, size=cython.Py_ssize_t)
+    @cython.locals(t=cython.double, h=cython.double)
     def step(self, t, h) -> bool:
         """The step from t over h on the kernel: True; False when the kernel leaves it to the
         model (nothing changed).  What it steps from is kept for :meth:`undo`."""
+        return self.advance(t, h) == 1
+
+    @cython.locals(kernel=Element, size=cython.Py_ssize_t)
+    def advance(self, t, h):
+        """:meth:`step` over C values (fmus/fmi_kernel.py calls it): 1 taken, 0 left to the model."""
         self._begin()
         kernel = self.kernel
         size = self.n_slots * cython.sizeof(cython.double)
@@ -551,10 +556,10 @@ class ElementRun:
         kernel.save_into(self.before + size)
         self.before[size + kernel.saved_size] = kernel.through_valid
         if kernel.step(self.x, t, h) != TAKEN:
-            return False
+            return 0
         kernel.through_valid = False
         self.behind = True
-        return True
+        return 1
 
     @cython.locals(kernel=Element, size=cython.Py_ssize_t)
     def undo(self):

@@ -69,7 +69,7 @@ from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Intege
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Initial, Fmi2Status
 
-from .kernel_run import KernelRun
+from .kernel_run import KernelRun, made
 from .model import ParameterError, StateError
 from .native_exit import order_native_exit
 from .variables import BOOLEAN, INTEGER, OUTPUT, PARAMETER, REAL, Var
@@ -369,6 +369,8 @@ class Shell(Fmi2Slave):
                 self._settable[var.type][vr] = var.name
         self._readers = {kind: {} for kind in _FMI_TYPES}
         self._writers = {kind: {} for kind in _FMI_TYPES}
+        if isinstance(self, KernelRun):     # its hot calls may come from the binary (fmus/fmi_kernel.py)
+            made(self)
 
     # ------------------------------------------------------------------ FMI
     @fmi_entry("fmi2SetupExperiment")

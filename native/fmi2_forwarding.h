@@ -33,8 +33,41 @@ typedef struct {
     fmi2ComponentEnvironment componentEnvironment;
 } fmi2CallbackFunctions;
 
+/* ------------------------------------------------------------------ the fast calls
+ * fmus/fmi_kernel.py's table, the capsule drivetrain_fmu.fmus.fmi_kernel._API (the same layout
+ * as its FastCalls): C functions that make fmi2DoStep, fmi2GetReal, fmi2GetBoolean and
+ * fmi2SetReal of an element FMU on its compiled kernel, called with the GIL.  Each returns 0
+ * when it made the whole call, -1 when it changed nothing: pythonfmu then makes the call. */
+struct fast_calls {
+    int version;
+    void *(*bind)(void);
+    void (*release)(void *entry);
+    int (*do_step)(void *entry, double t, double h);
+    int (*get_real)(void *entry, const unsigned int *vr, size_t n, double *values);
+    int (*get_boolean)(void *entry, const unsigned int *vr, size_t n, int *values);
+    int (*set_real)(void *entry, const unsigned int *vr, size_t n, const double *values);
+};
+#define FAST_CALLS_VERSION 1
+#define FAST_CALLS_MODULE "drivetrain_fmu.fmus.fmi_kernel"
+#define FAST_CALLS_CAPSULE FAST_CALLS_MODULE "._API"
+
+/* the CPython functions the fast calls need (all of the stable ABI), found in the process by
+ * the platform's forwarder (find_python_api); none: pythonfmu makes every call */
+struct python_api {
+    int (*gil_ensure)(void);                        /* PyGILState_Ensure (PyGILState_STATE: an enum) */
+    void (*gil_release)(int);                       /* PyGILState_Release */
+    void *(*import_module)(const char *);           /* PyImport_ImportModule */
+    void (*decref)(void *);                         /* Py_DecRef */
+    void *(*capsule_import)(const char *, int);     /* PyCapsule_Import */
+    void (*err_clear)(void);                        /* PyErr_Clear */
+};
+static int find_python_api(struct python_api *api);
+
 struct instance {
     void *inner;                       /* pythonfmu's instance */
+    const struct fast_calls *fast;     /* NULL: pythonfmu makes every call */
+    void *fast_entry;                  /* the fast calls' handle of this instance */
+    struct python_api python;
     fmi2CallbackFunctions host;        /* the host's callbacks */
     fmi2CallbackFunctions relay;       /* what pythonfmu gets: our logger, this as environment */
     int logging_on;
@@ -256,6 +289,8 @@ static const char *const pythonfmu_names[N_PYTHONFMU] = {
 };
 static void *const *pythonfmu;      /* pythonfmu's functions, in that order */
 
+static void bind_fast_calls(struct instance *self);
+
 /* pythonfmu's fmi2Instantiate behind our logger relay, for the slave module `module` in the
  * decoded resources folder `resources` (malloc'ed; freed here).  NULL, with one fatal message
  * naming the module, when pythonfmu cannot load or instantiate it.  `separator`: the
@@ -296,7 +331,48 @@ static struct instance *instantiate_slave(char *resources, const char *module, c
         return NULL;
     }
     free(resources);
+    bind_fast_calls(self);
     return self;
+}
+
+/* The fast calls of this instance, where the process has them: right after pythonfmu made
+ * the slave, on the same thread (fmi_kernel's bind takes the instance made last there). */
+static void bind_fast_calls(struct instance *self)
+{
+    struct python_api python;
+    if (!find_python_api(&python)) {
+        return;
+    }
+    int gil = python.gil_ensure();
+    /* PyCapsule_Import imports the package and reads attributes: the module imported first */
+    void *module = python.import_module(FAST_CALLS_MODULE);
+    const struct fast_calls *fast = NULL;
+    if (module != NULL) {
+        python.decref(module);
+        fast = python.capsule_import(FAST_CALLS_CAPSULE, 0);
+    }
+    if (fast == NULL) {
+        python.err_clear();    /* uncompiled element code: pythonfmu makes every call */
+    } else if (fast->version == FAST_CALLS_VERSION) {
+        void *entry = fast->bind();
+        if (entry != NULL) {
+            self->python = python;
+            self->fast_entry = entry;
+            self->fast = fast;
+        }
+    }
+    python.gil_release(gil);
+}
+
+/* Before pythonfmu frees the instance: the fast calls' handle released. */
+static void release_fast_calls(struct instance *self)
+{
+    if (self->fast != NULL) {
+        int gil = self->python.gil_ensure();
+        self->fast->release(self->fast_entry);
+        self->python.gil_release(gil);
+        self->fast = NULL;
+    }
 }
 
 EXPORT const char *fmi2GetTypesPlatform(void) { return "default"; }
@@ -377,6 +453,14 @@ EXPORT fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference *vr, siz
     if (self == NULL) {
         return fmi2Error;
     }
+    if (self->fast != NULL && (nvr == 0 || (vr != NULL && value != NULL))) {
+        int gil = self->python.gil_ensure();
+        int made = self->fast->get_real(self->fast_entry, vr, nvr, value) == 0;
+        self->python.gil_release(gil);
+        if (made) {
+            return fmi2OK;
+        }
+    }
     return ((fmi2Status (*)(fmi2Component, const fmi2ValueReference*, size_t, fmi2Real*))pythonfmu[AT_fmi2GetReal])(self->inner, vr, nvr, value);
 }
 
@@ -395,6 +479,14 @@ EXPORT fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference *vr, 
     if (self == NULL) {
         return fmi2Error;
     }
+    if (self->fast != NULL && (nvr == 0 || (vr != NULL && value != NULL))) {
+        int gil = self->python.gil_ensure();
+        int made = self->fast->get_boolean(self->fast_entry, vr, nvr, value) == 0;
+        self->python.gil_release(gil);
+        if (made) {
+            return fmi2OK;
+        }
+    }
     return ((fmi2Status (*)(fmi2Component, const fmi2ValueReference*, size_t, fmi2Boolean*))pythonfmu[AT_fmi2GetBoolean])(self->inner, vr, nvr, value);
 }
 
@@ -412,6 +504,14 @@ EXPORT fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference *vr, siz
     const struct instance *self = c;
     if (self == NULL) {
         return fmi2Error;
+    }
+    if (self->fast != NULL && (nvr == 0 || (vr != NULL && value != NULL))) {
+        int gil = self->python.gil_ensure();
+        int made = self->fast->set_real(self->fast_entry, vr, nvr, value) == 0;
+        self->python.gil_release(gil);
+        if (made) {
+            return fmi2OK;
+        }
     }
     return ((fmi2Status (*)(fmi2Component, const fmi2ValueReference*, size_t, const fmi2Real*))pythonfmu[AT_fmi2SetReal])(self->inner, vr, nvr, value);
 }
@@ -529,6 +629,14 @@ EXPORT fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint
     const struct instance *self = c;
     if (self == NULL) {
         return fmi2Error;
+    }
+    if (self->fast != NULL) {
+        int gil = self->python.gil_ensure();
+        int made = self->fast->do_step(self->fast_entry, currentCommunicationPoint, communicationStepSize) == 0;
+        self->python.gil_release(gil);
+        if (made) {
+            return fmi2OK;
+        }
     }
     return ((fmi2Status (*)(fmi2Component, fmi2Real, fmi2Real, fmi2Boolean))pythonfmu[AT_fmi2DoStep])(self->inner, currentCommunicationPoint, communicationStepSize, noSetFMUStatePriorToCurrentPoint);
 }

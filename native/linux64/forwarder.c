@@ -33,6 +33,20 @@ extern unsigned long drivetrain_fmu_next_generation(void) WEAK;
 extern void drivetrain_fmu_hold(const char *path, void *handle, unsigned long generation) WEAK;
 extern void drivetrain_fmu_release_held(unsigned long caller) WEAK;
 
+/* the CPython functions of the fast calls (fmi2_forwarding.h): the process's libpython (the
+ * host's, or the bundled one the starter loaded with RTLD_GLOBAL) */
+static int find_python_api(struct python_api *api)
+{
+    *(void **)&api->gil_ensure = dlsym(RTLD_DEFAULT, "PyGILState_Ensure");
+    *(void **)&api->gil_release = dlsym(RTLD_DEFAULT, "PyGILState_Release");
+    *(void **)&api->import_module = dlsym(RTLD_DEFAULT, "PyImport_ImportModule");
+    *(void **)&api->decref = dlsym(RTLD_DEFAULT, "Py_DecRef");
+    *(void **)&api->capsule_import = dlsym(RTLD_DEFAULT, "PyCapsule_Import");
+    *(void **)&api->err_clear = dlsym(RTLD_DEFAULT, "PyErr_Clear");
+    return api->gil_ensure != NULL && api->gil_release != NULL && api->import_module != NULL
+           && api->decref != NULL && api->capsule_import != NULL && api->err_clear != NULL;
+}
+
 static int same_runtime(void)
 {
     return drivetrain_fmu_runtime_id != NULL && strcmp(drivetrain_fmu_runtime_id, RUNTIME_ID) == 0;
@@ -304,6 +318,7 @@ EXPORT void fmi2FreeInstance(fmi2Component c)
     if (self == NULL) {
         return;
     }
+    release_fast_calls(self);
     ((void (*)(fmi2Component))pythonfmu[AT_fmi2FreeInstance])(self->inner);
     drop_categories(self);
     free(self);

@@ -349,6 +349,24 @@ failed:
     return NULL;
 }
 
+/* the CPython functions of the fast calls (fmi2_forwarding.h): python3.dll, which pythonfmu's
+ * library imports (loaded by the time an instance is made) */
+static int find_python_api(struct python_api *api)
+{
+    HMODULE python = GetModuleHandleW(L"python3.dll");
+    if (python == NULL) {
+        return 0;
+    }
+    api->gil_ensure = (int (*)(void))(void *)GetProcAddress(python, "PyGILState_Ensure");
+    api->gil_release = (void (*)(int))(void *)GetProcAddress(python, "PyGILState_Release");
+    api->import_module = (void *(*)(const char *))(void *)GetProcAddress(python, "PyImport_ImportModule");
+    api->decref = (void (*)(void *))(void *)GetProcAddress(python, "Py_DecRef");
+    api->capsule_import = (void *(*)(const char *, int))(void *)GetProcAddress(python, "PyCapsule_Import");
+    api->err_clear = (void (*)(void))(void *)GetProcAddress(python, "PyErr_Clear");
+    return api->gil_ensure != NULL && api->gil_release != NULL && api->import_module != NULL
+           && api->decref != NULL && api->capsule_import != NULL && api->err_clear != NULL;
+}
+
 EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
                                      fmi2String fmuResourceLocation, const fmi2CallbackFunctions *functions,
                                      fmi2Boolean visible, fmi2Boolean loggingOn)
@@ -379,6 +397,7 @@ EXPORT void fmi2FreeInstance(fmi2Component c)
     if (self == NULL) {
         return;
     }
+    release_fast_calls(self);
     ((void (*)(fmi2Component))pythonfmu[AT_fmi2FreeInstance])(self->inner);
     drop_categories(self);
     free(self);
