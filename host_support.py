@@ -42,6 +42,9 @@ next FMU binary is instantiated, for hosts that close it twice).  (3) It does no
 the percent-encoded resources URI and crashes when it then finds no slave: the forwarder
 decodes it, checks the slave is there and hands pythonfmu the folder as a path
 (``resources_folder`` in forwarder.c; docs/hosts.md, where an FMU may be extracted).
+It also makes an element FMU's hot calls (fmi2DoStep, fmi2GetReal, fmi2GetBoolean,
+fmi2SetReal) on its compiled kernel before pythonfmu, through the C functions of
+fmus/fmi_kernel.py (native/fmi2_forwarding.h, the fast calls).
 
 Which modules: the static import graph (``modulefinder``) of the element packages, the
 slave script and pythonfmu's runtime modules, minus :data:`EXCLUDED_STDLIB` (packages that

@@ -9,6 +9,9 @@ call from the shell into compiled code per FMI call; the model falls behind and 
 kernel leaves to the model (an input out of its range, a value that is not finite, a friction
 step that raises) is the model's: it refuses it or takes it, with its message.
 
+The FMU's binary makes the hot calls on the same run without pythonfmu where it can
+(fmus/fmi_kernel.py, which finds the instance through :func:`made`).
+
 Uncompiled (element_kernel refuses to be imported), or for an element without a kernel, the
 model runs alone: every method here then is the model's.
 """
