@@ -440,11 +440,15 @@ EXPORT fmi2Status fmi2Terminate(fmi2Component c)
 
 EXPORT fmi2Status fmi2Reset(fmi2Component c)
 {
-    const struct instance *self = c;
+    struct instance *self = c;
     if (self == NULL) {
         return fmi2Error;
     }
-    return ((fmi2Status (*)(fmi2Component))pythonfmu[AT_fmi2Reset])(self->inner);
+    /* pythonfmu makes a new slave: the fast calls are bound to that one */
+    release_fast_calls(self);
+    fmi2Status status = ((fmi2Status (*)(fmi2Component))pythonfmu[AT_fmi2Reset])(self->inner);
+    bind_fast_calls(self);
+    return status;
 }
 
 EXPORT fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference *vr, size_t nvr, fmi2Real *value)
