@@ -2,8 +2,7 @@
 
 pythonfmu's binary turns every FMI call into a Python method call: the method looked up by
 name, its arguments built as Python lists, its results converted back, the log queue
-flushed; with the shell's entry point behind it, that is 4 000 to 15 000 CPU instructions a
-call, more than a kernel's step.  The FMU's binary (native/fmi2_forwarding.h) takes the
+flushed: with the shell's entry point behind it, more work than a kernel's step.  The FMU's binary (native/fmi2_forwarding.h) takes the
 table ``_API`` (a capsule of the C functions below) from here after fmi2Instantiate, and
 calls them for fmi2DoStep, fmi2GetReal, fmi2GetBoolean and fmi2SetReal, with the GIL, before
 pythonfmu.  Each either makes the whole call on the element's kernel run
