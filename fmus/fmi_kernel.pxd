@@ -37,4 +37,5 @@ cdef int do_step(void* entry, double t, double h) noexcept
 cdef int get_real(void* entry, const unsigned int* vr, size_t n, double* values) noexcept
 cdef int get_boolean(void* entry, const unsigned int* vr, size_t n, int* values) noexcept
 cdef int set_real(void* entry, const unsigned int* vr, size_t n, const double* values) noexcept
+cdef Plan _readable(Entry entry, list plans, const unsigned int* vr, size_t n, str kind)
 cdef int _interrupted(object exc) noexcept

@@ -136,20 +136,31 @@ def do_step(handle, t, h):
         return _interrupted(exc)
 
 
-@cython.locals(entry=Entry, run=ElementRun, plan=Plan, i=cython.Py_ssize_t, x=cython.p_double)
+@cython.locals(entry=Entry, run=ElementRun, plan=Plan)
+def _readable(entry, plans, vr, n, kind):
+    """The plan of a get of the ``n`` value references ``vr`` of ``kind`` (kept in ``plans``),
+    the feedthrough outputs among them up to date in the run's array; None where the shell
+    makes the call."""
+    if not entry.current():
+        return None
+    plan = entry.plan(plans, vr, n, kind, False)
+    if not plan.usable:
+        return None
+    run = entry.run
+    run._begin()
+    if plan.through and run.kernel.refresh(run.x) != TAKEN:
+        return None
+    return plan
+
+
+@cython.locals(entry=Entry, plan=Plan, i=cython.Py_ssize_t, x=cython.p_double)
 def get_real(handle, vr, n, values):
     entry = cython.cast(Entry, handle)
     try:
-        if not entry.current():
+        plan = _readable(entry, entry.gets, vr, n, REAL)
+        if plan is None:
             return -1
-        plan = entry.plan(entry.gets, vr, n, REAL, False)
-        if not plan.usable:
-            return -1
-        run = entry.run
-        run._begin()
-        x = run.x
-        if plan.through and run.kernel.refresh(x) != TAKEN:
-            return -1
+        x = entry.run.x
         for i in range(plan.n):
             values[i] = x[plan.slots[i]]
         return 0
@@ -157,20 +168,14 @@ def get_real(handle, vr, n, values):
         return _interrupted(exc)
 
 
-@cython.locals(entry=Entry, run=ElementRun, plan=Plan, i=cython.Py_ssize_t, x=cython.p_double)
+@cython.locals(entry=Entry, plan=Plan, i=cython.Py_ssize_t, x=cython.p_double)
 def get_boolean(handle, vr, n, values):
     entry = cython.cast(Entry, handle)
     try:
-        if not entry.current():
+        plan = _readable(entry, entry.booleans, vr, n, BOOLEAN)
+        if plan is None:
             return -1
-        plan = entry.plan(entry.booleans, vr, n, BOOLEAN, False)
-        if not plan.usable:
-            return -1
-        run = entry.run
-        run._begin()
-        x = run.x
-        if plan.through and run.kernel.refresh(x) != TAKEN:
-            return -1
+        x = entry.run.x
         for i in range(plan.n):
             values[i] = x[plan.slots[i]] != 0.0
         return 0
