@@ -108,6 +108,7 @@ cdef class ElementRun:
     cdef public bint stale              # the model changed: the kernel reads it all again
     cdef public bint inputs_set         # its inputs were set into the model
     cdef bint behind                    # the kernel moved since the model was written
+    cdef readonly bint stepped          # the last step taken was the kernel's
 
     cdef int _begin(self) except -1
     cdef int advance(self, double t, double h) except -1

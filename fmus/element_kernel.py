@@ -507,8 +507,9 @@ class ElementRun:
     SystemLoop drives a system's: its inputs and outputs are the slots of one C array, in the
     order of its declared variables; a step, a get of an input or output and an undo run on the
     kernel, and the model falls behind.  Its driver says when the model changed (``stale``:
-    read it all again) or its inputs were set (``inputs_set``), and has it written
-    (:meth:`sync`) before anything else reads or changes it."""
+    read it all again) or its inputs were set (``inputs_set``), has it written (:meth:`sync`)
+    before anything else reads or changes it, and hands a step over to it with
+    :meth:`hand_over`.  ``stepped``: the last step taken was the kernel's (:meth:`undo` undoes it)."""
 
     @cython.locals(i=cython.int)
     def __init__(self, model, kernel):
@@ -523,7 +524,7 @@ class ElementRun:
         self.before = cython.cast(cython.p_char, allocated(self.n_slots * cython.sizeof(cython.double)
                                                            + self.kernel.saved_size + 1, "an element's last state"))
         self.through = frozenset(entry[0] for entry in self.kernel.through_outputs)
-        self.stale, self.inputs_set, self.behind = True, False, False
+        self.stale, self.inputs_set, self.behind, self.stepped = True, False, False, False
 
     def __dealloc__(self):
         free(self.x)
@@ -558,7 +559,7 @@ class ElementRun:
         if kernel.step(self.x, t, h) != TAKEN:
             return 0
         kernel.through_valid = False
-        self.behind = True
+        self.behind = self.stepped = True
         return 1
 
     @cython.locals(kernel=Element, size=cython.Py_ssize_t)
@@ -570,6 +571,12 @@ class ElementRun:
         kernel.restore_from(self.before + size)
         kernel.through_valid = self.before[size + kernel.saved_size] != 0
         self.behind = True
+
+    def hand_over(self):
+        """The model given what the kernel holds, to take a step itself (the kernel reads it
+        again after)."""
+        self.sync()
+        self.stale, self.stepped = True, False
 
     def sync(self):
         """The model given what the kernel holds."""

@@ -128,10 +128,7 @@ def do_step(handle, t, h):
         if not entry.current():
             return -1
         run = entry.run
-        if run.advance(t, h) != 1:
-            return -1
-        slave._kernel_stepped = True
-        return 0
+        return 0 if run.advance(t, h) == 1 else -1
     except BaseException as exc:
         return _interrupted(exc)
 

@@ -48,8 +48,6 @@ class KernelRun:
 
     #: the element_kernel.ElementRun of the initialized model, or None: the model runs alone
     _run = None
-    #: whether the last step taken was the kernel's (undo_step undoes it there)
-    _kernel_stepped = False
 
     def _new_run(self):
         """The kernel run of the initialized model, or None (uncompiled, or no kernel for its
@@ -67,20 +65,18 @@ class KernelRun:
         run = self._run
         if run is not None:
             if run.step(t, h):
-                self._kernel_stepped = True
                 return None
-            run.sync()          # the model takes this step: from what the kernel holds
-            run.stale = True
-        self._kernel_stepped = False
+            run.hand_over()     # the model takes this step: from what the kernel holds
         return super().take_step(t, h)
 
     def undo_step(self):
-        if self._kernel_stepped:
-            self._run.undo()
+        run = self._run
+        if run is not None and run.stepped:
+            run.undo()
         else:
             super().undo_step()
-            if self._run is not None:
-                self._run.stale = True
+            if run is not None:
+                run.stale = True
 
     def reader(self, names, convert):
         by_model = super().reader(names, convert)
@@ -119,4 +115,3 @@ class KernelRun:
             self._run.sync()
         super().restore(saved, why_not_restorable)
         self._run = None if self.state is None else self._new_run()
-        self._kernel_stepped = False

@@ -121,7 +121,8 @@ def _run(slave, inputs, steps: int, h: float):
         _set(slave, inputs(n))
         rows.append(_outputs(slave))       # the feedthrough at the new inputs, before the step
         messages.append((slave.do_step(n * h, h), _log(slave)))
-        assert slave._kernel_stepped == (slave._run is not None), f"step {n} taken by the kernel where it runs"
+        assert (slave._run is not None and slave._run.stepped) == (slave._run is not None), \
+            f"step {n} taken by the kernel where it runs"
         rows.append(_outputs(slave))
     return rows, messages
 
