@@ -98,11 +98,18 @@ cdef class ChainKernel(Element):
 
     cdef int prepare(self, double* x) except -1
 
-cdef class ElementRun:
+# what the FMU's binary makes its hot calls on (fmus/fmi_kernel.py): 1 made, 0 left to the model
+cdef class Run:
+    cdef double* x
+
+    cdef int take(self, object owner, double t, double h) except -1
+    cdef int ready(self, object owner, object preparation) except -1
+    cdef int write(self, list names, int* slots, Py_ssize_t n, const double* values) except -1
+
+cdef class ElementRun(Run):
     cdef Element kernel
     cdef readonly dict slots            # name -> slot of the element's inputs and outputs
     cdef frozenset through              # the names of its feedthrough outputs
-    cdef double* x
     cdef int n_slots
     cdef char* before                   # the array, the kernel's state and flag before the last step
     cdef public bint stale              # the model changed: the kernel reads it all again

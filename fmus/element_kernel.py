@@ -502,7 +502,37 @@ def allocated(size, what):
 
 
 @cython.cclass
-class ElementRun:
+class Run:
+    """What the FMU's binary makes its hot calls on (fmus/fmi_kernel.py): an FMU instance's
+    variables as slots of the C array ``x``, driven by its model (``owner``, the shell's model:
+    an element model with :class:`ElementRun`, a system model with systems/system_kernel.py's
+    SystemLoop).  Each method either makes the call as the model would and returns 1, or
+    returns 0 having changed nothing but what the model's own call would change first, and the
+    model makes the call."""
+
+    def slot_of(self, name: str, write: bool) -> int:
+        """The slot of the FMU variable ``name`` a fast get (``write``: set) may use, or -1."""
+        return -1
+
+    def read_preparation(self, names):
+        """What :meth:`ready` needs to bring the variables ``names`` (each with a slot) up to date."""
+        return None
+
+    def take(self, owner, t, h):
+        """fmi2DoStep from t over h, once the instance is initialized with no message queued."""
+        return 0
+
+    def ready(self, owner, preparation):
+        """Before a get: the slots of :meth:`read_preparation`'s variables hold their values now."""
+        return 0
+
+    def write(self, names, slots, n, values):
+        """fmi2SetReal of the inputs ``names`` at ``slots``."""
+        return 0
+
+
+@cython.cclass
+class ElementRun(Run):
     """One element's kernel driving its model alone (an element FMU: fmus.kernel_run), as
     SystemLoop drives a system's: its inputs and outputs are the slots of one C array, in the
     order of its declared variables; a step, a get of an input or output and an undo run on the
@@ -560,6 +590,31 @@ class ElementRun:
             return 0
         kernel.through_valid = False
         self.behind = self.stepped = True
+        return 1
+
+    # ------------------------------------------------------------------ the fast calls (Run)
+    def slot_of(self, name: str, write: bool) -> int:
+        return self.slots.get(name, -1)
+
+    def read_preparation(self, names):
+        """Whether a feedthrough output is among ``names`` (the kernel computes them first)."""
+        return not self.through.isdisjoint(names)
+
+    def take(self, owner, t, h):
+        return self.advance(t, h)
+
+    def ready(self, owner, preparation):
+        self._begin()
+        return 0 if preparation and self.kernel.refresh(self.x) != TAKEN else 1
+
+    @cython.locals(i=cython.Py_ssize_t, x=cython.p_double, attributes=dict)
+    def write(self, names, slots, n, values):
+        self._begin()
+        x, attributes = self.x, self.kernel.attributes
+        for i in range(n):              # the model's inputs and the kernel's (Model.writer, _begin)
+            attributes[names[i]] = values[i]
+            x[slots[i]] = values[i]
+        self.kernel.through_valid = False
         return 1
 
     @cython.locals(kernel=Element, size=cython.Py_ssize_t)

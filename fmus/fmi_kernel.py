@@ -1,22 +1,23 @@
-"""The hot FMI calls of an element FMU made on its kernel, straight from the FMU's binary.
+"""The hot FMI calls of an FMU made on its compiled run, straight from the FMU's binary.
 
 pythonfmu's binary turns every FMI call into a Python method call: the method looked up by
 name, its arguments built as Python lists, its results converted back, the log queue
-flushed: with the shell's entry point behind it, more work than a kernel's step.  The FMU's binary (native/fmi2_forwarding.h) takes the
-table ``_API`` (a capsule of the C functions below) from here after fmi2Instantiate, and
-calls them for fmi2DoStep, fmi2GetReal, fmi2GetBoolean and fmi2SetReal, with the GIL, before
-pythonfmu.  Each either makes the whole call on the element's kernel run
-(fmus.kernel_run: ``_run``, an element_kernel.ElementRun) as the shell would make it and
-returns 0, or returns -1 having changed nothing: the binary then makes the call through
-pythonfmu and the shell (fmus/shell.py), which does everything else (the phase guard, a
-parameter, a refused or failed step and its message, a step the kernel leaves to the model,
-an interrupt).
+flushed: with the shell's entry point behind it, more work than a kernel's step.  The FMU's
+binary (native/fmi2_forwarding.h) takes the table ``_API`` (a capsule of the C functions
+below) from here after fmi2Instantiate, and calls them for fmi2DoStep, fmi2GetReal,
+fmi2GetBoolean and fmi2SetReal, with the GIL, before pythonfmu.  Each either makes the whole
+call on the model's run (its ``_run``, an element_kernel.Run: an element's ElementRun,
+fmus.kernel_run; a system's SystemLoop, systems/system_kernel.py) as the shell would make it
+and returns 0, or returns -1 having changed nothing (but an exchange the shell's get would
+make first): the binary then makes the call through pythonfmu and the shell
+(fmus/shell.py), which does everything else (the phase guard, a parameter, a refused or
+failed step and its message, a step the kernel leaves to the model, an interrupt).
 
 A call is made here only where the shell's would be exactly this: the instance is initialized
-(a step) and has a kernel run, no message is queued (a step), and the value references are
-variables of the run's array of the call's type (inputs only, for a set).  A host repeats a
-few lists of value references: each call's is matched against the earlier ones' (a plan made
-once per list and run).
+(a step) and has a run, no message is queued (a step), the value references are variables
+of the run's array of the call's type (inputs only, for a set), and the run makes the call
+(Run.take, ready, write).  A host repeats a few lists of value references: each call's is
+matched against the earlier ones' (a plan made once per list and run).
 
 Uncompiled, this module refuses to be imported and the binary calls pythonfmu for every call.
 """
@@ -34,7 +35,7 @@ from cython.cimports.cpython.pycapsule import PyCapsule_New  # noqa: E402
 from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF  # noqa: E402
 from cython.cimports.libc.stdlib import free  # noqa: E402
 from cython.cimports.libc.string import memcmp  # noqa: E402
-from cython.cimports.drivetrain_fmu.fmus.element_kernel import TAKEN, ElementRun, allocated  # noqa: E402
+from cython.cimports.drivetrain_fmu.fmus.element_kernel import Run, allocated  # noqa: E402
 
 from drivetrain_fmu.fmus import kernel_run  # noqa: E402
 from drivetrain_fmu.fmus.shell import INITIALIZED, interrupt_signal  # noqa: E402
@@ -48,22 +49,21 @@ MAX_PLANS = cython.declare(cython.int, 16)
 class Plan:
     """One list of value references of one call on one run: their slots in the run's array."""
 
-    @cython.locals(run=ElementRun, i=cython.Py_ssize_t, slot=cython.int)
+    @cython.locals(run=Run, i=cython.Py_ssize_t, slot=cython.int)
     def __init__(self, slave, run, references: list, kind: str, write: bool):
         self.n = len(references)
         self.vr = cython.cast(cython.p_uint, allocated(self.n * cython.sizeof(cython.uint), "a plan of a call"))
         self.slots = cython.cast(cython.p_int, allocated(self.n * cython.sizeof(cython.int), "a plan of a call"))
-        self.names, self.usable, self.through = [], True, False
+        self.names, self.usable = [], True
         for i, reference in enumerate(references):
             self.vr[i] = reference
             var = slave._declared.get(reference)
-            slot = -1 if var is None else run.slots.get(var.name, -1)
+            slot = -1 if var is None else run.slot_of(var.name, write)
             if slot < 0 or var.type != kind or (write and var.causality != INPUT):
                 self.usable = False
             self.slots[i] = slot
             self.names.append(None if var is None else sys.intern(var.name))
-            if var is not None and var.name in run.through:
-                self.through = True
+        self.preparation = run.read_preparation(self.names) if self.usable and not write else None
 
     def __dealloc__(self):
         free(self.vr)
@@ -98,8 +98,8 @@ class Entry:
 
 
 def bind():
-    """The Entry (a new reference) of the element FMU instance pythonfmu made last on this
-    thread (kernel_run.take_made), or NULL (none: a system FMU, or an exception)."""
+    """The Entry (a new reference) of the FMU instance pythonfmu made last on this thread
+    (kernel_run.take_made), or NULL (none, or an exception)."""
     try:
         slave = kernel_run.take_made()
         if slave is None:
@@ -117,7 +117,7 @@ def release(entry):
     Py_DECREF(cython.cast(object, entry))
 
 
-@cython.locals(entry=Entry, run=ElementRun)
+@cython.locals(entry=Entry)
 def do_step(handle, t, h):
     entry = cython.cast(Entry, handle)
     try:
@@ -127,25 +127,20 @@ def do_step(handle, t, h):
             return -1
         if not entry.current():
             return -1
-        run = entry.run
-        return 0 if run.advance(t, h) == 1 else -1
+        return 0 if entry.run.take(slave, t, h) == 1 else -1
     except BaseException as exc:
         return _interrupted(exc)
 
 
-@cython.locals(entry=Entry, run=ElementRun, plan=Plan)
-def _readable(entry, plans, vr, n, kind):
-    """The plan of a get of the ``n`` value references ``vr`` of ``kind`` (kept in ``plans``),
+@cython.locals(entry=Entry, plan=Plan)
+def _readable(entry, vr, n, kind):
+    """The plan of a get of the ``n`` value references ``vr`` of ``kind`` (REAL or BOOLEAN),
     the feedthrough outputs among them up to date in the run's array; None where the shell
     makes the call."""
-    if not entry.current():
+    if not entry.current():         # first: a new run drops the plans of the one before
         return None
-    plan = entry.plan(plans, vr, n, kind, False)
-    if not plan.usable:
-        return None
-    run = entry.run
-    run._begin()
-    if plan.through and run.kernel.refresh(run.x) != TAKEN:
+    plan = entry.plan(entry.gets if kind is REAL else entry.booleans, vr, n, kind, False)
+    if not plan.usable or entry.run.ready(entry.slave, plan.preparation) != 1:
         return None
     return plan
 
@@ -154,7 +149,7 @@ def _readable(entry, plans, vr, n, kind):
 def get_real(handle, vr, n, values):
     entry = cython.cast(Entry, handle)
     try:
-        plan = _readable(entry, entry.gets, vr, n, REAL)
+        plan = _readable(entry, vr, n, REAL)
         if plan is None:
             return -1
         x = entry.run.x
@@ -169,7 +164,7 @@ def get_real(handle, vr, n, values):
 def get_boolean(handle, vr, n, values):
     entry = cython.cast(Entry, handle)
     try:
-        plan = _readable(entry, entry.booleans, vr, n, BOOLEAN)
+        plan = _readable(entry, vr, n, BOOLEAN)
         if plan is None:
             return -1
         x = entry.run.x
@@ -180,7 +175,7 @@ def get_boolean(handle, vr, n, values):
         return _interrupted(exc)
 
 
-@cython.locals(entry=Entry, run=ElementRun, plan=Plan, i=cython.Py_ssize_t, x=cython.p_double, attributes=dict)
+@cython.locals(entry=Entry, plan=Plan)
 def set_real(handle, vr, n, values):
     entry = cython.cast(Entry, handle)
     try:
@@ -189,14 +184,7 @@ def set_real(handle, vr, n, values):
         plan = entry.plan(entry.sets, vr, n, REAL, True)
         if not plan.usable:
             return -1
-        run = entry.run
-        run._begin()
-        x, attributes = run.x, run.kernel.attributes
-        for i in range(plan.n):             # the model's inputs and the kernel's (Model.writer, ElementRun._begin)
-            attributes[plan.names[i]] = values[i]
-            x[plan.slots[i]] = values[i]
-        run.kernel.through_valid = False
-        return 0
+        return 0 if entry.run.write(plan.names, plan.slots, plan.n, values) == 1 else -1
     except BaseException as exc:
         return _interrupted(exc)
 

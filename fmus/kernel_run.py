@@ -26,18 +26,18 @@ except ImportError:     # uncompiled: the models run
     ElementRun = kernel_of = None
 
 
-#: thread ident -> weak reference to the element FMU instance made last on that thread (made):
+#: thread ident -> weak reference to the FMU instance made last on that thread (made):
 #: fmus.fmi_kernel's bind hands it to the FMU's binary right after pythonfmu made it
 _MADE = {}
 
 
 def made(slave):
-    """Note ``slave`` as the element FMU instance made last on this thread (Shell.__init__)."""
+    """Note ``slave`` as the FMU instance made last on this thread (Shell.__init__)."""
     _MADE[_thread.get_ident()] = weakref.ref(slave)
 
 
 def take_made():
-    """The element FMU instance made last on this thread, if not taken yet and alive, else None."""
+    """The FMU instance made last on this thread, if not taken yet and alive, else None."""
     ref = _MADE.pop(_thread.get_ident(), None)
     return None if ref is None else ref()
 

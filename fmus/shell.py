@@ -369,8 +369,7 @@ class Shell(Fmi2Slave):
                 self._settable[var.type][vr] = var.name
         self._readers = {kind: {} for kind in _FMI_TYPES}
         self._writers = {kind: {} for kind in _FMI_TYPES}
-        if isinstance(self, KernelRun):     # its hot calls may come from the binary (fmus/fmi_kernel.py)
-            made(self)
+        made(self)      # its hot calls may come from the binary, on the model's ``_run`` (fmus/fmi_kernel.py)
 
     # ------------------------------------------------------------------ FMI
     @fmi_entry("fmi2SetupExperiment")

@@ -271,7 +271,7 @@ class SystemModel:
     # what every step reads and writes, as slots: a slot is found by the class's (cached)
     # look-up alone, an attribute in the instance dict also needs that dict's (internal_step
     # is not one: a writer puts it into the instance dict, as an element's parameters)
-    __slots__ = ("_n", "_extra", "_due", "_order", "_ports", "_driven", "algorithm", "_loop", "iterations",
+    __slots__ = ("_n", "_extra", "_due", "_order", "_ports", "_driven", "algorithm", "_run", "iterations",
                  "_fmu_inputs", "_whole_steps", "_frame", "_restage", "_chained", "_undo")
 
     def __init__(self, resources: str | None = None):
@@ -286,7 +286,7 @@ class SystemModel:
         self._undo = None
         self.rates = {inst: float(h) for inst, h in self.system.get("rates", {}).items()}
         self.iterations = int(self.system.get("iterations", 0))
-        self.algorithm, self._loop, self._frame = None, None, 1
+        self.algorithm, self._run, self._frame = None, None, 1
 
         classes = element_classes()
         self.elements = {}
@@ -356,7 +356,7 @@ class SystemModel:
         stage 2 only (1: after a new FMU input); none is due after it.  The kernel's where
         there is one, the algorithm's where it leaves the exchange to it."""
         first_stage = 0 if self._due == 2 else 1
-        loop = self._loop
+        loop = self._run
         if loop is not None:
             try:
                 loop.exchange(first_stage)
@@ -387,7 +387,7 @@ class SystemModel:
                     model._exchange_repeatable()
                 else:
                     model._exchange()
-            loop = model._loop
+            loop = model._run
             if loop is not None:        # its elements' values are the kernel's (system_kernel's docstring)
                 if planned[1] is not loop:
                     planned[:] = loop.plan(models), loop
@@ -430,8 +430,8 @@ class SystemModel:
                 (vars(model) if attributes is None else attributes)[name] = value
             for element in inputs:
                 element.fresh = False
-            if model._loop is not None:     # the FMU's inputs: the kernel reads them again
-                model._loop.inputs_set = True
+            if model._run is not None:     # the FMU's inputs: the kernel reads them again
+                model._run.inputs_set = True
             if model.algorithm is not None and model._restage and not model._due:
                 model._due = 1
         return write
@@ -476,7 +476,7 @@ class SystemModel:
         try:
             self._exchange()
         except BaseException:
-            self.algorithm = self._loop = None
+            self.algorithm = self._run = None
             raise
 
     def _prepare_stepping(self):
@@ -491,10 +491,12 @@ class SystemModel:
         self.algorithm = Algorithm(self._ports, self.system["connections"], self.internal_step, multiples,
                                    self.iterations)
         single = not multiples and not self.iterations and not self._chained
-        self._loop = (SystemLoop(self._ports, self.system["connections"], self.internal_step, self.algorithm)
-                      if SystemLoop is not None and single else None)
+        # the compiled loop, where there is one: the steps' and the FMU binary's hot calls
+        # (fmus/fmi_kernel.py, SystemLoop.take and ready) run on it
+        self._run = (SystemLoop(self._ports, self.system["connections"], self.internal_step, self.algorithm)
+                     if SystemLoop is not None and single else None)
         # the kernel keeps (SystemLoop.save) what its elements hold: a snapshot holds the others
-        self._driven = [port for port in self._ports.values() if self._loop is None or not self._loop.runs(port.model)]
+        self._driven = [port for port in self._ports.values() if self._run is None or not self._run.runs(port.model)]
         self._frame = self.algorithm.frame
         for inst, own in self.algorithm.own.items():     # a communication point: the inputs set
             own.inbox.update((name, getattr(self.elements[inst], name)) for name in own.inbox)
@@ -522,7 +524,7 @@ class SystemModel:
         saved = self._snapshot(count > 1 or bool(self.iterations) or bool(own) or self._chained)
         inboxes = [dict(rate.inbox) for rate in own.values()] if own else None
         due = self._due
-        loop = self._loop
+        loop = self._run
         undo = (saved, inboxes, self._n, self._extra, due, None if loop is None else loop.save())
         try:
             try:
@@ -567,9 +569,9 @@ class SystemModel:
     def _leave_to_algorithm(self):
         """Before the algorithm drives the element models: they are given what the kernel
         holds, and the kernel reads them again after."""
-        if self._loop is not None:
-            self._loop.sync()
-            self._loop.stale = True
+        if self._run is not None:
+            self._run.sync()
+            self._run.stale = True
 
     def undo_step(self):
         """The system as before the last step taken (a step the shell undoes)."""
@@ -629,11 +631,11 @@ class SystemModel:
         """The system as at the start of a doStep (do_step's ``saved`` etc.; ``kernel``: what
         the kernel held, SystemLoop.save)."""
         self._restore(saved)
-        if self._loop is not None:
+        if self._run is not None:
             if kernel is not None:
-                self._loop.restore(kernel)
+                self._run.restore(kernel)
             else:
-                self._loop.stale = True
+                self._run.stale = True
         if inboxes:
             for own, values in zip(self.algorithm.own.values(), inboxes):
                 own.inbox.clear()
@@ -692,8 +694,8 @@ class SystemModel:
     # ------------------------------------------------------------------ state
     def record(self) -> dict:
         """The internal step, start time, time count, exchange due and every element's record."""
-        if self._loop is not None:
-            self._loop.sync()
+        if self._run is not None:
+            self._run.sync()
         return {
             "internal_step": self.internal_step,
             "initialized": self.algorithm is not None,
@@ -743,7 +745,7 @@ class SystemModel:
         if saved["initialized"]:        # what a step uses, for these elements and internal step
             self._prepare_stepping()
         else:
-            self.algorithm = self._loop = None
+            self.algorithm = self._run = None
 
 
 # ---------------------------------------------------------------------------- the FMU

@@ -20,6 +20,12 @@ a value that is not finite, a friction step that raises (the reference refuses t
 raises, with its message) make it raise :class:`UseReference`, and the caller sets back what
 it saved and runs the algorithm instead.
 
+The loop is also the system FMU's :class:`fmus.element_kernel.Run`: the FMU's binary makes its
+doSteps and gets on it without pythonfmu (fmus/fmi_kernel.py).  :meth:`SystemLoop.take` is
+SystemModel.take_step for a step whose count of internal steps the model has decided before,
+where every element has a kernel (no Python runs in the step); :meth:`SystemLoop.ready` is
+SystemModel.reader's exchange and refresh.  Anything else they leave to the model.
+
 Uncompiled, this module refuses to be imported and the algorithm runs.
 """
 from __future__ import annotations
@@ -29,11 +35,12 @@ import cython
 if not cython.compiled:
     raise ImportError("systems.system_kernel runs compiled only: systems/algorithm.py runs instead")
 
+from cython.cimports.libc.math import fabs  # noqa: E402
 from cython.cimports.libc.stdlib import free  # noqa: E402
 from cython.cimports.libc.string import memcpy  # noqa: E402
 
 from cython.cimports.drivetrain_fmu.fmus.element_kernel import (BY_REFERENCE, TAKEN, ChainKernel, Element,  # noqa: E402
-                                                                allocated)
+                                                                Run, allocated)
 from drivetrain_fmu.fmus.element_kernel import kernel_of  # noqa: E402
 from drivetrain_fmu.fmus.variables import INPUT, OUTPUT  # noqa: E402
 
@@ -118,7 +125,7 @@ class ReadPlan:
 
 
 @cython.cclass
-class SystemLoop:
+class SystemLoop(Run):
     """The single-rate exchange and steps of ``algorithm`` (:class:`systems.algorithm.Algorithm`)
     over ``ports`` ({name: systems.composite_slave.ModelPort}) and ``connections``, base step
     ``step`` (module docstring).  A step that raises sets the algorithm's ``at`` to its (t, h).
@@ -129,13 +136,16 @@ class SystemLoop:
     what else changed: ``stale`` (the models were changed: read them all again) and
     ``inputs_set`` (the FMU's inputs were set into them)."""
 
-    x = cython.declare(cython.p_double)
     n_slots = cython.declare(cython.int)
     kernels = cython.declare(list)              # the Elements with a kernel
     with_extras = cython.declare(list)          # the ChainKernels (save keeps their thermal parts)
     saved_size = cython.declare(cython.Py_ssize_t)    # the bytes of a LoopSave
     steppers = cython.declare(list)             # the Elements stepped, in the ports' order
     by_model = cython.declare(dict)             # id(model) -> its Element
+    by_name = cython.declare(dict)              # instance name -> its Element, of those with a kernel
+    alone = cython.declare(cython.bint)         # every element has a kernel (no Python runs in a step)
+    spare = cython.declare(LoopSave)            # what a fast step saves (take)
+    at_t = cython.declare(cython.double)        # the time of the internal step in progress (_steps)
     refreshes = cython.declare(list)            # per stage: the sources brought up to date
     gathers = cython.declare(list)              # per stage: (attributes, name, slot) read from models
     moves = cython.declare(cython.p_int)        # (source slot, target slot) of every link, stage by stage
@@ -179,6 +189,9 @@ class SystemLoop:
         for element in self.kernels:
             self.saved_size += element.saved_size + 1
         self.by_model = {id(ports[name].model): by_port[name] for name in ports if kinds[name] is not None}
+        self.by_name = {name: by_port[name] for name in ports if kinds[name] is not None}
+        self.alone = len(self.kernels) == len(ports)
+        self.spare = LoopSave(self.saved_size)
         self.steppers = [by_port[name] for name in ports if name in stepped]
         self.refreshes, self.gathers, self.scatters, self.flushes, self.retargeted = [], [], [], [], []
         self.moves = cython.cast(cython.p_int, allocated(2 * len(connections) * cython.sizeof(cython.int),
@@ -245,12 +258,19 @@ class SystemLoop:
             element.write_model(self.x)
         self.current = True
 
-    @cython.locals(element=Element, chain=ChainKernel, saved=LoopSave, data=cython.p_char, size=cython.Py_ssize_t)
     def save(self):
         """What the kernels hold (the models read first where they changed), for :meth:`restore`:
         the array, each kernel's state and whether its feedthrough outputs are up to date."""
-        self._begin_read()
         saved = LoopSave(self.saved_size)
+        self._save_into(saved)
+        return saved
+
+    @cython.cfunc
+    @cython.locals(element=Element, chain=ChainKernel, saved=LoopSave, data=cython.p_char, size=cython.Py_ssize_t)
+    @cython.returns(cython.int)
+    def _save_into(self, saved):
+        """:meth:`save` into ``saved``."""
+        self._begin_read()
         data = saved.data
         size = self.n_slots * cython.sizeof(cython.double)
         memcpy(data, self.x, size)
@@ -265,7 +285,7 @@ class SystemLoop:
             for chain in self.with_extras:
                 saved.extras.append(chain.thermal)
         saved.stale, saved.inputs_set = self.stale, self.inputs_set
-        return saved
+        return 0
 
     @cython.locals(element=Element, chain=ChainKernel, saved=LoopSave, data=cython.p_char, i=cython.int)
     def restore(self, saved):
@@ -293,7 +313,7 @@ class SystemLoop:
         for i, (model, name) in enumerate(paths):
             element = self.by_model.get(id(model))
             if element is not None and name in element.slots:
-                through = any(name == entry[0] for entry in element.through_outputs)
+                through = _is_through(element, name)
                 plan.entries.append((element, element.slots[name], through, name))
                 plan.slots[i] = element.slots[name]
                 if through and element not in plan.refreshed:
@@ -384,24 +404,119 @@ class SystemLoop:
         self._begin()
         self._exchange(first_stage)
 
-    @cython.locals(n0=cython.longlong, count=cython.longlong, start=cython.double, h=cython.double,
-                   extra=cython.double, j=cython.longlong, t=cython.double, element=Element, x=cython.p_double)
-    def run(self, n0, count, start, h, extra):
+    def run(self, n0: int, count: int, start: float, h: float, extra: float):
         """``count`` base steps of h from base step ``n0`` (t = start + n h + extra), each after
         the exchange (the first's done): Algorithm.step for one rate.  Raising, the kernels
         may have moved: the caller sets back what :meth:`save` kept."""
-        x = self.x
         self._begin()
-        t = start + cython.cast(cython.double, n0) * h + extra
         try:
-            for j in range(count):
-                t = start + cython.cast(cython.double, n0 + j) * h + extra
-                if j:
-                    self._exchange(0)
-                for element in self.steppers:
-                    if element.step(x, t, h) != TAKEN:
-                        raise UseReference()
-                    element.through_valid = False
+            self._steps(n0, count, start, h, extra)
         except BaseException:
-            self.algorithm.at = (t, h)
+            self.algorithm.at = (self.at_t, h)
             raise
+
+    @cython.cfunc
+    @cython.locals(n0=cython.longlong, count=cython.longlong, start=cython.double, h=cython.double,
+                   extra=cython.double, j=cython.longlong, element=Element, x=cython.p_double)
+    @cython.returns(cython.int)
+    def _steps(self, n0, count, start, h, extra):
+        """:meth:`run` once begun; ``at_t``: the time of the step in progress."""
+        x = self.x
+        self.at_t = start + cython.cast(cython.double, n0) * h + extra
+        for j in range(count):
+            self.at_t = start + cython.cast(cython.double, n0 + j) * h + extra
+            if j:
+                self._exchange(0)
+            for element in self.steppers:
+                if element.step(x, self.at_t, h) != TAKEN:
+                    raise UseReference()
+                element.through_valid = False
+        return 0
+
+    # ------------------------------------------------------------------ the fast calls (Run)
+    @cython.locals(element=Element)
+    def slot_of(self, name: str, write: bool) -> int:
+        """A kernel's variable ``name`` ('inst.var', the system FMU's) for a get; the system
+        FMU's inputs are set through its model (they are checked when a step is taken)."""
+        inst, _, variable = name.partition(".")
+        element = self.by_name.get(inst)
+        return -1 if write or element is None else element.slots.get(variable, -1)
+
+    @cython.locals(element=Element)
+    def read_preparation(self, names):
+        """The kernels whose feedthrough outputs are among ``names`` (each refreshed before a get)."""
+        refreshed = []
+        for name in names:
+            inst, _, variable = name.partition(".")
+            element = self.by_name[inst]
+            if _is_through(element, variable) and element not in refreshed:
+                refreshed.append(element)
+        return refreshed
+
+    @cython.cfunc
+    @cython.exceptval(-1, check=False)
+    @cython.locals(element=Element, due=cython.int)
+    @cython.returns(cython.int)
+    def ready(self, owner, preparation):
+        """SystemModel.reader's exchange where one is due (as SystemModel._exchange makes it on
+        this loop), then the feedthrough outputs of ``preparation`` brought up to date."""
+        due = owner._due
+        if due:
+            self._begin()
+            try:
+                self._exchange(0 if due == 2 else 1)
+            except UseReference:        # the model leaves it to the algorithm: the same copies again
+                return 0
+            owner._due = 0
+        self._begin_read()
+        if self.stale:
+            return 0
+        for element in preparation:
+            if element.refresh(self.x) != TAKEN:
+                return 0
+        return 1
+
+    @cython.cfunc
+    @cython.exceptval(-1, check=False)
+    @cython.returns(cython.int)
+    @cython.locals(t=cython.double, h=cython.double, n=cython.longlong, count=cython.longlong,
+                   start=cython.double, step=cython.double, extra=cython.double, expected=cython.double,
+                   due=cython.int)
+    def take(self, owner, t, h):
+        """SystemModel.take_step of whole internal steps by this loop, where every element has a
+        kernel and the model has decided the count of a step of h before (``_whole_steps``)
+        and this one continues its time; what it saves is the loop's own (no model moves)."""
+        if not self.alone or (owner._fmu_inputs and owner._input_problem() is not None):
+            return 0
+        step = owner.internal_step
+        known = owner._whole_steps.get(h)
+        if known is None or known[1] != step:
+            return 0
+        n, start, extra = owner._n, owner.start_time, owner._extra
+        expected = start + cython.cast(cython.double, n) * step + extra     # SystemModel._sub_steps
+        if t != expected and fabs(t - expected) > 1e-9 * max(fabs(expected), h, step):
+            return 0
+        count, due = known[0], owner._due
+        self._save_into(self.spare)
+        try:
+            if due:                     # SystemModel._advance
+                self._begin()
+                self._exchange(0 if due == 2 else 1)
+            self._begin()
+            self._steps(n, count, start, step, extra)
+        except BaseException as exc:    # nothing changed: the model takes the step (UseReference) or meets it
+            self.restore(self.spare)
+            if isinstance(exc, UseReference):
+                return 0
+            raise
+        owner._n = n + count
+        owner._due = 2
+        return 1
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(element=Element)
+def _is_through(element, name) -> cython.bint:
+    """``name`` is one of ``element``'s feedthrough outputs."""
+    return any(name == entry[0] for entry in element.through_outputs)

@@ -94,7 +94,7 @@ def test_the_kernel_gives_the_algorithm_s_outputs_bit_for_bit(tmp_path, monkeypa
     runs = {}
     for loop in (None, system_loop):
         model = _model(tmp_path, monkeypatch, loop, system)
-        uses_kernel = model._loop is not None
+        uses_kernel = model._run is not None
         runs[loop] = _drive(model, steps, h, names)
     if not uses_kernel:
         pytest.skip(f"{system} runs the algorithm (multi-rate or iterated)")
@@ -104,10 +104,10 @@ def test_the_kernel_gives_the_algorithm_s_outputs_bit_for_bit(tmp_path, monkeypa
 
 def test_z3_runs_every_element_as_a_kernel_and_a_heated_clutch_runs_its_model(tmp_path, monkeypatch, system_loop):
     model = _model(tmp_path, monkeypatch, system_loop, "z3")
-    assert model._loop.kernel_count() == 7          # the dual clutch, the vehicle, two shafts, three tables
+    assert model._run.kernel_count() == 7          # the dual clutch, the vehicle, two shafts, three tables
     heating = _model(tmp_path, monkeypatch, system_loop, "heating_clutch")
     assert heating.elements["clutch"]._thermal
-    assert heating._loop.kernel_count() == 2        # its two tables; the heated clutch and the drag their models
+    assert heating._run.kernel_count() == 2        # its two tables; the heated clutch and the drag their models
 
 
 def test_an_input_out_of_its_range_is_refused_by_the_element_as_the_algorithm_refuses_it(

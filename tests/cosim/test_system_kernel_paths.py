@@ -25,7 +25,7 @@ def _both(tmp_path, monkeypatch, loop, system, scenario, **options):
         monkeypatch.setattr(composite_slave, "SystemLoop", kernel)
         model = _SystemModel(str(folder))
         model.initialize()
-        assert (model._loop is not None) == (kernel is not None)
+        assert (model._run is not None) == (kernel is not None)
         runs.append(scenario(model, model.reader(options["outputs"], float)))
     assert runs[1] == runs[0]
 

@@ -1,4 +1,4 @@
-"""The FMU's binary makes an element FMU's hot calls on its kernel (fmus/fmi_kernel.py through
+"""The FMU's binary makes an FMU's hot calls on its kernel (fmus/fmi_kernel.py through
 native/fmi2_forwarding.h), without pythonfmu and the shell, and the host sees exactly what the
 shell would have given.
 
@@ -11,6 +11,13 @@ same scenario runs in this process through the shell's own methods on the uncomp
 and refusal the same (also after fmi2Reset, where pythonfmu makes a new slave), and the process must have called the shell's Python methods only for
 the calls the fast path leaves to it (those at the input out of range): else the test would
 compare the shell with itself.
+
+A system FMU (Z3 with two FMU inputs) runs the same kind of scenario, with steps of one and of
+two internal steps, in two such processes: one with the fast calls, one whose binary finds no
+fmus.fmi_kernel (pythonfmu and the shell make every call, on the compiled system loop that
+tests/cosim/test_system_kernel.py holds to the algorithm).  The two must agree bit for bit, and
+the fast one must have left to the shell only the sets of the system's inputs and the steps
+whose count of internal steps the system model decides first.
 """
 from __future__ import annotations
 
@@ -20,7 +27,9 @@ import struct
 import subprocess
 import sys
 
-from drivetrain_fmu import fmus
+import pytest
+
+from drivetrain_fmu import build_fmus, fmus
 from drivetrain_fmu.fmus.variables import BOOLEAN, OUTPUT, REAL
 
 H = 1e-3
@@ -42,6 +51,8 @@ from fmpy.fmi2 import FMU2Slave, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE, 
     fmi2CallbackFreeMemoryTYPE, calloc, free
 
 fmu, spec = sys.argv[1], json.loads(sys.argv[2])
+if not spec.get("fast", True):
+    sys.modules["drivetrain_fmu.fmus.fmi_kernel"] = None    # the binary's import of it fails: no fast calls
 md = read_model_description(fmu)
 vr = {v.name: v.valueReference for v in md.modelVariables}
 reals = [v.valueReference for v in md.modelVariables if v.causality == "output" and v.type == "Real"]
@@ -75,12 +86,14 @@ def outputs():
 do_step = slave.dll.fmi2DoStep         # its status as it is (fmpy's doStep raises on fmi2Discard)
 do_step.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_double, ctypes.c_int]
 do_step.restype = ctypes.c_int
-rows, statuses = [outputs()], []
+multiples = spec.get("multiples", [1] * len(spec["steps"]))     # each step's size, in h
+rows, statuses, reached = [outputs()], [], 0      # reached h: the time reached (a refused step is not)
 for n, inputs in enumerate(spec["steps"]):
     names = sorted(inputs)
     slave.setReal([vr[k] for k in names], [inputs[k] for k in names])
     rows.append(outputs())
-    statuses.append(do_step(slave.component, n * spec["h"], spec["h"], 1))
+    statuses.append(do_step(slave.component, reached * spec["h"], multiples[n] * spec["h"], 1))
+    reached += multiples[n] if statuses[-1] == 0 else 0
     rows.append(outputs())
     if n == spec["saved_at"]:
         state = slave.getFMUstate()
@@ -115,11 +128,12 @@ def _in_this_process() -> dict:
         values = slave.get_real(reals) + [float(flag) for flag in slave.get_boolean(flags)]
         return struct.pack(f"{len(values)}d", *values).hex()
 
-    rows, statuses, messages = [outputs()], [], []
+    rows, statuses, messages, reached = [outputs()], [], [], 0
     for n, inputs in enumerate(STEPS):
         slave.set_real([by_name[k] for k in sorted(inputs)], [inputs[k] for k in sorted(inputs)])
         rows.append(outputs())
-        statuses.append(0 if slave.do_step(n * H, H) else 2)        # fmi2OK, fmi2Discard
+        statuses.append(0 if slave.do_step(reached * H, H) else 2)        # fmi2OK, fmi2Discard
+        reached += 1 if statuses[-1] == 0 else 0
         messages += [entry.msg for entry in slave.log_queue]
         slave.log_queue.clear()
         rows.append(outputs())
@@ -155,3 +169,49 @@ def test_the_binary_makes_the_hot_calls_on_the_kernel_as_the_shell_would(fmu_dir
     # and the gets of the outputs before and after it (the friction torques are feedthrough);
     # every set, and the gets after the FMU state was set again, were the fast path's
     assert host["calls"] == {"do_step": 1, "get_real": 2, "get_boolean": 2}, host["calls"]
+
+
+#: the system FMU's scenario: Z3 (internal step 2 ms) with the engine torque and clamp force A
+#: as its inputs; steps of one internal step, from SYSTEM_DOUBLE on of two
+SYSTEM_H = 2e-3
+SYSTEM_INPUTS = ["clutch.tau_2", "clutch.f_n_a"]
+SYSTEM_DOUBLE = 80
+
+
+def _system_inputs(n: int) -> dict:
+    return {"clutch.tau_2": 300.0 + 50.0 * math.sin(0.05 * n),
+            "clutch.f_n_a": -5.0 if n == REFUSED_AT else 100.0 * n}
+
+
+SYSTEM_STEPS = [_system_inputs(n) for n in range(120)]
+
+
+@pytest.fixture(scope="module")
+def system_fmu(fmu_dir, tmp_path_factory):
+    return build_fmus.build_system_fmu("z3", tmp_path_factory.mktemp("z3_inputs"), inputs=SYSTEM_INPUTS)
+
+
+def _host(fmu, spec) -> dict:
+    done = subprocess.run([sys.executable, "-c", HOST, str(fmu), json.dumps(spec)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.split("RESULT ", 1)[1])
+
+
+def test_the_binary_makes_a_system_fmu_s_hot_calls_on_its_loop_as_the_shell_would(system_fmu):
+    multiples = [1 if n < SYSTEM_DOUBLE else 2 for n in range(len(SYSTEM_STEPS))]
+    spec = {"parameters": {}, "steps": SYSTEM_STEPS, "h": SYSTEM_H, "saved_at": SAVED_AT, "multiples": multiples}
+    fast, shell = _host(system_fmu, spec), _host(system_fmu, {**spec, "fast": False})
+    assert [n for n, status in enumerate(shell["statuses"]) if status] == [REFUSED_AT]
+    assert fast["statuses"] == shell["statuses"]
+    assert "clutch.f_n_a" in shell["messages"][0] and fast["messages"] == shell["messages"], fast["messages"]
+    for n, (got, expected) in enumerate(zip(fast["rows"], shell["rows"], strict=True)):
+        assert got == expected, f"outputs differ at row {n}"
+    assert shell["calls"]["get_real"] == len(fast["rows"]), "the reference's calls went through the shell"
+    # the shell made: every set (a system's inputs are set through its model, which checks them
+    # when it steps); the first step of each size, whose count of internal steps the model
+    # decides (and keeps), also after fmi2Reset; at the clamp force out of its range, the step
+    # and the gets before and after it (the friction torques are feedthrough).  Every other get, also
+    # after the FMU state was set again, and every other step were the fast path's.
+    sets = len(SYSTEM_STEPS) + 20
+    assert fast["calls"] == {"set_real": sets, "do_step": 4, "get_real": 2, "get_boolean": 2}, fast["calls"]
