@@ -574,7 +574,9 @@ class SystemModel:
             self._run.stale = True
 
     def undo_step(self):
-        """The system as before the last step taken (a step the shell undoes)."""
+        """The system as before the last step :meth:`take_step` took: the shell's do_step
+        undoes the step it has just taken (a step the FMU's binary made on the loop,
+        SystemLoop.take, is not one: nothing undoes it)."""
         self._put_back(*self._undo)
 
     def _time(self) -> float:

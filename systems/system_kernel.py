@@ -24,7 +24,8 @@ The loop is also the system FMU's :class:`fmus.element_kernel.Run`: the FMU's bi
 doSteps and gets on it without pythonfmu (fmus/fmi_kernel.py).  :meth:`SystemLoop.take` is
 SystemModel.take_step for a step whose count of internal steps the model has decided before,
 where every element has a kernel (no Python runs in the step); :meth:`SystemLoop.ready` is
-SystemModel.reader's exchange and refresh.  Anything else they leave to the model.
+SystemModel.reader's exchange and refresh, for a get of the kernels' variables.  Anything
+else they leave to the model.
 
 Uncompiled, this module refuses to be imported and the algorithm runs.
 """
@@ -469,8 +470,6 @@ class SystemLoop(Run):
                 return 0
             owner._due = 0
         self._begin_read()
-        if self.stale:
-            return 0
         for element in preparation:
             if element.refresh(self.x) != TAKEN:
                 return 0

@@ -57,6 +57,8 @@ md = read_model_description(fmu)
 vr = {v.name: v.valueReference for v in md.modelVariables}
 reals = [v.valueReference for v in md.modelVariables if v.causality == "output" and v.type == "Real"]
 flags = [v.valueReference for v in md.modelVariables if v.causality == "output" and v.type == "Boolean"]
+if "reads" in spec:                     # only these outputs (Real) are got
+    reals, flags = [vr[name] for name in spec["reads"]], []
 slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(fmu), modelIdentifier=md.coSimulation.modelIdentifier,
                   instanceName="fast")
 messages = []
@@ -215,3 +217,20 @@ def test_the_binary_makes_a_system_fmu_s_hot_calls_on_its_loop_as_the_shell_woul
     # after the FMU state was set again, and every other step were the fast path's.
     sets = len(SYSTEM_STEPS) + 20
     assert fast["calls"] == {"set_real": sets, "do_step": 4, "get_real": 2, "get_boolean": 2}, fast["calls"]
+
+
+def test_a_system_with_an_element_without_a_kernel_steps_through_the_shell(tmp_path):
+    """heating_clutch: its Clutch with a thermal model has no kernel, its two time tables have.
+    The binary makes the gets of the tables' outputs on the loop; every step goes to the shell,
+    whose loop drives the Clutch's model.  Bit for bit the same as without the fast calls."""
+    fmu = build_fmus.build_system_fmu("heating_clutch", tmp_path)
+    spec = {"parameters": {}, "steps": [{}] * 80, "h": 0.05, "saved_at": SAVED_AT,     # 4 s: the launches
+            "reads": ["engine_torque.y", "clamp_force.y"]}
+    fast, shell = _host(fmu, spec), _host(fmu, {**spec, "fast": False})
+    assert fast["statuses"] == shell["statuses"] == [0] * 100
+    for n, (got, expected) in enumerate(zip(fast["rows"], shell["rows"], strict=True)):
+        assert got == expected, f"outputs differ at row {n}"
+    assert len(set(fast["rows"])) > 1, "the tables switch the launches on and off"
+    assert shell["calls"]["get_real"] == len(shell["rows"])
+    assert fast["calls"]["do_step"] == shell["calls"]["do_step"] == 100
+    assert "get_real" not in fast["calls"], fast["calls"]
