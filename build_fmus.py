@@ -93,6 +93,21 @@ for _path in sys.path:
 sys.path[:] = _kept
 '''
 
+# What an entry point runs once the process's element code is found to be its build's: the
+# packages' modules are imported when first used (fmus.REGISTRY), from the copy loaded first,
+# which may be gone (fmpy deletes its extraction after a run), so this FMU's own copy (the
+# same code) joins each package's __path__, where only copies that still exist are kept.
+# pythonfmu has just put this FMU's resources folder first on sys.path.
+OWN_PACKAGE_PATHS = '''    from drivetrain_fmu import solvers as _solvers  # noqa: E402
+    for _package in (fmus, _solvers):
+        _own = os.path.join(sys.path[0], "drivetrain_fmu", _package.__name__.rpartition(".")[2])
+        _paths = []
+        for _path in list(_package.__path__) + [_own]:
+            if _path not in _paths and os.path.isdir(_path):
+                _paths.append(_path)
+        _package.__path__[:] = _paths
+'''
+
 # The class an entry point binds when the process already runs another build's code
 # (format fields: name, what).  findClass() runs the script in the globals of the first
 # module of that name (which may come from another build), ignores an exception raised
@@ -125,7 +140,7 @@ if fmus.code_fingerprint() != "{fingerprint}":
         "cannot run in one Python process; rebuild them together")
 
 ''' + REFUSING_CLASS + '''else:
-    from drivetrain_fmu.fmus import {name}  # noqa: E402,F401
+''' + OWN_PACKAGE_PATHS + '''    from drivetrain_fmu.fmus import {name}  # noqa: E402,F401
 globals()["{name}"] = {name}
 '''
 
@@ -464,7 +479,7 @@ if fmus.code_fingerprint() != "{fingerprint}" or _composite.code_fingerprint() !
         "different builds of drivetrain-fmu cannot run in one Python process; rebuild them together")
 
 ''' + REFUSING_CLASS + '''else:
-    {name} = type("{name}", (_composite.Composite,), {{
+''' + OWN_PACKAGE_PATHS + '''    {name} = type("{name}", (_composite.Composite,), {{
         "__doc__": "The system {label} as one slave (drivetrain_composite.slave.Composite)."}})
 globals()["{name}"] = {name}
 '''

@@ -3,16 +3,19 @@
 ``MODELS`` lists the element models; ``ELEMENTS`` their FMU classes, named as the models: the
 single list that the build, the validation and the tests loop over.  ``fmus.Clutch`` is the
 Clutch FMU, ``fmus.clutch.Clutch`` its model.
+
+``REGISTRY`` names each model and its module.  ``MODELS``, ``ELEMENTS`` and the FMU classes
+are made from it when first asked for, and :func:`model_class` imports one model's module
+alone: a system FMU imports the modules of its elements, not all of them, so its first
+instantiation in a host's Python is shorter.  The modules imported later come from the
+package's ``__path__``, which each FMU's entry point extends by its own copy
+(build_fmus.SCRIPT_PREAMBLE: the copy first loaded may be gone).
 """
 import hashlib
+import importlib
 from pathlib import Path
 
 from drivetrain_fmu import solvers
-
-from . import axle_vehicle, backlash, brake, clutch, differential, elasto_backlash, gear, inertia, lockup_control, nonlinear_spring
-from . import one_way_clutch, planetary_gear, shaft, sources, synchronizer, table, torque_converter, vehicle
-from . import vehicle_simple
-from .shell import element_fmu
 
 
 def source_fingerprint(folders=None) -> str:
@@ -45,35 +48,59 @@ def code_fingerprint() -> str:
 
 
 #: the registry: one line per element model, in the order the build, the docs and the tests list them
-MODELS = (
-    clutch.Clutch,
-    clutch.DualClutch,
-    clutch.ClutchChain,
-    brake.Brake,
-    one_way_clutch.OneWayClutch,
-    planetary_gear.PlanetaryGear,
-    differential.Differential,
-    torque_converter.TorqueConverter,
-    synchronizer.Synchronizer,
-    inertia.Inertia,
-    inertia.Engine,
-    gear.Gear,
-    shaft.Shaft,
-    nonlinear_spring.NonlinearSpring,
-    backlash.Backlash,
-    elasto_backlash.ElastoBacklash,
-    vehicle.Vehicle,
-    vehicle_simple.VehicleSimple,
-    axle_vehicle.AxleVehicle,
-    table.Table,
-    table.TorqueTable,
-    table.ForceTable,
-    table.SpeedTable,
-    sources.SineTorque,
-    sources.SpeedDependentTorque,
-    lockup_control.LockupControl,
+#: (module, model class) of every element model, in the order of ``MODELS``
+REGISTRY = (
+    ("clutch", "Clutch"),
+    ("clutch", "DualClutch"),
+    ("clutch", "ClutchChain"),
+    ("brake", "Brake"),
+    ("one_way_clutch", "OneWayClutch"),
+    ("planetary_gear", "PlanetaryGear"),
+    ("differential", "Differential"),
+    ("torque_converter", "TorqueConverter"),
+    ("synchronizer", "Synchronizer"),
+    ("inertia", "Inertia"),
+    ("inertia", "Engine"),
+    ("gear", "Gear"),
+    ("shaft", "Shaft"),
+    ("nonlinear_spring", "NonlinearSpring"),
+    ("backlash", "Backlash"),
+    ("elasto_backlash", "ElastoBacklash"),
+    ("vehicle", "Vehicle"),
+    ("vehicle_simple", "VehicleSimple"),
+    ("axle_vehicle", "AxleVehicle"),
+    ("table", "Table"),
+    ("table", "TorqueTable"),
+    ("table", "ForceTable"),
+    ("table", "SpeedTable"),
+    ("sources", "SineTorque"),
+    ("sources", "SpeedDependentTorque"),
+    ("lockup_control", "LockupControl"),
 )
-ELEMENTS = tuple(element_fmu(model, code_fingerprint) for model in MODELS)
-globals().update((element.__name__, element) for element in ELEMENTS)      # fmus.Clutch: the Clutch FMU
-__all__ = ["ELEMENTS", "MODELS"] + [e.__name__ for e in ELEMENTS]
+_MODULE_OF = {name: module for module, name in REGISTRY}
+_MODULES = frozenset(_MODULE_OF.values())
+__all__ = ["ELEMENTS", "MODELS", *_MODULE_OF]
 
+
+def model_class(name: str):
+    """The element model ``name`` (of ``REGISTRY``), importing its module alone."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise KeyError(f"no element model {name!r}: the elements are {', '.join(_MODULE_OF)}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def __getattr__(name: str):
+    """``MODELS``, ``ELEMENTS`` and the FMU classes (``fmus.Clutch``), made at the first ask;
+    an element's module (``fmus.clutch``), imported at the first ask."""
+    if name in ("MODELS", "ELEMENTS") or name in _MODULE_OF:
+        from .shell import element_fmu
+
+        models = tuple(model_class(model) for _, model in REGISTRY)
+        elements = tuple(element_fmu(model, code_fingerprint) for model in models)
+        globals().update(MODELS=models, ELEMENTS=elements)
+        globals().update((element.__name__, element) for element in elements)     # fmus.Clutch: the Clutch FMU
+        return globals()[name]
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -119,9 +119,9 @@ def interface(description: dict) -> list[Var]:
     parameter as ``inst.name`` (bound value as start; a step-mean compliance's T_comm is not
     one: it follows the internal step), the FMU inputs, the FMU outputs with their
     feedthrough dependencies on the FMU inputs (through the connections)."""
-    classes = element_classes()
     components = description["components"]
-    declared = {inst: {v.name: v for v in classes[c["element"]].VARIABLES} for inst, c in components.items()}
+    declared = {inst: {v.name: v for v in fmus.model_class(c["element"]).VARIABLES}
+                for inst, c in components.items()}
     inputs, outputs = description["inputs"], description["outputs"]
     drivers = {(c[2], c[3]): (c[0], c[1]) for c in description["connections"]}
 
@@ -288,10 +288,9 @@ class SystemModel:
         self.iterations = int(self.system.get("iterations", 0))
         self.algorithm, self._run, self._frame = None, None, 1
 
-        classes = element_classes()
         self.elements = {}
         for inst, component in self.system["components"].items():
-            element = classes[component["element"]]()
+            element = fmus.model_class(component["element"])()     # its module alone (fmus.REGISTRY)
             element.assign(component["parameters"])
             self.elements[inst] = element
         self._order = list(self.elements.values())

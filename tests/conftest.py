@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 
 # The tests' own process runs the element code from its sources (the reference; the FMUs a
-# test starts in other processes run it compiled): imported here, before any test module
-# imports the command, whose import prefers the compiled modules of the cache
-# (compiled_modules.prefer_compiled) and would otherwise decide it by the collection order.
-from drivetrain_fmu import fmus  # noqa: F401
+# test starts in other processes run it compiled): imported here (every element's module:
+# fmus.MODELS), before any test module imports the command, whose import prefers the
+# compiled modules of the cache (compiled_modules.prefer_compiled) and would otherwise
+# decide it by the collection order.
+from drivetrain_fmu import fmus
+
+fmus.MODELS     # noqa: B018 (made at the first ask)
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the prebuilt third-party hosts (OMSimulator, fmusim, fmuCheck) of ../shared/tools/hosts

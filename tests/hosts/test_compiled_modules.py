@@ -156,6 +156,7 @@ sys.path.insert(0, sys.argv[1])
 from drivetrain_fmu import compiled_modules
 compiled_modules.prefer_compiled()
 import drivetrain_fmu.fmus, drivetrain_fmu.solvers.friction, drivetrain_fmu.solvers.vehicle
+drivetrain_fmu.fmus.MODELS       # every element's module (made at the first ask)
 print(json.dumps({**{name: sys.modules["drivetrain_fmu." + name].__file__
                      for name in ("fmus", "fmus.clutch", "fmus.shell", "solvers.friction", "solvers.vehicle")},
                   "fingerprint": drivetrain_fmu.fmus.code_fingerprint()}))

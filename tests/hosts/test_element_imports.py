@@ -1,0 +1,90 @@
+"""A system FMU imports the modules of its elements only (fmus.REGISTRY, fmus.model_class),
+and each FMU's entry point makes its own copy of the element code one the packages import
+from (build_fmus.OWN_PACKAGE_PATHS).
+
+Both run in fmpy in a process of its own that imports nothing of this project, as an
+engineer's script: the FMU's copy of the element code is the process's.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from drivetrain_fmu import build_fmus
+
+#: r3_spring_1's NonlinearSpring is none of Z3's elements, nor imported by them
+SECOND = "r3_spring_1"
+
+HOST = r'''
+import json, shutil, struct, sys
+from fmpy import extract, read_model_description
+from fmpy.fmi2 import FMU2Slave
+
+def run(fmu, folder, steps):
+    """(every Real output after each of ``steps`` steps of the default step, as hex; the
+    element modules loaded after instantiation)."""
+    md = read_model_description(fmu)
+    reals = [v.valueReference for v in md.modelVariables if v.causality == "output" and v.type == "Real"]
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(fmu, folder),
+                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="imports")
+    slave.instantiate()
+    loaded = sorted(name for name in sys.modules if name.startswith("drivetrain_fmu.fmus."))
+    slave.setupExperiment(startTime=0.0)
+    slave.enterInitializationMode()
+    slave.exitInitializationMode()
+    h, rows = float(md.defaultExperiment.stepSize), []
+    for n in range(steps):
+        slave.doStep(n * h, h)
+        values = slave.getReal(reals)
+        rows.append(struct.pack(f"{len(values)}d", *values).hex())
+    slave.terminate()
+    slave.freeInstance()
+    return rows, loaded
+
+runs = json.loads(sys.argv[1])
+results = []
+for fmu, folder, steps, remove in runs:
+    results.append(run(fmu, folder, steps))
+    if remove:          # as fmpy's simulate_fmu does with its extraction after a run
+        shutil.rmtree(folder)
+print("RESULT " + json.dumps(results))
+'''
+
+
+@pytest.fixture(scope="module")
+def system_fmus(fmu_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("system_fmus")
+    return {name: build_fmus.build_system_fmu(name, out) for name in ("z3", SECOND)}
+
+
+def _host(runs) -> list:
+    done = subprocess.run([sys.executable, "-c", HOST, json.dumps(runs)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.split("RESULT ", 1)[1])
+
+
+def test_a_system_fmu_imports_the_modules_of_its_elements_only(system_fmus, tmp_path):
+    [(rows, loaded)] = _host([[str(system_fmus["z3"]), str(tmp_path / "z3"), 1, False]])
+    prefix = "drivetrain_fmu.fmus."
+    for needed in ("clutch", "shaft", "inertia", "table"):      # Z3's DualClutch, Shafts, Inertia, tables
+        assert prefix + needed in loaded, loaded
+    for unused in ("vehicle", "axle_vehicle", "torque_converter", "nonlinear_spring", "backlash", "brake"):
+        assert prefix + unused not in loaded, loaded
+
+
+def test_a_second_fmu_imports_its_elements_after_the_first_one_s_copy_is_gone(system_fmus, tmp_path):
+    """Z3 runs first, from a folder then deleted; r3_spring_1, run next from its own folder,
+    imports its NonlinearSpring from its own copy and gives the outputs it gives alone in a
+    fresh process, bit for bit."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    [_, (after, loaded)] = _host([[str(system_fmus["z3"]), str(first), 5, True],
+                                  [str(system_fmus[SECOND]), str(second), 200, False]])
+    [(alone, _)] = _host([[str(system_fmus[SECOND]), str(tmp_path / "alone"), 200, False]])
+    assert "drivetrain_fmu.fmus.nonlinear_spring" in loaded
+    assert not first.exists()
+    assert len(set(alone)) > 100, "the spring's system moves"
+    assert after == alone
