@@ -104,7 +104,7 @@ cdef class Run:
 
     cdef int take(self, object owner, double t, double h) except -1
     cdef int ready(self, object owner, object preparation) except -1
-    cdef int write(self, list names, int* slots, Py_ssize_t n, const double* values) except -1
+    cdef int write(self, object owner, object preparation, int* slots, Py_ssize_t n, double* values) except -1
 
 cdef class ElementRun(Run):
     cdef Element kernel

@@ -514,8 +514,9 @@ class Run:
         """The slot of the FMU variable ``name`` a fast get (``write``: set) may use, or -1."""
         return -1
 
-    def read_preparation(self, names):
-        """What :meth:`ready` needs to bring the variables ``names`` (each with a slot) up to date."""
+    def preparation(self, names, write: bool):
+        """What :meth:`ready` needs to bring the variables ``names`` (each with a slot) up to
+        date, or (``write``) what :meth:`write` needs to set them."""
         return None
 
     def take(self, owner, t, h):
@@ -523,11 +524,11 @@ class Run:
         return 0
 
     def ready(self, owner, preparation):
-        """Before a get: the slots of :meth:`read_preparation`'s variables hold their values now."""
+        """Before a get: the slots of :meth:`preparation`'s variables hold their values now."""
         return 0
 
-    def write(self, names, slots, n, values):
-        """fmi2SetReal of the inputs ``names`` at ``slots``."""
+    def write(self, owner, preparation, slots, n, values):
+        """fmi2SetReal of the ``n`` inputs at ``slots`` (their :meth:`preparation`)."""
         return 0
 
 
@@ -596,9 +597,10 @@ class ElementRun(Run):
     def slot_of(self, name: str, write: bool) -> int:
         return self.slots.get(name, -1)
 
-    def read_preparation(self, names):
-        """Whether a feedthrough output is among ``names`` (the kernel computes them first)."""
-        return not self.through.isdisjoint(names)
+    def preparation(self, names, write: bool):
+        """Whether a feedthrough output is among ``names`` (the kernel computes them first);
+        for a set, the names."""
+        return list(names) if write else not self.through.isdisjoint(names)
 
     def take(self, owner, t, h):
         return self.advance(t, h)
@@ -607,10 +609,10 @@ class ElementRun(Run):
         self._begin()
         return 0 if preparation and self.kernel.refresh(self.x) != TAKEN else 1
 
-    @cython.locals(i=cython.Py_ssize_t, x=cython.p_double, attributes=dict)
-    def write(self, names, slots, n, values):
+    @cython.locals(i=cython.Py_ssize_t, x=cython.p_double, attributes=dict, names=list)
+    def write(self, owner, preparation, slots, n, values):
         self._begin()
-        x, attributes = self.x, self.kernel.attributes
+        x, attributes, names = self.x, self.kernel.attributes, preparation
         for i in range(n):              # the model's inputs and the kernel's (Model.writer, _begin)
             attributes[names[i]] = values[i]
             x[slots[i]] = values[i]

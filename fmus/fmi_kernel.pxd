@@ -17,7 +17,7 @@ cdef class Plan:
     cdef int* slots                     # their slots in the run's array
     cdef list names                     # their names (a set writes the model's attributes too)
     cdef bint usable                    # every one a variable of the run's array of the call's kind
-    cdef object preparation             # what the run needs to bring them up to date (Run.read_preparation)
+    cdef object preparation             # what the run needs to get (set) them (Run.preparation)
 
 cdef class Entry:
     cdef object slave

@@ -63,7 +63,7 @@ class Plan:
                 self.usable = False
             self.slots[i] = slot
             self.names.append(None if var is None else sys.intern(var.name))
-        self.preparation = run.read_preparation(self.names) if self.usable and not write else None
+        self.preparation = run.preparation(self.names, write) if self.usable else None
 
     def __dealloc__(self):
         free(self.vr)
@@ -184,7 +184,8 @@ def set_real(handle, vr, n, values):
         plan = entry.plan(entry.sets, vr, n, REAL, True)
         if not plan.usable:
             return -1
-        return 0 if entry.run.write(plan.names, plan.slots, plan.n, values) == 1 else -1
+        return 0 if entry.run.write(entry.slave, plan.preparation, plan.slots, plan.n,
+                                    cython.cast(cython.p_double, values)) == 1 else -1     # read only
     except BaseException as exc:
         return _interrupted(exc)
 

@@ -24,12 +24,15 @@ The loop is also the system FMU's :class:`fmus.element_kernel.Run`: the FMU's bi
 doSteps and gets on it without pythonfmu (fmus/fmi_kernel.py).  :meth:`SystemLoop.take` is
 SystemModel.take_step for a step whose count of internal steps the model has decided before,
 where every element has a kernel (no Python runs in the step); :meth:`SystemLoop.ready` is
-SystemModel.reader's exchange and refresh, for a get of the kernels' variables.  Anything
+SystemModel.reader's exchange and refresh, for a get of the kernels' variables;
+:meth:`SystemLoop.write` is SystemModel.writer's write of the kernels' inputs.  Anything
 else they leave to the model.
 
 Uncompiled, this module refuses to be imported and the algorithm runs.
 """
 from __future__ import annotations
+
+import sys
 
 import cython
 
@@ -437,15 +440,24 @@ class SystemLoop(Run):
     # ------------------------------------------------------------------ the fast calls (Run)
     @cython.locals(element=Element)
     def slot_of(self, name: str, write: bool) -> int:
-        """A kernel's variable ``name`` ('inst.var', the system FMU's) for a get; the system
-        FMU's inputs are set through its model (they are checked when a step is taken)."""
+        """A kernel's variable ``name`` ('inst.var', the system FMU's) for a get or a set."""
         inst, _, variable = name.partition(".")
         element = self.by_name.get(inst)
-        return -1 if write or element is None else element.slots.get(variable, -1)
+        return -1 if element is None else element.slots.get(variable, -1)
 
     @cython.locals(element=Element)
-    def read_preparation(self, names):
-        """The kernels whose feedthrough outputs are among ``names`` (each refreshed before a get)."""
+    def preparation(self, names, write: bool):
+        """For a get, the kernels whose feedthrough outputs are among ``names`` (each refreshed
+        first); for a set, what SystemModel.writer writes: (vars(model), name) of each input,
+        and their models."""
+        if write:
+            targets, models = [], []
+            for name in names:
+                element = self.by_name[name.partition(".")[0]]
+                targets.append((element.attributes, sys.intern(name.partition(".")[2])))
+                if element.model not in models:
+                    models.append(element.model)
+            return targets, models
         refreshed = []
         for name in names:
             inst, _, variable = name.partition(".")
@@ -453,6 +465,26 @@ class SystemLoop(Run):
             if _is_through(element, variable) and element not in refreshed:
                 refreshed.append(element)
         return refreshed
+
+    @cython.cfunc
+    @cython.exceptval(-1, check=False)
+    @cython.locals(slots=cython.p_int, n=cython.Py_ssize_t, values=cython.p_double, i=cython.Py_ssize_t,
+                   targets=list, models=list, attributes=dict)
+    @cython.returns(cython.int)
+    def write(self, owner, preparation, slots, n, values):
+        """SystemModel.writer's write of FMU inputs: into the element models, their
+        feedthrough outputs stale, the kernels to read them, stage 2 due where they change
+        what it moves."""
+        targets, models = preparation
+        for i in range(n):
+            attributes, name = targets[i]
+            attributes[name] = values[i]
+        for model in models:
+            model.fresh = False
+        self.inputs_set = True
+        if owner.algorithm is not None and owner._restage and not owner._due:
+            owner._due = 1
+        return 1
 
     @cython.cfunc
     @cython.exceptval(-1, check=False)
