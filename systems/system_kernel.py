@@ -22,8 +22,8 @@ it saved and runs the algorithm instead.
 
 The loop is also the system FMU's :class:`fmus.element_kernel.Run`: the FMU's binary makes its
 doSteps and gets on it without pythonfmu (fmus/fmi_kernel.py).  :meth:`SystemLoop.take` is
-SystemModel.take_step for a step whose count of internal steps the model has decided before,
-where every element has a kernel (no Python runs in the step); :meth:`SystemLoop.ready` is
+SystemModel.take_step for a step whose count of internal steps the model has decided before;
+:meth:`SystemLoop.ready` is
 SystemModel.reader's exchange and refresh, for a get of the kernels' variables;
 :meth:`SystemLoop.write` is SystemModel.writer's write of the kernels' inputs.  Anything
 else they leave to the model.
@@ -46,6 +46,7 @@ from cython.cimports.libc.string import memcpy  # noqa: E402
 from cython.cimports.drivetrain_fmu.fmus.element_kernel import (BY_REFERENCE, TAKEN, ChainKernel, Element,  # noqa: E402
                                                                 Run, allocated)
 from drivetrain_fmu.fmus.element_kernel import kernel_of  # noqa: E402
+from drivetrain_fmu.fmus.shell import repeat_until_done  # noqa: E402
 from drivetrain_fmu.fmus.variables import INPUT, OUTPUT  # noqa: E402
 
 from .algorithm import Refused, UseReference, stages  # noqa: E402
@@ -147,7 +148,7 @@ class SystemLoop(Run):
     steppers = cython.declare(list)             # the Elements stepped, in the ports' order
     by_model = cython.declare(dict)             # id(model) -> its Element
     by_name = cython.declare(dict)              # instance name -> its Element, of those with a kernel
-    alone = cython.declare(cython.bint)         # every element has a kernel (no Python runs in a step)
+    alone = cython.declare(cython.bint)         # every element has a kernel (no model moves in a step)
     spare = cython.declare(LoopSave)            # what a fast step saves (take)
     at_t = cython.declare(cython.double)        # the time of the internal step in progress (_steps)
     refreshes = cython.declare(list)            # per stage: the sources brought up to date
@@ -514,10 +515,12 @@ class SystemLoop(Run):
                    start=cython.double, step=cython.double, extra=cython.double, expected=cython.double,
                    due=cython.int)
     def take(self, owner, t, h):
-        """SystemModel.take_step of whole internal steps by this loop, where every element has a
-        kernel and the model has decided the count of a step of h before (``_whole_steps``)
-        and this one continues its time; what it saves is the loop's own (no model moves)."""
-        if not self.alone or (owner._fmu_inputs and owner._input_problem() is not None):
+        """SystemModel.take_step of whole internal steps by this loop, where the model has
+        decided the count of a step of h before (``_whole_steps``) and this one continues its
+        time.  It saves what the step may move: the loop's own, and the models of the elements
+        without a kernel (SystemModel._snapshot); anything it leaves to the model, a refusal
+        included, is set back first (SystemModel._put_back), and the model takes the step."""
+        if owner._fmu_inputs and owner._input_problem() is not None:
             return 0
         step = owner.internal_step
         known = owner._whole_steps.get(h)
@@ -528,6 +531,7 @@ class SystemLoop(Run):
         if t != expected and fabs(t - expected) > 1e-9 * max(fabs(expected), h, step):
             return 0
         count, due = known[0], owner._due
+        models = None if self.alone else owner._snapshot(count > 1)
         self._save_into(self.spare)
         try:
             if due:                     # SystemModel._advance
@@ -535,9 +539,12 @@ class SystemLoop(Run):
                 self._exchange(0 if due == 2 else 1)
             self._begin()
             self._steps(n, count, start, step, extra)
-        except BaseException as exc:    # nothing changed: the model takes the step (UseReference) or meets it
-            self.restore(self.spare)
-            if isinstance(exc, UseReference):
+        except BaseException as exc:    # nothing changed: the model takes the step (or meets what failed)
+            if models is None:
+                self.restore(self.spare)
+            else:
+                repeat_until_done(owner._put_back, models, None, n, extra, due, self.spare)
+            if isinstance(exc, (UseReference, Refused)):
                 return 0
             raise
         owner._n = n + count
