@@ -510,8 +510,8 @@ class Run:
     returns 0 having changed nothing but what the model's own call would change first, and the
     model makes the call."""
 
-    def slot_of(self, name: str, write: bool) -> int:
-        """The slot of the FMU variable ``name`` a fast get (``write``: set) may use, or -1."""
+    def slot_of(self, name: str) -> int:
+        """The slot of the FMU variable ``name`` a fast get or set may use, or -1."""
         return -1
 
     def preparation(self, names, write: bool):
@@ -594,7 +594,7 @@ class ElementRun(Run):
         return 1
 
     # ------------------------------------------------------------------ the fast calls (Run)
-    def slot_of(self, name: str, write: bool) -> int:
+    def slot_of(self, name: str) -> int:
         return self.slots.get(name, -1)
 
     def preparation(self, names, write: bool):

@@ -58,7 +58,7 @@ class Plan:
         for i, reference in enumerate(references):
             self.vr[i] = reference
             var = slave._declared.get(reference)
-            slot = -1 if var is None else run.slot_of(var.name, write)
+            slot = -1 if var is None else run.slot_of(var.name)
             if slot < 0 or var.type != kind or (write and var.causality != INPUT):
                 self.usable = False
             self.slots[i] = slot

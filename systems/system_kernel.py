@@ -409,6 +409,16 @@ class SystemLoop(Run):
         self._begin()
         self._exchange(first_stage)
 
+    @cython.cfunc
+    @cython.locals(due=cython.int)
+    @cython.returns(cython.int)
+    def _exchange_due(self, due):
+        """The exchange SystemModel._exchange makes on this loop when ``due`` (its ``_due``:
+        2 the whole one, 1 stage 2 only)."""
+        self._begin()
+        self._exchange(0 if due == 2 else 1)
+        return 0
+
     def run(self, n0: int, count: int, start: float, h: float, extra: float):
         """``count`` base steps of h from base step ``n0`` (t = start + n h + extra), each after
         the exchange (the first's done): Algorithm.step for one rate.  Raising, the kernels
@@ -440,7 +450,7 @@ class SystemLoop(Run):
 
     # ------------------------------------------------------------------ the fast calls (Run)
     @cython.locals(element=Element)
-    def slot_of(self, name: str, write: bool) -> int:
+    def slot_of(self, name: str) -> int:
         """A kernel's variable ``name`` ('inst.var', the system FMU's) for a get or a set."""
         inst, _, variable = name.partition(".")
         element = self.by_name.get(inst)
@@ -496,9 +506,8 @@ class SystemLoop(Run):
         this loop), then the feedthrough outputs of ``preparation`` brought up to date."""
         due = owner._due
         if due:
-            self._begin()
             try:
-                self._exchange(0 if due == 2 else 1)
+                self._exchange_due(due)
             except UseReference:        # the model leaves it to the algorithm: the same copies again
                 return 0
             owner._due = 0
@@ -535,8 +544,7 @@ class SystemLoop(Run):
         self._save_into(self.spare)
         try:
             if due:                     # SystemModel._advance
-                self._begin()
-                self._exchange(0 if due == 2 else 1)
+                self._exchange_due(due)
             self._begin()
             self._steps(n, count, start, step, extra)
         except BaseException as exc:    # nothing changed: the model takes the step (or meets what failed)
