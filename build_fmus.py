@@ -24,6 +24,7 @@ force=False)`` keeps FMUs that are up to date.
 from __future__ import annotations
 
 import argparse
+import ast
 import atexit
 import datetime
 import functools
@@ -41,14 +42,41 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from pythonfmu import FmuBuilder
+import pythonfmu
 
-from drivetrain_fmu import compiled_modules, fmus, host_support
-from drivetrain_fmu.fmus import ELEMENTS
-from drivetrain_fmu.fmus.variables import INTEGER, OUTPUT, PARAMETER, REAL, UNITS
-from drivetrain_fmu.systems import algorithm, composite, composite_slave
-from drivetrain_fmu.systems.master import Connection
-from drivetrain_fmu.systems.ssp import Component, system_structure
+from drivetrain_fmu import compiled_modules, fmus, host_support, solvers
+
+
+def _own_code_after_an_fmu_s() -> None:
+    """An FMU run in this process first makes ``pythonfmu``, ``fmus`` and ``solvers`` its
+    resources' copies, which import modules at the first ask (pythonfmu's builder:
+    :func:`pythonfmu_init`; the element modules: fmus.model_class) from a folder fmpy may
+    have deleted since then: the installed pythonfmu and the build's own element code come
+    after them.  That FMU's element code must be the build's (else ImportError names both)."""
+    if "FmuBuilder" not in vars(pythonfmu) and not Path(pythonfmu.__file__).with_name("builder.py").is_file():
+        pythonfmu.__path__.append(str(host_support.pythonfmu_folder()))
+    here = Path(__file__).resolve().parent
+    if Path(fmus.__file__).resolve().parent == here / "fmus":
+        return
+    own = fmus.source_fingerprint((here / "fmus", here / "solvers"))
+    if fmus.code_fingerprint() != own:
+        raise ImportError(f"this process runs the element code {fmus.code_fingerprint():.12} of an FMU "
+                          f"({fmus.__file__}), not the build's own ({own:.12}, {here}): build in a process "
+                          "that has run no FMU of another build")
+    for package in (fmus, solvers):
+        folder = str(here / package.__name__.rpartition(".")[2])
+        if folder not in package.__path__:
+            package.__path__.append(folder)
+
+
+_own_code_after_an_fmu_s()
+from pythonfmu import FmuBuilder  # noqa: E402
+
+from drivetrain_fmu.fmus import ELEMENTS  # noqa: E402
+from drivetrain_fmu.fmus.variables import INTEGER, OUTPUT, PARAMETER, REAL, UNITS  # noqa: E402
+from drivetrain_fmu.systems import algorithm, composite, composite_slave  # noqa: E402
+from drivetrain_fmu.systems.master import Connection  # noqa: E402
+from drivetrain_fmu.systems.ssp import Component, system_structure  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 #: the project's one import name: the element code runs as drivetrain_fmu.fmus and
@@ -259,11 +287,13 @@ def element_modules() -> dict:
 
 
 def shipped_package(folder: Path) -> Path:
-    """``folder/drivetrain_fmu`` holding a copy of the element code's sources (:data:`SHIPPED`):
-    the folder an FMU's resources carry."""
+    """``folder/drivetrain_fmu`` holding a copy of the element code's sources (:data:`SHIPPED`)
+    and their fingerprint (fmus.FINGERPRINT_FILE): the folder an FMU's resources carry."""
     package = Path(folder) / PACKAGE
     for name, source in SHIPPED.items():
         shutil.copytree(source, package / name, ignore=shutil.ignore_patterns("__pycache__"))
+    fingerprint = fmus.source_fingerprint((package / "fmus", package / "solvers"))
+    (package / "fmus" / fmus.FINGERPRINT_FILE).write_text(fingerprint + "\n")
     return package
 
 
@@ -374,7 +404,8 @@ def is_up_to_date(path: Path, fingerprint: str) -> bool:
         return False
 
 
-def build_element(element, out_dir: Path, runtime: Runtime | None, fingerprint: str, extensions: dict) -> Path:
+def build_element(element, out_dir: Path, runtime: Runtime | None, fingerprint: str, extensions: dict,
+                  targets=()) -> Path:
     """Build one FMU into ``out_dir`` and return its path.  The archive is written under a
     temporary name and renamed when complete: an interrupted build leaves the previous FMU."""
     name = element.__name__
@@ -388,7 +419,7 @@ def build_element(element, out_dir: Path, runtime: Runtime | None, fingerprint: 
             canGetAndSetFMUstate=True, canSerializeFMUstate=True,
         )
         sys.modules.pop(script.stem, None)
-        _finish_fmu(raw, target, partial, name, element, runtime, fingerprint, extensions)
+        _finish_fmu(raw, target, partial, name, element, runtime, fingerprint, extensions, targets)
     return target
 
 
@@ -401,11 +432,65 @@ def _fmu_builder() -> type[FmuBuilder]:
     return FmuBuilder
 
 
+#: pythonfmu's modules an FMU imports at the first ask, not with the package: {name: module}.
+#: The builder pulls in argparse, logging, xml.dom and tempfile, a third of a system FMU's first
+#: instantiation in a Python host, and no FMI call needs it.
+PYTHONFMU_ON_ASK = {"FmuBuilder": "builder"}
+PYTHONFMU_INIT = "resources/pythonfmu/__init__.py"
+
+
+def pythonfmu_init(stock: str) -> str:
+    """pythonfmu's ``__init__`` as an FMU carries it: the stock one's imports, those of
+    :data:`PYTHONFMU_ON_ASK` made by a module ``__getattr__`` at the first ask.  A stock
+    ``__init__`` with anything but relative imports of names is refused (a new pythonfmu
+    release needs this looked at again)."""
+    kept, asked = [], set()
+    for statement in ast.parse(stock).body:
+        if not (isinstance(statement, ast.ImportFrom) and statement.level == 1 and statement.module
+                and all(alias.name != "*" and alias.asname is None for alias in statement.names)):
+            raise host_support.HostSupportError(
+                f"pythonfmu {metadata.version('pythonfmu')}'s __init__ has a statement build_fmus.pythonfmu_init "
+                f"does not expect: {ast.get_source_segment(stock, statement)!r}")
+        names = {alias.name for alias in statement.names}
+        if names <= set(PYTHONFMU_ON_ASK) and {PYTHONFMU_ON_ASK[n] for n in names} == {statement.module}:
+            asked |= names
+        else:
+            kept.append(ast.get_source_segment(stock, statement))
+    if asked != set(PYTHONFMU_ON_ASK):
+        raise host_support.HostSupportError(
+            f"pythonfmu {metadata.version('pythonfmu')}'s __init__ does not import "
+            f"{sorted(set(PYTHONFMU_ON_ASK) - asked)} as build_fmus.pythonfmu_init expects")
+    return "\n".join([
+        '"""pythonfmu as a drivetrain-fmu FMU carries it (build_fmus.pythonfmu_init): its names, the',
+        'builder\'s imported at the first ask."""', *kept, "",
+        f"_ON_ASK = {PYTHONFMU_ON_ASK!r}", "", "",
+        "def __getattr__(name):",
+        "    if name not in _ON_ASK:",
+        '        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")',
+        "    from importlib import import_module",
+        "",
+        '    value = getattr(import_module(f"{__name__}.{_ON_ASK[name]}"), name)',
+        "    globals()[name] = value",
+        "    return value", ""])
+
+
+def _imported_from_source(path: str, extensions: dict) -> bool:
+    """Whether the FMU's file ``path`` is a module of a package in resources/ that an FMU
+    imports from its source: none of ``extensions`` (compiled modules) stands beside it.  The
+    entry point at the top of resources/ is left out: pythonfmu compiles its text anyway."""
+    stem = path[:-len(".py")]
+    return (path.startswith("resources/") and path.endswith(".py") and path.count("/") > 1
+            and not any(compiled.startswith(stem + ".") for compiled in extensions))
+
+
 def _finish_fmu(raw: Path, target: Path, partial: Path, name: str, described, runtime: Runtime | None,
-                fingerprint: str, extensions: dict) -> None:
+                fingerprint: str, extensions: dict, targets=()) -> None:
     """Write pythonfmu's archive ``raw`` as the FMU ``target`` (through ``partial``, renamed
     when complete): modelDescription completed from ``described.VARIABLES``, the forwarder
-    and the bundled runtime, the compiled modules ({path in the FMU: bytes}), the build stamp."""
+    and the bundled runtime, the compiled modules ({path in the FMU: bytes}), the bytecode for
+    each CPython of ``targets`` of the packages' source modules that have none compiled
+    (compiled_modules.bytecode: pythonfmu's, the packages' ``__init__``), the build stamp."""
+    sources = {}
     binary, windows_binary = f"binaries/linux64/{name}.so", f"binaries/win64/{name}.dll"
     linux = runtime is None or bool(runtime.files)           # without a runtime: Python hosts only, Linux
     windows = runtime is not None and runtime.windows_forwarder is not None
@@ -419,6 +504,8 @@ def _finish_fmu(raw: Path, target: Path, partial: Path, name: str, described, ru
                 data = src.read(item.filename)
                 if item.filename == "modelDescription.xml":
                     data = finish_model_description(data, described)
+                elif item.filename == PYTHONFMU_INIT:
+                    data = pythonfmu_init(data.decode()).encode()
                 elif item.filename == binary and runtime is not None:
                     data = host_support.patch_binary(data, runtime.folder, runtime.python)
                 elif item.filename == windows_binary:
@@ -428,6 +515,8 @@ def _finish_fmu(raw: Path, target: Path, partial: Path, name: str, described, ru
                     data = runtime.windows_forwarder
                 elif item.filename.startswith("binaries/win64/"):
                     continue
+                if _imported_from_source(item.filename, extensions):
+                    sources[item.filename] = data
                 dst.writestr(item, data)
             if runtime is not None:
                 for relative, data in runtime.files.items():
@@ -435,7 +524,7 @@ def _finish_fmu(raw: Path, target: Path, partial: Path, name: str, described, ru
                 for relative, data in (runtime.windows_files or {}).items():
                     dst.writestr(f"binaries/win64/{relative}", data)
                 dst.writestr("resources/host.json", runtime.description)
-            for path, data in extensions.items():
+            for path, data in {**extensions, **compiled_modules.bytecode(sources, targets)}.items():
                 dst.writestr(path, data)
             dst.writestr(BUILD_STAMP, json.dumps({"fingerprint": fingerprint}) + "\n")
         os.replace(partial, target)
@@ -576,6 +665,7 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
         (package / "__init__.py").write_text('"""The runtime of a system FMU (systems/composite_slave.py)."""\n')
         for shipped, source in composite_modules().items():
             shutil.copyfile(source, package / f"{shipped}.py")
+        (package / fmus.FINGERPRINT_FILE).write_text(composite_slave.source_fingerprint() + "\n")
         (tmp / composite_slave.DESCRIPTION_FILE).write_text(document)
         ssd = tmp / f"{label}.ssd"             # what runs inside, for reference (the JSON is what is read)
         ssd.write_bytes(system_structure(
@@ -599,7 +689,7 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
         extensions = compiled_extensions({**element_modules(), **{f"{COMPOSITE_PACKAGE}.{m}": package / f"{m}.py"
                                                                   for m in composite_modules()}}, targets)
         _finish_fmu(raw, target, partial, name, _Described(composite_slave.interface(description)), runtime,
-                    digest.hexdigest(), extensions)
+                    digest.hexdigest(), extensions, targets)
     return target
 
 
@@ -648,7 +738,7 @@ def build_all(out_dir: Path = DEFAULT_OUT, only=None, python_hosts_only: bool = 
             extensions = compiled_extensions(element_modules(), targets)
             start = time.monotonic()
             for done, element in enumerate(todo, start=1):
-                build_element(element, out_dir, runtime, fingerprint, extensions)
+                build_element(element, out_dir, runtime, fingerprint, extensions, targets)
                 _say(f"  built {done}/{len(todo)} {element.__name__}.fmu ({time.monotonic() - start:.0f} s)")
     return [out_dir / f"{e.__name__}.fmu" for e in chosen]
 

@@ -341,6 +341,44 @@ def extensions(modules: dict, targets=None) -> dict:
         return _read_cached(folder, cached, holding_lock=True)
 
 
+#: what a target interpreter runs: the bytecode of each source file named on its stdin, beside it
+#: in __pycache__ under its own tag, checked against the source's hash when imported (PEP 552)
+BYTECODE = """import importlib.util, json, py_compile, sys
+for source in json.load(sys.stdin):
+    py_compile.compile(source, doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    print(importlib.util.cache_from_source(source))
+"""
+
+
+def bytecode(sources: dict, targets) -> dict:
+    """``{path in the FMU of a source module: its text (bytes)}`` -> ``{the path of its bytecode in
+    the FMU ('resources/pythonfmu/__pycache__/enums.cpython-311.pyc'): its bytes}`` for each
+    TargetPython of ``targets``.  An interpreter of that version then imports the module without
+    compiling it (also where it may write no bytecode: PYTHONDONTWRITEBYTECODE, a read-only
+    folder, a folder fmpy extracts anew for every run), and compiles it as before when the
+    source is no longer the one compiled.  CompileError naming the interpreter when one fails."""
+    out = {}
+    for target in targets:
+        out.update(_bytecode(target.executable, tuple(sorted(sources.items()))))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _bytecode(executable: str, sources: tuple) -> dict:
+    """:func:`bytecode` for the interpreter ``executable`` (once per process and sources)."""
+    with tempfile.TemporaryDirectory(prefix="bytecode_") as tmp:
+        for path, text in sources:
+            (Path(tmp) / path).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / path).write_bytes(text)
+        done = subprocess.run([executable, "-I", "-c", BYTECODE], capture_output=True, text=True,
+                              input=json.dumps([str(Path(tmp) / path) for path, _ in sources]))
+        if done.returncode != 0:
+            raise CompileError(f"{executable} could not compile the FMU's source modules to bytecode: "
+                               f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+        return {Path(written).relative_to(tmp).as_posix(): Path(written).read_bytes()
+                for written in done.stdout.splitlines()}
+
+
 def _say(line: str) -> None:
     """A progress line on stderr."""
     print(line, file=sys.stderr, flush=True)

@@ -11,7 +11,6 @@ instantiation in a host's Python is shorter.  The modules imported later come fr
 package's ``__path__``, which each FMU's entry point extends by its own copy
 (build_fmus.SCRIPT_PREAMBLE: the copy first loaded may be gone).
 """
-import hashlib
 import importlib
 from pathlib import Path
 
@@ -23,6 +22,8 @@ def source_fingerprint(folders=None) -> str:
     are on disk now, in ``folders`` (their two folders; default those of the loaded packages: this module is
     shipped as source only, build_fmus.SOURCE_ONLY, so its ``__file__`` is the folder of the
     sources also when the modules beside it run compiled)."""
+    import hashlib              # here: an FMU's first instantiation does without it (FINGERPRINT_FILE)
+
     digest = hashlib.sha256()
     for package in folders or (Path(__file__).parent, Path(solvers.__file__).parent):
         for path in sorted([*package.glob("*.py"), *package.glob("*.pxd")]):
@@ -31,9 +32,21 @@ def source_fingerprint(folders=None) -> str:
     return digest.hexdigest()
 
 
+#: the file beside this one in which a build stores :func:`source_fingerprint` of the sources it
+#: ships (build_fmus.shipped_package): an FMU's copy reads it instead of hashing its sources
+FINGERPRINT_FILE = "fingerprint.txt"
+
+
+def stored_or_hashed(folder, hashed) -> str:
+    """The fingerprint a build stored in ``folder`` (FINGERPRINT_FILE), else ``hashed()``: the
+    source tree and an installed package have no stored one."""
+    stored = Path(folder, FINGERPRINT_FILE)
+    return stored.read_text().strip() if stored.is_file() else hashed()
+
+
 # Read when the code is loaded: the files may go away while the code stays in use (fmpy's
 # simulate_fmu deletes the extracted FMU, whose resources were the first copy imported).
-_LOADED_FINGERPRINT = source_fingerprint()
+_LOADED_FINGERPRINT = stored_or_hashed(Path(__file__).parent, source_fingerprint)
 
 
 def code_fingerprint() -> str:

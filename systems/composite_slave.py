@@ -44,7 +44,6 @@ written as items of ``vars(model)``).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -93,6 +92,8 @@ def source_fingerprint() -> str:
     the slave script compares it with the build's (one copy of the runtime per process, as
     for the element code).  The sources lie beside the modules also when the FMU runs them
     compiled (compiled_modules)."""
+    import hashlib              # here: an FMU's first instantiation does without it (fmus.FINGERPRINT_FILE)
+
     digest = hashlib.sha256()
     for module in (__name__.rpartition(".")[2], "algorithm", "system_kernel"):
         with open(os.path.join(os.path.dirname(__file__), module + ".py"), "rb") as handle:
@@ -100,7 +101,7 @@ def source_fingerprint() -> str:
     return digest.hexdigest()
 
 
-_LOADED_FINGERPRINT = source_fingerprint()
+_LOADED_FINGERPRINT = fmus.stored_or_hashed(os.path.dirname(__file__), source_fingerprint)
 
 
 def code_fingerprint() -> str:

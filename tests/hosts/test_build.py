@@ -1,5 +1,6 @@
 """The build: FMUs check at load time that the process runs the element code they carry;
 the build finds its tools, survives being killed, and reuses what is up to date."""
+import json
 import shutil
 import signal
 import subprocess
@@ -150,15 +151,29 @@ print([float(w) for w in result["w"]])
 """
 
 
-def test_a_process_that_ran_an_fmu_builds_whole_fmus(fmu_dir, tmp_path):
+@pytest.fixture(scope="module")
+def system_fmu(fmu_dir, tmp_path_factory):
+    """Z3 as one FMU."""
+    from drivetrain_fmu import build_fmus
+
+    return build_fmus.build_system_fmu("z3", tmp_path_factory.mktemp("system"))
+
+
+@pytest.mark.parametrize("ran", ["Shaft", "z3"])
+def test_a_process_that_ran_an_fmu_builds_whole_fmus(fmu_dir, system_fmu, tmp_path, ran):
     """An FMU run in a process first makes its extracted copies of pythonfmu and of the
     element code that process's modules, and fmpy deletes them after the run.  A build in
     that process read both from there: it crashed decoding a compiled module as a source, and
-    pythonfmu's builder would have left its binary out of the FMU.  Built after a Shaft ran,
-    an Inertia FMU carries the binary and, run with tau_1 = 2 N.m on J = 0.5 kg.m2 from rest,
-    spins at w = tau t / J = 4 t (exact at these binary fractions of a second)."""
+    pythonfmu's builder would have left its binary out of the FMU.  Those copies now import
+    pythonfmu's builder and the element modules a system FMU does not use at the first ask,
+    after the folder is gone: the build adds the installed pythonfmu and its own element code
+    to where they are looked for (build_fmus._own_code_after_an_fmu_s).  Built after a Shaft
+    or Z3 as one FMU ran, an Inertia FMU carries the binary and, run with tau_1 = 2 N.m on
+    J = 0.5 kg.m2 from rest, spins at w = tau t / J = 4 t (exact at these binary fractions of
+    a second)."""
     out = tmp_path / "fmus"
-    script = BUILD_AFTER_A_RUN.format(ran=str(fmu_dir / "Shaft.fmu"), out=str(out))
+    fmu = system_fmu if ran == "z3" else fmu_dir / f"{ran}.fmu"
+    script = BUILD_AFTER_A_RUN.format(ran=str(fmu), out=str(out))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     with zipfile.ZipFile(out / "Inertia.fmu") as archive:
@@ -167,6 +182,74 @@ def test_a_process_that_ran_an_fmu_builds_whole_fmus(fmu_dir, tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert eval(ran.stdout.strip().splitlines()[-1]) == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+PYTHONFMU_NAMES = """
+import json, sys, types
+sys.path.insert(0, sys.argv[1])
+import pythonfmu
+names = sorted(n for n, value in vars(pythonfmu).items()          # its names, not its submodules
+               if not n.startswith("_") and n != "FmuBuilder" and not isinstance(value, types.ModuleType))
+loaded = "pythonfmu.builder" in sys.modules
+builder = pythonfmu.FmuBuilder
+try:
+    pythonfmu.NoSuchName
+    missing = "given"
+except AttributeError as exc:
+    missing = str(exc)
+print(json.dumps([pythonfmu.__file__, names, loaded, builder.__module__, "pythonfmu.builder" in sys.modules, missing]))
+"""
+
+
+def test_an_fmu_s_pythonfmu_gives_its_names_and_the_builder_at_the_first_ask(fmu_dir, tmp_path):
+    """The FMU's pythonfmu (build_fmus.pythonfmu_init) gives the installed package's names,
+    FmuBuilder from pythonfmu.builder only once asked for, and an AttributeError for a name
+    it does not have; each checked in a process that imports the FMU's copy and one that
+    imports the installed package."""
+    with zipfile.ZipFile(fmu_dir / "Clutch.fmu") as archive:
+        archive.extractall(tmp_path / "clutch")
+    runs = {}
+    for label, folder in (("fmu", tmp_path / "clutch" / "resources"), ("installed", tmp_path / "nothing")):
+        done = subprocess.run([sys.executable, "-I", "-c", PYTHONFMU_NAMES, str(folder)], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[label] = json.loads(done.stdout)
+    (where, names, loaded, module, now, missing), installed = runs["fmu"], runs["installed"]
+    assert where.startswith(str(tmp_path / "clutch")) and not installed[0].startswith(str(tmp_path))
+    assert names == installed[1] and "Fmi2Slave" in names
+    assert (loaded, module, now) == (False, "pythonfmu.builder", True) and installed[2] is True
+    assert "NoSuchName" in missing and missing == installed[5]
+
+
+def test_pythonfmu_init_refuses_a_stock_init_it_does_not_know():
+    """A new pythonfmu whose ``__init__`` has more than relative imports of names, or no
+    longer imports FmuBuilder from its builder, stops the build with the statement named."""
+    from drivetrain_fmu import build_fmus, host_support
+
+    stock = (host_support.pythonfmu_folder() / "__init__.py").read_text()
+    assert "FmuBuilder" in build_fmus.pythonfmu_init(stock)
+    with pytest.raises(host_support.HostSupportError, match="'import os'"):
+        build_fmus.pythonfmu_init(stock + "import os\n")
+    with pytest.raises(host_support.HostSupportError, match="FmuBuilder"):
+        build_fmus.pythonfmu_init(stock.replace("from .builder import FmuBuilder\n", ""))
+
+
+def test_an_fmu_stores_the_fingerprints_of_the_code_it_carries(system_fmu, tmp_path):
+    """An FMU's copies of the element code and of the composite runtime hold the fingerprints
+    (fmus.FINGERPRINT_FILE) its entry point checks the loaded code against, read at import
+    instead of hashing the sources: the element code's is the hash of the sources it carries."""
+    from drivetrain_fmu import fmus
+
+    with zipfile.ZipFile(system_fmu) as archive:
+        archive.extractall(tmp_path / "z3")
+    resources = tmp_path / "z3" / "resources"
+    stored = (resources / "drivetrain_fmu" / "fmus" / fmus.FINGERPRINT_FILE).read_text().strip()
+    composite = (resources / "drivetrain_composite" / fmus.FINGERPRINT_FILE).read_text().strip()
+    assert stored == fmus.source_fingerprint((resources / "drivetrain_fmu" / "fmus",
+                                              resources / "drivetrain_fmu" / "solvers"))
+    script = (resources / "z3_system_fmu.py").read_text()
+    assert f'fmus.code_fingerprint() != "{stored}"' in script
+    assert f'_composite.code_fingerprint() != "{composite}"' in script
 
 
 def test_the_bundled_runtime_refuses_element_code_that_imports_outside_the_standard_library(tmp_path):

@@ -1,6 +1,8 @@
 """A system FMU imports the modules of its elements only (fmus.REGISTRY, fmus.model_class),
 and each FMU's entry point makes its own copy of the element code one the packages import
-from (build_fmus.OWN_PACKAGE_PATHS).
+from (build_fmus.OWN_PACKAGE_PATHS).  Its first instantiation compiles none of the source
+modules it carries (compiled_modules.bytecode) and imports neither pythonfmu's builder
+(build_fmus.pythonfmu_init) nor hashlib (fmus.FINGERPRINT_FILE).
 
 Both run in fmpy in a process of its own that imports nothing of this project, as an
 engineer's script: the FMU's copy of the element code is the process's.
@@ -8,6 +10,7 @@ engineer's script: the FMU's copy of the element code is the process's.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -19,18 +22,29 @@ from drivetrain_fmu import build_fmus
 SECOND = "r3_spring_1"
 
 HOST = r'''
-import json, shutil, struct, sys
+import builtins, json, shutil, struct, sys
 from fmpy import extract, read_model_description
 from fmpy.fmi2 import FMU2Slave
 
+compiled = []           # the files Python compiles from their source (the import system's calls)
+_compile = builtins.compile
+def _recording(source, filename, *args, **kwargs):
+    compiled.append(str(filename))
+    return _compile(source, filename, *args, **kwargs)
+builtins.compile = _recording
+
 def run(fmu, folder, steps):
     """(every Real output after each of ``steps`` steps of the default step, as hex; the
-    element modules loaded after instantiation)."""
+    element modules loaded after instantiation; the modules the instantiation imported; the
+    files it compiled)."""
     md = read_model_description(fmu)
     reals = [v.valueReference for v in md.modelVariables if v.causality == "output" and v.type == "Real"]
     slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(fmu, folder),
                       modelIdentifier=md.coSimulation.modelIdentifier, instanceName="imports")
+    before = set(sys.modules)
+    del compiled[:]
     slave.instantiate()
+    imported, sources = sorted(set(sys.modules) - before), list(compiled)
     loaded = sorted(name for name in sys.modules if name.startswith("drivetrain_fmu.fmus."))
     slave.setupExperiment(startTime=0.0)
     slave.enterInitializationMode()
@@ -42,7 +56,7 @@ def run(fmu, folder, steps):
         rows.append(struct.pack(f"{len(values)}d", *values).hex())
     slave.terminate()
     slave.freeInstance()
-    return rows, loaded
+    return rows, loaded, imported, sources
 
 runs = json.loads(sys.argv[1])
 results = []
@@ -62,13 +76,13 @@ def system_fmus(fmu_dir, tmp_path_factory):
 
 def _host(runs) -> list:
     done = subprocess.run([sys.executable, "-c", HOST, json.dumps(runs)], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.split("RESULT ", 1)[1])
 
 
 def test_a_system_fmu_imports_the_modules_of_its_elements_only(system_fmus, tmp_path):
-    [(rows, loaded)] = _host([[str(system_fmus["z3"]), str(tmp_path / "z3"), 1, False]])
+    [(rows, loaded, _, _)] = _host([[str(system_fmus["z3"]), str(tmp_path / "z3"), 1, False]])
     prefix = "drivetrain_fmu.fmus."
     for needed in ("clutch", "shaft", "inertia", "table"):      # Z3's DualClutch, Shafts, Inertia, tables
         assert prefix + needed in loaded, loaded
@@ -81,10 +95,26 @@ def test_a_second_fmu_imports_its_elements_after_the_first_one_s_copy_is_gone(sy
     imports its NonlinearSpring from its own copy and gives the outputs it gives alone in a
     fresh process, bit for bit."""
     first, second = tmp_path / "first", tmp_path / "second"
-    [_, (after, loaded)] = _host([[str(system_fmus["z3"]), str(first), 5, True],
+    [_, (after, loaded, _, _)] = _host([[str(system_fmus["z3"]), str(first), 5, True],
                                   [str(system_fmus[SECOND]), str(second), 200, False]])
-    [(alone, _)] = _host([[str(system_fmus[SECOND]), str(tmp_path / "alone"), 200, False]])
+    [(alone, *_)] = _host([[str(system_fmus[SECOND]), str(tmp_path / "alone"), 200, False]])
     assert "drivetrain_fmu.fmus.nonlinear_spring" in loaded
     assert not first.exists()
     assert len(set(alone)) > 100, "the spring's system moves"
     assert after == alone
+
+
+def test_a_system_fmu_s_first_instantiation_compiles_no_module_and_imports_no_builder(system_fmus, tmp_path):
+    """Z3's first instantiation in a fresh process under PYTHONDONTWRITEBYTECODE (as this
+    machine's and CI's environment, and as fmpy's simulate_fmu, which extracts the FMU anew for
+    every run): Python compiles no module of the FMU's packages from its source, which it
+    did for pythonfmu's seven and the packages' three ``__init__`` (about 4 ms), only the entry
+    point pythonfmu reads as text; and it imports neither pythonfmu's builder with what it
+    pulls in (argparse, logging, xml.dom: about 9 ms) nor hashlib (OpenSSL: about 3 ms)."""
+    folder = tmp_path / "z3"
+    [(_, loaded, imported, sources)] = _host([[str(system_fmus["z3"]), str(folder), 1, False]])
+    assert "drivetrain_fmu.fmus.clutch" in loaded and "pythonfmu.fmi2slave" in imported, imported
+    resources = str(folder / "resources")
+    assert [s for s in sources if s.startswith(resources)] == [str(folder / "resources" / "z3_system_fmu.py")]
+    for unwanted in ("pythonfmu.builder", "argparse", "logging", "xml.dom.minidom", "hashlib"):
+        assert unwanted not in imported, imported
