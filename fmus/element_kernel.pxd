@@ -48,6 +48,21 @@ cdef class InertiaKernel(Element):
     cdef int out_w
     cdef int out_a
 
+cdef class EngineKernel(Element):
+    cdef double J
+    cdef double T0
+    cdef double h2
+    cdef double h4
+    cdef double phi
+    cdef double w
+    cdef double time                    # of the communication point
+    cdef int tau_load
+    cdef int tau_load_2
+    cdef int throttle
+    cdef int out_phi
+    cdef int out_w
+    cdef int out_tau
+
 cdef class ShaftKernel(Element):
     cdef double k
     cdef double d

@@ -2,8 +2,8 @@
 FMU's inner loop and for an element FMU.
 
 An element whose class has a kernel here (:data:`KERNELS`) computes from one C array of
-doubles into it, each of its inputs and outputs a slot of that array: Inertia, Shaft and the
-time tables keep their state as C doubles and compute their outputs with their reference's
+doubles into it, each of its inputs and outputs a slot of that array: Inertia, the Engine
+without harmonics, Shaft and the time tables keep their state as C doubles and compute their outputs with their reference's
 IEEE operations in its order (gcc -ffp-contract=off: compiled_modules); a friction chain
 without its thermal model keeps its friction system's state as C values
 (friction_kernel.ChainValues) and makes its model's calls over them on that system's kernel
@@ -26,11 +26,11 @@ import cython
 if not cython.compiled:
     raise ImportError("fmus.element_kernel runs compiled only: the element models run instead")
 
-from cython.cimports.libc.math import exp, expm1, fabs, isfinite  # noqa: E402
+from cython.cimports.libc.math import exp, expm1, fabs, isfinite, sin  # noqa: E402
 from cython.cimports.libc.stdlib import free, malloc  # noqa: E402
 from cython.cimports.libc.string import memcmp, memcpy  # noqa: E402
 
-from drivetrain_fmu.fmus.inertia import Inertia  # noqa: E402
+from drivetrain_fmu.fmus.inertia import Engine, Inertia  # noqa: E402
 from drivetrain_fmu.fmus.shaft import Shaft  # noqa: E402
 from drivetrain_fmu.fmus.table import ForceTable, Table, TorqueTable  # noqa: E402
 from drivetrain_fmu.fmus.clutch import Clutch, ClutchChain, DualClutch, ThermalChainState  # noqa: E402
@@ -218,6 +218,66 @@ class InertiaKernel(Element):
         if not isfinite(a):
             return BY_REFERENCE
         x[self.out_a] = a
+        return TAKEN
+
+
+@cython.cclass
+class EngineKernel(Element):
+    """fmus.inertia.Engine without harmonics (h2 = h4 = 0; kernel_of leaves the others to the
+    model): J w' = throttle T0 + tau_load, solvers.rigid.step_engine's undamped step; the state
+    also holds the time of the communication point, at which tau_engine is the feedthrough
+    T0 throttle (1 + h2 sin(2 w t) + h4 sin(4 w t)) of solvers.rigid.engine_torque."""
+
+    def __init__(self, label, model, slots):
+        Element.__init__(self, label, model, slots)
+        self.J, self.T0, self.h2, self.h4 = model.J, model.T0, model.h2, model.h4
+        self.tau_load, self.tau_load_2, self.throttle = slots["tau_load"], slots["tau_load_2"], slots["throttle"]
+        self.out_phi, self.out_w, self.out_tau = slots["phi"], slots["w"], slots["tau_engine"]
+        self.saved_size = 3 * cython.sizeof(cython.double)
+
+    def read_state(self, state):
+        (self.phi, self.w), self.time = state
+        return 0
+
+    def new_state(self):
+        return tuple.__new__(BodyState, (self.phi, self.w)), self.time
+
+    def save_into(self, out):
+        memcpy(out, cython.address(self.phi), cython.sizeof(cython.double))
+        memcpy(out + cython.sizeof(cython.double), cython.address(self.w), cython.sizeof(cython.double))
+        memcpy(out + 2 * cython.sizeof(cython.double), cython.address(self.time), cython.sizeof(cython.double))
+        return 0
+
+    def restore_from(self, saved):
+        memcpy(cython.address(self.phi), saved, cython.sizeof(cython.double))
+        memcpy(cython.address(self.w), saved + cython.sizeof(cython.double), cython.sizeof(cython.double))
+        memcpy(cython.address(self.time), saved + 2 * cython.sizeof(cython.double), cython.sizeof(cython.double))
+        return 0
+
+    @cython.locals(torque=cython.double, phi=cython.double, w=cython.double)
+    def step(self, x, t, h):
+        # Model.input_problem's screen, over the inputs in their declared order
+        if not isfinite(0.0 + x[self.tau_load] + x[self.throttle] + x[self.tau_load_2]):
+            return BY_REFERENCE
+        # Engine.step: step_engine(mean = throttle T0, load = tau_load + tau_load_2), without
+        # harmonics solvers.rigid.damped_motion's undamped step of the torque mean + load
+        torque = x[self.throttle] * self.T0 + (x[self.tau_load] + x[self.tau_load_2])
+        phi = self.phi + self.w * h + 0.5 * torque / self.J * h * h
+        w = self.w + torque / self.J * h
+        if not (isfinite(phi) and isfinite(w)):
+            return BY_REFERENCE
+        self.phi, self.w, self.time = phi, w, t + h
+        x[self.out_phi], x[self.out_w] = phi, w
+        return TAKEN
+
+    @cython.locals(tau=cython.double)
+    def feedthrough(self, x):
+        # Engine.feedthrough: engine_torque(time, w, throttle T0, h2, h4)
+        tau = x[self.throttle] * self.T0 * (1.0 + self.h2 * sin(2.0 * self.w * self.time)
+                                             + self.h4 * sin(4.0 * self.w * self.time))
+        if not isfinite(tau):
+            return BY_REFERENCE
+        x[self.out_tau] = tau
         return TAKEN
 
 
@@ -474,17 +534,19 @@ class ChainKernel(Element):
 
 
 #: the element models with a kernel here (exactly these classes: a subclass may change the law)
-KERNELS = {Inertia: InertiaKernel, Shaft: ShaftKernel, Table: TableKernel, TorqueTable: TableKernel,
-           ForceTable: TableKernel, Clutch: ChainKernel, DualClutch: ChainKernel, ClutchChain: ChainKernel}
+KERNELS = {Inertia: InertiaKernel, Engine: EngineKernel, Shaft: ShaftKernel, Table: TableKernel,
+           TorqueTable: TableKernel, ForceTable: TableKernel, Clutch: ChainKernel, DualClutch: ChainKernel,
+           ClutchChain: ChainKernel}
 
 
 def kernel_of(model, model_class):
     """The kernel class for ``model``, of the element model class ``model_class`` (an element
     FMU's class is a subclass of it), or None: that class has none, or it checks an input's
     range (the kernels but the chain's screen finiteness only), or it is a friction chain with
-    its thermal model or larger than the friction kernel takes."""
+    its thermal model or larger than the friction kernel takes, or an engine with harmonics
+    (solvers.rigid.step_engine integrates it adaptively)."""
     kernel = KERNELS.get(model_class)
-    if kernel is None:
+    if kernel is None or (kernel is EngineKernel and (model.h2 != 0.0 or model.h4 != 0.0)):
         return None
     if kernel is ChainKernel:
         fits = (len(model.input_variables) <= MAX_CHAIN_INPUTS and model.chain.n <= MAX_MEMBERS

@@ -104,6 +104,10 @@ SCENARIOS = {
     "dual clutch shift": ("DualClutch", {"w_2_start": 50.0},
                           lambda n: {"f_n_a": max(6000.0 - 30.0 * n, 0.0), "f_n_b": min(30.0 * n, 6000.0),
                                      "tau_1": 200.0, "tau_3": -20.0}, 400, 1e-3),
+    # Fan F2's engine: no harmonics, a throttle and both load connections varying
+    "engine without harmonics": ("Engine", {"J": 0.6, "T0": 323.47, "w_start": 20.0},
+                                 lambda n: {"throttle": 0.5 + 0.5 * math.sin(0.01 * n), "tau_load": -150.0 - 0.5 * n,
+                                            "tau_load_2": 3.0 * math.cos(0.03 * n)}, 400, 1e-3),
     "inertia with damping": ("Inertia", {"J": 0.3, "d_ground": 0.05},
                              lambda n: {"tau_1": 10.0 * math.cos(0.02 * n), "tau_2": -1.0}, 300, 1e-3),
     # stateless: its torques the feedthrough of the flanges set, averaged over T_comm = h
@@ -199,11 +203,12 @@ def test_an_fmu_state_set_again_and_an_undone_step_give_back_the_same_outputs(mo
 
 def test_elements_with_a_kernel_run_on_it_and_the_others_on_their_model(monkeypatch, element_kernel):
     with_kernel = {element.__name__ for element in fmus.ELEMENTS if element.MODEL in element_kernel.KERNELS}
-    assert with_kernel == {"Clutch", "DualClutch", "ClutchChain", "Inertia", "Shaft", "Table", "TorqueTable",
-                           "ForceTable"}
+    assert with_kernel == {"Clutch", "DualClutch", "ClutchChain", "Inertia", "Engine", "Shaft", "Table",
+                           "TorqueTable", "ForceTable"}
     monkeypatch.setattr(kernel_run, "ElementRun", element_kernel.ElementRun)
     monkeypatch.setattr(kernel_run, "kernel_of", element_kernel.kernel_of)
-    for element, parameters in (("Clutch", {"thermal": True}), ("Gear", {}), ("NonlinearSpring", {})):
+    for element, parameters in (("Clutch", {"thermal": True}), ("Engine", {"h2": 0.1}), ("Gear", {}),
+                                ("NonlinearSpring", {})):
         slave = getattr(fmus, element)(instance_name=element, resources=None)
         _set(slave, parameters)
         slave.exit_initialization_mode()

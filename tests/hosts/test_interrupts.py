@@ -10,8 +10,9 @@ and every step after it give the outputs of a run without the interrupt, bit for
 this, the call returned fmi2Fatal, the interrupt was lost and the state had moved (the
 element committed its new state, a system FMU its time: the retaken step was refused).
 
-Cases: an element (Engine) interrupted after its new state is set (in its model's outputs),
-compiled as the build ships it and uncompiled (``--pure-python``: there a signal raised again
+Cases: an element (Vehicle: an element without a compiled kernel, whose Python model runs
+inside the step) interrupted after its new state is set (in its model's outputs), compiled as
+the build ships it and uncompiled (``--pure-python``: there a signal raised again
 from the FMU's code would fire at once inside it); a system FMU (Fan F2, 10 internal steps per
 host step) interrupted in its 3rd internal step and in its 7th, each after the internal steps
 before it have moved the elements and the time; and a get of a system FMU interrupted
@@ -34,11 +35,11 @@ HOST = Path(__file__).with_name("interrupt_host.py")
 
 @pytest.fixture(scope="module")
 def interrupt_fmus(tmp_path_factory):
-    """Engine compiled and uncompiled, and the Fan F2 system FMU (internal step 0.1 ms)."""
+    """Vehicle compiled and uncompiled, and the Fan F2 system FMU (internal step 0.1 ms)."""
     out = tmp_path_factory.mktemp("interrupt_fmus")
     (out / "pure").mkdir()
-    build_fmus.build_all(out, only=["Engine"])
-    build_fmus.build_all(out / "pure", only=["Engine"], pure_python=True)
+    build_fmus.build_all(out, only=["Vehicle"])
+    build_fmus.build_all(out / "pure", only=["Vehicle"], pure_python=True)
     build_fmus.build_system_fmu("fan_F2", out)
     return out
 
@@ -60,10 +61,10 @@ def host_run(fmu: Path, steps: int, h: float, interrupted="-1", hook=()) -> dict
 
 
 CASES = {
-    "element compiled": ("Engine.fmu", 6, 1e-3, 3, ("Engine", "outputs", 1)),
-    "element uncompiled": ("pure/Engine.fmu", 6, 1e-3, 3, ("Engine", "outputs", 1)),
+    "element compiled": ("Vehicle.fmu", 6, 1e-3, 3, ("Vehicle", "outputs", 1)),
+    "element uncompiled": ("pure/Vehicle.fmu", 6, 1e-3, 3, ("Vehicle", "outputs", 1)),
     "system, 3rd internal step": ("fan_F2.fmu", 4, 1e-3, 2, ("Vehicle", "step", 3)),
-    "system, 7th internal step": ("fan_F2.fmu", 4, 1e-3, 2, ("Engine", "outputs", 7)),
+    "system, 7th internal step": ("fan_F2.fmu", 4, 1e-3, 2, ("Vehicle", "outputs", 7)),
 }
 
 
