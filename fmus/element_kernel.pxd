@@ -80,6 +80,24 @@ cdef class TableKernel(Element):
     cdef double time
     cdef int out_y
 
+cdef class SineTorqueKernel(Element):
+    cdef double amplitude
+    cdef double f
+    cdef double phase
+    cdef double offset
+    cdef double t_start
+    cdef double t_stop
+    cdef double time
+    cdef int out_y
+
+cdef class SpeedTorqueKernel(Element):
+    cdef double tau_nominal
+    cdef double w_nominal
+    cdef bint opposes_motion
+    cdef double two                     # 2.0, the exponent of pow (a field: gcc folds a constant)
+    cdef int w
+    cdef int out_tau
+
 cdef class ChainKernel(Element):
     cdef FrictionKernel friction
     cdef ChainValues values             # the friction system's state (model.state[0])

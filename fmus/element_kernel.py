@@ -3,7 +3,7 @@ FMU's inner loop and for an element FMU.
 
 An element whose class has a kernel here (:data:`KERNELS`) computes from one C array of
 doubles into it, each of its inputs and outputs a slot of that array: Inertia, the Engine
-without harmonics, Shaft and the time tables keep their state as C doubles and compute their outputs with their reference's
+without harmonics, Shaft, the time tables and the torque sources keep their state as C doubles and compute their outputs with their reference's
 IEEE operations in its order (gcc -ffp-contract=off: compiled_modules); a friction chain
 without its thermal model keeps its friction system's state as C values
 (friction_kernel.ChainValues) and makes its model's calls over them on that system's kernel
@@ -26,12 +26,13 @@ import cython
 if not cython.compiled:
     raise ImportError("fmus.element_kernel runs compiled only: the element models run instead")
 
-from cython.cimports.libc.math import exp, expm1, fabs, isfinite, sin  # noqa: E402
+from cython.cimports.libc.math import M_PI, exp, expm1, fabs, isfinite, pow, sin  # noqa: E402
 from cython.cimports.libc.stdlib import free, malloc  # noqa: E402
 from cython.cimports.libc.string import memcmp, memcpy  # noqa: E402
 
 from drivetrain_fmu.fmus.inertia import Engine, Inertia  # noqa: E402
 from drivetrain_fmu.fmus.shaft import Shaft  # noqa: E402
+from drivetrain_fmu.fmus.sources import SineTorque, SpeedDependentTorque  # noqa: E402
 from drivetrain_fmu.fmus.table import ForceTable, Table, TorqueTable  # noqa: E402
 from drivetrain_fmu.fmus.clutch import Clutch, ClutchChain, DualClutch, ThermalChainState  # noqa: E402
 from drivetrain_fmu.fmus.compliance import SLIVER, STEP_ROUNDING  # noqa: E402
@@ -40,10 +41,13 @@ from drivetrain_fmu.solvers.friction_state import Mode  # noqa: E402
 from cython.cimports.drivetrain_fmu.solvers.friction_kernel import (ChainValues, FrictionKernel, chain_state,  # noqa: E402
                                                                     chain_values)
 from drivetrain_fmu.solvers.rigid import BodyState  # noqa: E402
+from drivetrain_fmu.solvers.signal import SQRT_FLOAT_MAX, SQRT_FLOAT_MIN  # noqa: E402
 
 # TAKEN and BY_REFERENCE, what a kernel's step and feedthrough return: the .pxd's enum
 _STEP_ROUNDING = cython.declare(cython.double, STEP_ROUNDING)     # fmus.compliance's
 _SLIVER = cython.declare(cython.double, SLIVER)
+_SQRT_FLOAT_MAX = cython.declare(cython.double, SQRT_FLOAT_MAX)    # solvers.signal's
+_SQRT_FLOAT_MIN = cython.declare(cython.double, SQRT_FLOAT_MIN)
 MAX_CHAIN_INPUTS = cython.declare(cython.int, 24)     # ClutchChain: 12 torques, 5 clamps, T_amb
 #: the friction kernel's sizes (solvers/friction_kernel.pxd)
 MAX_MEMBERS = cython.declare(cython.int, 8)
@@ -369,6 +373,81 @@ class TableKernel(Element):
 
 
 @cython.cclass
+class SineTorqueKernel(Element):
+    """fmus.sources.SineTorque: y = solvers.signal.gated_sine at the time of the communication
+    point, its state."""
+
+    def __init__(self, label, model, slots):
+        Element.__init__(self, label, model, slots)
+        self.amplitude, self.f, self.phase, self.offset = model.amplitude, model.f, model.phase, model.offset
+        self.t_start, self.t_stop = model.t_start, model.t_stop
+        self.out_y = slots["y"]
+        self.saved_size = cython.sizeof(cython.double)
+
+    def read_state(self, state):
+        self.time = state
+        return 0
+
+    def new_state(self):
+        return self.time
+
+    def save_into(self, out):
+        memcpy(out, cython.address(self.time), cython.sizeof(cython.double))
+        return 0
+
+    def restore_from(self, saved):
+        memcpy(cython.address(self.time), saved, cython.sizeof(cython.double))
+        return 0
+
+    @cython.locals(time=cython.double, y=cython.double)
+    def step(self, x, t, h):
+        time = t + h                                    # ClockedModel.step
+        y = self.offset                                 # gated_sine, operation for operation
+        if self.t_start <= time < self.t_stop:
+            y = self.offset + self.amplitude * sin(2.0 * M_PI * self.f * (time - self.t_start) + self.phase)
+        if not isfinite(y):
+            return BY_REFERENCE
+        self.time = time
+        x[self.out_y] = y
+        return TAKEN
+
+
+@cython.cclass
+class SpeedTorqueKernel(Element):
+    """fmus.sources.SpeedDependentTorque: stateless, tau = tau_nominal (w / w_nominal)^2 of
+    solvers.signal.quadratic_speed_torque where (w / w_nominal)^2 is a normal float; beyond,
+    where the reference splits the numbers into mantissas and powers of two, it leaves the
+    feedthrough to the model."""
+
+    def __init__(self, label, model, slots):
+        Element.__init__(self, label, model, slots)
+        self.tau_nominal, self.w_nominal = model.tau_nominal, model.w_nominal
+        self.opposes_motion, self.two = bool(model.opposes_motion), 2.0
+        self.w, self.out_tau = slots["w"], slots["tau"]
+
+    def step(self, x, t, h):
+        if not isfinite(0.0 + x[self.w]):              # Model.input_problem's screen
+            return BY_REFERENCE
+        return TAKEN
+
+    @cython.locals(w=cython.double, ratio=cython.double, torque=cython.double)
+    def feedthrough(self, x):
+        w = x[self.w]
+        ratio = w / self.w_nominal
+        if not (_SQRT_FLOAT_MIN <= fabs(ratio) < _SQRT_FLOAT_MAX or ratio == 0.0):
+            return BY_REFERENCE
+        # Python's ratio ** 2 is libm's pow(ratio, 2.0), which differs from ratio * ratio in the
+        # last bit for some ratios; the exponent is a field so that gcc cannot fold pow into that
+        torque = self.tau_nominal * pow(ratio, self.two)
+        if self.opposes_motion and w < 0.0:
+            torque = -torque
+        if not isfinite(torque):
+            return BY_REFERENCE
+        x[self.out_tau] = torque
+        return TAKEN
+
+
+@cython.cclass
 class ChainKernel(Element):
     """fmus.clutch's FrictionChainElement without its thermal model (Clutch, DualClutch,
     ClutchChain): the calls its prepare, step, outputs and feedthrough make of its friction
@@ -535,7 +614,8 @@ class ChainKernel(Element):
 
 #: the element models with a kernel here (exactly these classes: a subclass may change the law)
 KERNELS = {Inertia: InertiaKernel, Engine: EngineKernel, Shaft: ShaftKernel, Table: TableKernel,
-           TorqueTable: TableKernel, ForceTable: TableKernel, Clutch: ChainKernel, DualClutch: ChainKernel,
+           TorqueTable: TableKernel, ForceTable: TableKernel, SineTorque: SineTorqueKernel,
+           SpeedDependentTorque: SpeedTorqueKernel, Clutch: ChainKernel, DualClutch: ChainKernel,
            ClutchChain: ChainKernel}
 
 

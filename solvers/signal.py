@@ -66,7 +66,7 @@ def quadratic_speed_torque(tau_nominal: float, w_nominal: float, w: float, oppos
     always of the sign of tau_nominal (``TorqueDirection = true``), or with ``opposes_motion``
     of the sign of tau_nominal times that of w (false)."""
     ratio = w / w_nominal
-    if _SQRT_FLOAT_MIN <= abs(ratio) < _SQRT_FLOAT_MAX or ratio == 0.0:   # ratio^2 a normal float: as always
+    if SQRT_FLOAT_MIN <= abs(ratio) < SQRT_FLOAT_MAX or ratio == 0.0:   # ratio^2 a normal float: as always
         torque = tau_nominal * ratio ** 2
     else:       # ratio^2 would overflow or underflow (or ratio did) where the torque may not
         torque = _product_with_square_of_ratio(tau_nominal, w, w_nominal)
@@ -75,8 +75,8 @@ def quadratic_speed_torque(tau_nominal: float, w_nominal: float, w: float, oppos
 
 #: |x| from which x ** 2 overflows (CPython raises OverflowError there, where x * y gives inf),
 #: and below which x ** 2 is subnormal or 0 (digits lost silently)
-_SQRT_FLOAT_MAX = math.sqrt(sys.float_info.max)
-_SQRT_FLOAT_MIN = math.sqrt(sys.float_info.min)
+SQRT_FLOAT_MAX = math.sqrt(sys.float_info.max)
+SQRT_FLOAT_MIN = math.sqrt(sys.float_info.min)
 
 
 def _product_with_square_of_ratio(factor: float, w: float, w_nominal: float) -> float:

@@ -107,7 +107,7 @@ def test_z3_runs_every_element_as_a_kernel_and_a_heated_clutch_runs_its_model(tm
     assert model._run.kernel_count() == 7          # the dual clutch, the vehicle, two shafts, three tables
     heating = _model(tmp_path, monkeypatch, system_loop, "heating_clutch")
     assert heating.elements["clutch"]._thermal
-    assert heating._run.kernel_count() == 2        # its two tables; the heated clutch and the drag their models
+    assert heating._run.kernel_count() == 3        # its two tables and the drag; the heated clutch its model
 
 
 def test_an_input_out_of_its_range_is_refused_by_the_element_as_the_algorithm_refuses_it(

@@ -114,6 +114,14 @@ SCENARIOS = {
     "shaft averaging over the step": ("Shaft", {"k": 2000.0, "d": 3.0, "T_comm": 1e-3},
                                       lambda n: {"phi_1": 1e-3 * n, "w_1": 1.0 + 0.01 * n, "phi_2": 0.0,
                                                  "w_2": 0.5 * math.sin(0.05 * n)}, 200, 1e-3),
+    # switched on at 0.05 s and off at 0.3 s, between them a sine with a phase over an offset
+    "sine torque switched on and off": ("SineTorque", {"amplitude": 20.0, "f": 5.0, "phase": 0.3, "offset": 1.5,
+                                                       "t_start": 0.05, "t_stop": 0.3}, lambda n: {}, 400, 1e-3),
+    # a fan load opposing the motion, the speed through zero both ways; over 1500 speeds some
+    # ratios' squares by libm's pow (Python's **) differ from their products in the last bit
+    "speed-dependent torque opposing motion": ("SpeedDependentTorque",
+                                               {"tau_nominal": -40.0, "w_nominal": 100.0, "opposes_motion": True},
+                                               lambda n: {"w": 150.0 * math.sin(0.02 * n)}, 1500, 1e-3),
     "torque table": ("TorqueTable", {"n_points": 3, "t_2": 0.05, "t_3": 0.1, "y_2": 40.0, "y_3": -5.0},
                      lambda n: {}, 200, 1e-3),
 }
@@ -204,7 +212,7 @@ def test_an_fmu_state_set_again_and_an_undone_step_give_back_the_same_outputs(mo
 def test_elements_with_a_kernel_run_on_it_and_the_others_on_their_model(monkeypatch, element_kernel):
     with_kernel = {element.__name__ for element in fmus.ELEMENTS if element.MODEL in element_kernel.KERNELS}
     assert with_kernel == {"Clutch", "DualClutch", "ClutchChain", "Inertia", "Engine", "Shaft", "Table",
-                           "TorqueTable", "ForceTable"}
+                           "TorqueTable", "ForceTable", "SineTorque", "SpeedDependentTorque"}
     monkeypatch.setattr(kernel_run, "ElementRun", element_kernel.ElementRun)
     monkeypatch.setattr(kernel_run, "kernel_of", element_kernel.kernel_of)
     for element, parameters in (("Clutch", {"thermal": True}), ("Engine", {"h2": 0.1}), ("Gear", {}),
