@@ -72,23 +72,23 @@ cdef class ShaftKernel(Element):
     cdef int flanges[4]                 # phi_1, w_1, phi_2, w_2
     cdef int outs[4]                    # tau_1, tau_2, phi_rel, e_spring
 
-cdef class TableKernel(Element):
+cdef class ClockedKernel(Element):
+    cdef double time                    # of the communication point
+    cdef int out_y
+
+cdef class TableKernel(ClockedKernel):
     cdef double times[6]                # fmus.table.MAX_POINTS
     cdef double values[6]
     cdef int n
     cdef bint hold
-    cdef double time
-    cdef int out_y
 
-cdef class SineTorqueKernel(Element):
+cdef class SineTorqueKernel(ClockedKernel):
     cdef double amplitude
     cdef double f
     cdef double phase
     cdef double offset
     cdef double t_start
     cdef double t_stop
-    cdef double time
-    cdef int out_y
 
 cdef class SpeedTorqueKernel(Element):
     cdef double tau_nominal

@@ -322,15 +322,12 @@ class ShaftKernel(Element):
 
 
 @cython.cclass
-class TableKernel(Element):
-    """fmus.table.Table, TorqueTable, ForceTable: y(t) of solvers.signal.table_value; the state
-    is the time of the communication point."""
+class ClockedKernel(Element):
+    """A source of fmus.model.ClockedModel: its state is the time of the communication point,
+    its output y a function of it."""
 
     def __init__(self, label, model, slots):
         Element.__init__(self, label, model, slots)
-        self.n, self.hold = len(model._t), bool(model.hold)
-        for i in range(self.n):
-            self.times[i], self.values[i] = model._t[i], model._y[i]
         self.out_y = slots["y"]
         self.saved_size = cython.sizeof(cython.double)
 
@@ -348,6 +345,17 @@ class TableKernel(Element):
     def restore_from(self, saved):
         memcpy(cython.address(self.time), saved, cython.sizeof(cython.double))
         return 0
+
+
+@cython.cclass
+class TableKernel(ClockedKernel):
+    """fmus.table.Table, TorqueTable, ForceTable: y(t) of solvers.signal.table_value."""
+
+    def __init__(self, label, model, slots):
+        ClockedKernel.__init__(self, label, model, slots)
+        self.n, self.hold = len(model._t), bool(model.hold)
+        for i in range(self.n):
+            self.times[i], self.values[i] = model._t[i], model._y[i]
 
     @cython.locals(time=cython.double, index=cython.int, i=cython.int, y=cython.double, fraction=cython.double)
     def step(self, x, t, h):
@@ -373,31 +381,14 @@ class TableKernel(Element):
 
 
 @cython.cclass
-class SineTorqueKernel(Element):
+class SineTorqueKernel(ClockedKernel):
     """fmus.sources.SineTorque: y = solvers.signal.gated_sine at the time of the communication
-    point, its state."""
+    point."""
 
     def __init__(self, label, model, slots):
-        Element.__init__(self, label, model, slots)
+        ClockedKernel.__init__(self, label, model, slots)
         self.amplitude, self.f, self.phase, self.offset = model.amplitude, model.f, model.phase, model.offset
         self.t_start, self.t_stop = model.t_start, model.t_stop
-        self.out_y = slots["y"]
-        self.saved_size = cython.sizeof(cython.double)
-
-    def read_state(self, state):
-        self.time = state
-        return 0
-
-    def new_state(self):
-        return self.time
-
-    def save_into(self, out):
-        memcpy(out, cython.address(self.time), cython.sizeof(cython.double))
-        return 0
-
-    def restore_from(self, saved):
-        memcpy(cython.address(self.time), saved, cython.sizeof(cython.double))
-        return 0
 
     @cython.locals(time=cython.double, y=cython.double)
     def step(self, x, t, h):
