@@ -30,7 +30,11 @@ C doubles) and solvers/friction_ode_kernel.py (its ODE phases: Dormand-Prince wi
 location), tested bit for bit against solvers/friction.py (tests/numerics/test_friction_kernel.py).  Cython reads ``import cython`` at compile time
 (the extension module imports nothing); an uncompiled kernel refuses to be imported, and
 its reference module keeps its own functions.  Only the kernels know Cython: every other
-module is compiled unchanged, without a C type declared, and imports no ``cython``.  A kernel
+module is compiled unchanged and imports no ``cython``.  The frozen dataclasses a system FMU
+makes at import (fmus/variables.pxd, solvers/budget.pxd, friction.pxd, thermal.pxd) are
+declared extension types with untyped attributes: Cython then writes their dataclass methods
+in C, where the standard library writes them as text and compiles each at every import (30
+methods, a fifth of a system FMU's first instantiation).  A kernel
 whose C methods another kernel calls declares them in a .pxd beside its source
 (solvers/friction_kernel.pxd, which fmus/element_kernel.pxd cimports, which
 systems/system_kernel.py cimports): Cython reads the declarations of a module and of those it

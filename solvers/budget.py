@@ -51,8 +51,9 @@ class Budget:
     floor: int
     per_second: float
     cap: int
-    # limit(h) of the step sizes asked so far (a host repeats its step: computed once per size)
-    _limits: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # limit(h) of the step sizes asked so far (a host repeats its step: computed once per size);
+    # hash=False says what compare=False implies, for the compiled record (budget.pxd) too
+    _limits: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def limit(self, h: float) -> int:
         """The number of ``what`` allowed in one step of ``h`` seconds (h > 0, finite)."""

@@ -422,3 +422,56 @@ def test_the_build_finds_each_host_python_and_says_why_it_leaves_one_out(tmp_pat
             ("3.12", str(fake), ".cpython-312-x86_64-linux-gnu.so")] and not missing
     else:
         assert not found and why in missing["3.12"] and str(fake) in missing["3.12"], missing
+
+
+#: what a process sees of the records that are frozen dataclasses (fmus/variables.pxd)
+RECORDS = """
+import copy, dataclasses, json, pickle, sys
+from drivetrain_fmu import compiled_modules
+if sys.argv[1] == "compiled":
+    assert compiled_modules.prefer_compiled()
+from drivetrain_fmu.fmus import variables
+from drivetrain_fmu.solvers import budget, friction, thermal
+
+def frozen(record):
+    try:
+        setattr(record, dataclasses.fields(record)[0].name, None)
+    except AttributeError:              # dataclasses' FrozenInstanceError is one
+        return True
+    return False
+
+second = variables.second_torque(variables.input_("tau", "N.m", "torque",
+                                                  family=variables.Family("tau", 2, "n", 1)))
+records = [second, second.family, budget.Budget("steps", 10, 100.0, 1000), friction.InterfaceLaw(mu_s=0.5),
+           thermal.InterfaceHeat(1.0, 2.0, 300.0, -1e-3)]
+seen = {"records": [[repr(r), r == copy.copy(r), hash(r) == hash(pickle.loads(pickle.dumps(r))),
+                     [f.name for f in dataclasses.fields(r)], frozen(r), hasattr(r, "__dict__")]
+                    for r in records],
+        "replaced": repr(dataclasses.replace(second, depends=("w",))),
+        "limit": records[2].limit(0.01), "levers": records[3].levers}
+try:
+    variables.Var("J", variables.PARAMETER, "furlong", "inertia", 1.0)
+except ValueError as exc:               # its __post_init__
+    seen["refused"] = str(exc)
+print(json.dumps([variables.__file__, seen]))
+"""
+
+
+def test_the_compiled_records_are_the_dataclasses_they_are_declared_as(fmu_dir):
+    """The frozen dataclasses an FMU builds at import (fmus.variables' Var and Family, the
+    solvers' Budget, InterfaceLaw and InterfaceHeat) are compiled as extension types whose
+    dataclass methods Cython writes (their .pxd files): each has the same repr, equality, hash,
+    fields, replace, __post_init__ check and frozen attributes as the standard library's
+    dataclass the source makes, and no instance dictionary."""
+    seen = {}
+    for kind in ("source", "compiled"):
+        done = subprocess.run([sys.executable, "-c", RECORDS, kind], capture_output=True, text=True, cwd=ROOT,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        seen[kind] = json.loads(done.stdout)
+    assert seen["source"][0].endswith("variables.py") and seen["compiled"][0].endswith(SUFFIX), seen
+    for record in seen["source"][1]["records"]:
+        assert record[-1] is True
+        record[-1] = False              # a Python class's instances have a dictionary, extension types' not
+    assert seen["compiled"][1] == seen["source"][1]
+    assert all(record[4] for record in seen["source"][1]["records"])          # every record is frozen

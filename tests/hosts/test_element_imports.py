@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 
 import pytest
 
@@ -33,18 +34,25 @@ def _recording(source, filename, *args, **kwargs):
     return _compile(source, filename, *args, **kwargs)
 builtins.compile = _recording
 
+generated = []          # the methods the standard library's @dataclass writes as text and compiles
+def _audit(event, args):
+    text = args[0].decode() if event == "compile" and isinstance(args[0], bytes) else args[0]
+    if event == "compile" and isinstance(text, str) and text.startswith("def __create_fn__("):
+        generated.append(text.split("\n", 2)[1].strip())
+sys.addaudithook(_audit)
+
 def run(fmu, folder, steps):
     """(every Real output after each of ``steps`` steps of the default step, as hex; the
     element modules loaded after instantiation; the modules the instantiation imported; the
-    files it compiled)."""
+    files it compiled; the dataclass methods it wrote)."""
     md = read_model_description(fmu)
     reals = [v.valueReference for v in md.modelVariables if v.causality == "output" and v.type == "Real"]
     slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(fmu, folder),
                       modelIdentifier=md.coSimulation.modelIdentifier, instanceName="imports")
     before = set(sys.modules)
-    del compiled[:]
+    del compiled[:], generated[:]
     slave.instantiate()
-    imported, sources = sorted(set(sys.modules) - before), list(compiled)
+    imported, sources, methods = sorted(set(sys.modules) - before), list(compiled), list(generated)
     loaded = sorted(name for name in sys.modules if name.startswith("drivetrain_fmu.fmus."))
     slave.setupExperiment(startTime=0.0)
     slave.enterInitializationMode()
@@ -56,7 +64,7 @@ def run(fmu, folder, steps):
         rows.append(struct.pack(f"{len(values)}d", *values).hex())
     slave.terminate()
     slave.freeInstance()
-    return rows, loaded, imported, sources
+    return rows, loaded, imported, sources, methods
 
 runs = json.loads(sys.argv[1])
 results = []
@@ -82,7 +90,7 @@ def _host(runs) -> list:
 
 
 def test_a_system_fmu_imports_the_modules_of_its_elements_only(system_fmus, tmp_path):
-    [(rows, loaded, _, _)] = _host([[str(system_fmus["z3"]), str(tmp_path / "z3"), 1, False]])
+    [(rows, loaded, *_)] = _host([[str(system_fmus["z3"]), str(tmp_path / "z3"), 1, False]])
     prefix = "drivetrain_fmu.fmus."
     for needed in ("clutch", "shaft", "inertia", "table"):      # Z3's DualClutch, Shafts, Inertia, tables
         assert prefix + needed in loaded, loaded
@@ -95,7 +103,7 @@ def test_a_second_fmu_imports_its_elements_after_the_first_one_s_copy_is_gone(sy
     imports its NonlinearSpring from its own copy and gives the outputs it gives alone in a
     fresh process, bit for bit."""
     first, second = tmp_path / "first", tmp_path / "second"
-    [_, (after, loaded, _, _)] = _host([[str(system_fmus["z3"]), str(first), 5, True],
+    [_, (after, loaded, *_)] = _host([[str(system_fmus["z3"]), str(first), 5, True],
                                   [str(system_fmus[SECOND]), str(second), 200, False]])
     [(alone, *_)] = _host([[str(system_fmus[SECOND]), str(tmp_path / "alone"), 200, False]])
     assert "drivetrain_fmu.fmus.nonlinear_spring" in loaded
@@ -110,11 +118,17 @@ def test_a_system_fmu_s_first_instantiation_compiles_no_module_and_imports_no_bu
     every run): Python compiles no module of the FMU's packages from its source, which it
     did for pythonfmu's seven and the packages' three ``__init__`` (about 4 ms), only the entry
     point pythonfmu reads as text; and it imports neither pythonfmu's builder with what it
-    pulls in (argparse, logging, xml.dom: about 9 ms) nor hashlib (OpenSSL: about 3 ms)."""
+    pulls in (argparse, logging, xml.dom: about 9 ms) nor hashlib (OpenSSL: about 3 ms).
+    Compiled, it writes no dataclass method: the records (fmus/variables.pxd, the solvers'
+    Budget, InterfaceLaw and InterfaceHeat) are extension types whose methods Cython wrote at
+    build time; the standard library's @dataclass wrote 30 as text and compiled each, about a
+    fifth of the instantiation's instructions."""
     folder = tmp_path / "z3"
-    [(_, loaded, imported, sources)] = _host([[str(system_fmus["z3"]), str(folder), 1, False]])
+    [(_, loaded, imported, sources, methods)] = _host([[str(system_fmus["z3"]), str(folder), 1, False]])
     assert "drivetrain_fmu.fmus.clutch" in loaded and "pythonfmu.fmi2slave" in imported, imported
     resources = str(folder / "resources")
     assert [s for s in sources if s.startswith(resources)] == [str(folder / "resources" / "z3_system_fmu.py")]
     for unwanted in ("pythonfmu.builder", "argparse", "logging", "xml.dom.minidom", "hashlib"):
         assert unwanted not in imported, imported
+    if (folder / "resources" / "drivetrain_fmu" / "fmus" / f"variables{sysconfig.get_config_var('EXT_SUFFIX')}").is_file():
+        assert methods == []
