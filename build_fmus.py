@@ -3,10 +3,12 @@
     python build_fmus.py [--out build/fmus] [--only Clutch Shaft ...] [--platform linux64|win64|all]
     python build_fmus.py --sizes [--write]          # what the FMUs in --out weigh, per platform
 
-pythonfmu packs the slave, our ``solvers``/``fmus`` packages (standard library only) and
-its own runtime modules into the FMU's resources.  pythonfmu 0.7 writes no units, no output
-dependencies and no InitialUnknowns; :func:`finish_model_description` adds them from the
-variable table.  :mod:`host_support` bundles the CPython runtime the FMU needs (libpython,
+An FMU carries the entry point (:func:`slave_script`), our ``solvers``/``fmus`` packages
+(standard library only) in its resources, pythonfmu's binary (the FMI functions, which run
+the entry point's class: fmus/fmi2.py says what it asks of it) behind our forwarder, and the
+modelDescription.xml :func:`model_description` writes from the variable table (units,
+ranges, output dependencies and InitialUnknowns included).  pythonfmu's Python package is not
+in the FMU: an FMU runs our FMI shell (fmus/shell.py) only.  :mod:`host_support` bundles the CPython runtime the FMU needs (libpython,
 the standard-library modules it imports, a starter), so the FMU runs on a machine without
 Python, on Linux (``binaries/linux64``) and on Windows (``binaries/win64``, cross-compiled
 with mingw-w64; ``--platform`` chooses one); ``--python-hosts-only`` leaves it out (Linux FMUs
@@ -24,7 +26,6 @@ force=False)`` keeps FMUs that are up to date.
 from __future__ import annotations
 
 import argparse
-import ast
 import atexit
 import datetime
 import functools
@@ -36,25 +37,21 @@ import shutil
 import sys
 import tempfile
 import time
+import uuid
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-import pythonfmu
-
 from drivetrain_fmu import compiled_modules, fmus, host_support, solvers
 
 
 def _own_code_after_an_fmu_s() -> None:
-    """An FMU run in this process first makes ``pythonfmu``, ``fmus`` and ``solvers`` its
-    resources' copies, which import modules at the first ask (pythonfmu's builder:
-    :func:`pythonfmu_init`; the element modules: fmus.model_class) from a folder fmpy may
-    have deleted since then: the installed pythonfmu and the build's own element code come
-    after them.  That FMU's element code must be the build's (else ImportError names both)."""
-    if "FmuBuilder" not in vars(pythonfmu) and not Path(pythonfmu.__file__).with_name("builder.py").is_file():
-        pythonfmu.__path__.append(str(host_support.pythonfmu_folder()))
+    """An FMU run in this process first makes ``fmus`` and ``solvers`` its resources' copies,
+    which import the element modules at the first ask (fmus.model_class) from a folder fmpy
+    may have deleted since then: the build's own element code comes after them.  That FMU's
+    element code must be the build's (else ImportError names both)."""
     here = Path(__file__).resolve().parent
     if Path(fmus.__file__).resolve().parent == here / "fmus":
         return
@@ -70,10 +67,9 @@ def _own_code_after_an_fmu_s() -> None:
 
 
 _own_code_after_an_fmu_s()
-from pythonfmu import FmuBuilder  # noqa: E402
 
-from drivetrain_fmu.fmus import ELEMENTS  # noqa: E402
-from drivetrain_fmu.fmus.variables import INTEGER, OUTPUT, PARAMETER, REAL, UNITS  # noqa: E402
+from drivetrain_fmu.fmus import ELEMENTS, fmi2  # noqa: E402
+from drivetrain_fmu.fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, UNITS  # noqa: E402
 from drivetrain_fmu.systems import algorithm, composite, composite_slave  # noqa: E402
 from drivetrain_fmu.systems.master import Connection  # noqa: E402
 from drivetrain_fmu.systems.ssp import Component, system_structure  # noqa: E402
@@ -143,7 +139,9 @@ OWN_PACKAGE_PATHS = '''    from drivetrain_fmu import solvers as _solvers  # noq
 # ''"), so a mismatch must not raise: the class it finds refuses to be instantiated, with
 # the message.  Every execution binds the module's class to its own choice, so the other
 # build's FMU still finds its own class.
-REFUSING_CLASS = '''    from pythonfmu import Fmi2Slave  # noqa: E402
+REFUSING_CLASS = '''    # pythonfmu's binary takes a class with an ancestor named Fmi2Slave (fmus/fmi2.py); this
+    # one, not the other build's, whose code is not this FMU's
+    Fmi2Slave = type("Fmi2Slave", (), {{}})
 
     # made here, not by a class statement: this file's top-level names live in findClass's
     # own locals, which a class body or a method could not see; default values can
@@ -191,33 +189,70 @@ def declared_range(var) -> dict:
     return {attribute: repr(value) for attribute, value in bounds.items()}
 
 
-def finish_model_description(xml_text: bytes, element) -> bytes:
-    """Add units, UnitDefinitions and a complete ModelStructure to pythonfmu's XML."""
-    root = ET.fromstring(xml_text)
-    table = {v.name: v for v in element.VARIABLES}
-    scalars = root.find("ModelVariables").findall("ScalarVariable")
-    index_of = {sv.get("name"): i for i, sv in enumerate(scalars, start=1)}
-    used_units = []
-    for sv in scalars:
-        var = table[sv.get("name")]
-        if var.unit:
-            sv.find("Real").set("unit", var.unit)
-            if var.unit not in used_units:
-                used_units.append(var.unit)
-        for attribute, bound in declared_range(var).items():
-            sv.find(var.type).set(attribute, bound)
+#: modelDescription.xml's ScalarVariable attributes per causality (fmus.variables): (causality,
+#: variability of a Real, of an Integer or Boolean, initial); a parameter is fixed, exact
+_CAUSALITY = {PARAMETER: ("parameter", "fixed", "fixed", "exact"),
+              INPUT: ("input", "continuous", "discrete", None),
+              OUTPUT: ("output", "continuous", "discrete", "calculated")}
+#: a start value as modelDescription.xml writes it, per type (repr: a Real reads back the same double)
+_START_TEXT = {REAL: lambda value: repr(float(value)), INTEGER: lambda value: str(int(value)),
+               BOOLEAN: lambda value: "true" if value else "false"}
+_CONVERT = {REAL: float, INTEGER: int, BOOLEAN: bool}
+
+
+def model_description(slave, generated: datetime.datetime | None = None) -> bytes:
+    """modelDescription.xml of the FMU whose class made ``slave`` (an instance, at build time:
+    fmus.shell.Shell around a model): the model's ``interface()`` in value-reference order,
+    each with its unit and declared range, the start values of parameters and inputs as the
+    instance holds them, UnitDefinitions, the log categories of fmus.fmi2, the default
+    experiment, and a complete ModelStructure (output dependencies, InitialUnknowns)."""
+    cls, variables = type(slave), list(slave.interface())
+    root = ET.Element("fmiModelDescription", {
+        "fmiVersion": "2.0", "modelName": cls.__name__, "guid": str(uuid.uuid1()),
+        "generationTool": f"drivetrain-fmu {cls.version} (pythonfmu {metadata.version('pythonfmu')}'s binary)",
+        "generationDateAndTime": (generated or datetime.datetime.now(datetime.timezone.utc)).isoformat(
+            timespec="seconds"),
+        "variableNamingConvention": "structured",
+        **{attribute: value for attribute in ("description", "author", "license", "version")
+           if (value := getattr(slave, attribute, None)) is not None}})
+    ET.SubElement(root, "CoSimulation", {
+        "modelIdentifier": cls.__name__, "needsExecutionTool": "true",
+        "canHandleVariableCommunicationStepSize": "true", "canInterpolateInputs": "false",
+        "canBeInstantiatedOnlyOncePerProcess": "false", "canNotUseMemoryManagementFunctions": "true",
+        "canGetAndSetFMUstate": "true", "canSerializeFMUstate": "true"})
+    used_units = list(dict.fromkeys(var.unit for var in variables if var.unit))
     if used_units:
-        unit_defs = ET.Element("UnitDefinitions")
+        unit_defs = ET.SubElement(root, "UnitDefinitions")
         for name in used_units:
             unit = ET.SubElement(unit_defs, "Unit", name=name)
             if UNITS[name] is not None:     # None: no integer base-unit exponents (fmus.variables)
                 ET.SubElement(unit, "BaseUnit", {k: str(e) for k, e in UNITS[name].items()})
-        position = list(root).index(root.find("CoSimulation")) + 1
-        root.insert(position, unit_defs)
-    structure = root.find("ModelStructure")
-    for child in list(structure):
-        structure.remove(child)
-    outputs = [v for v in element.VARIABLES if v.causality == OUTPUT]
+    categories = ET.SubElement(root, "LogCategories")
+    for name, text in fmi2.LOG_CATEGORIES.items():
+        ET.SubElement(categories, "Category", name=name, description=text)
+    ET.SubElement(root, "DefaultExperiment", startTime="0.0", stopTime=str(float(slave.DEFAULT_STOP)),
+                  stepSize=str(float(slave.DEFAULT_STEP)))
+    starts = {}                             # parameters and inputs: their values in the instance
+    for kind, convert in _CONVERT.items():
+        names = [var.name for var in variables if var.type == kind and var.causality != OUTPUT]
+        starts.update(zip(names, slave.reader(names, convert)(slave)) if names else ())
+    scalars = ET.SubElement(root, "ModelVariables")
+    for vr, var in enumerate(variables):
+        causality, real, discrete, initial = _CAUSALITY[var.causality]
+        attributes = {"name": var.name, "valueReference": str(vr), "description": var.description,
+                      "causality": causality, "variability": real if var.type == REAL else discrete}
+        if initial is not None:
+            attributes["initial"] = initial
+        typed = ET.SubElement(ET.SubElement(scalars, "ScalarVariable", attributes), var.type)
+        if var.name in starts:
+            typed.set("start", _START_TEXT[var.type](starts[var.name]))
+        if var.unit:
+            typed.set("unit", var.unit)
+        for attribute, bound in declared_range(var).items():
+            typed.set(attribute, bound)
+    structure = ET.SubElement(root, "ModelStructure")
+    index_of = {var.name: vr + 1 for vr, var in enumerate(variables)}
+    outputs = [var for var in variables if var.causality == OUTPUT]
     if outputs:
         node = ET.SubElement(structure, "Outputs")
         for var in outputs:
@@ -228,7 +263,7 @@ def finish_model_description(xml_text: bytes, element) -> bytes:
             ET.SubElement(node, "Unknown", attrib)
         # at initialization an output depends on the parameters (start values, laws) and on
         # its feedthrough inputs only: body angles and speeds on no input (FMI 2.0, 3.4.8)
-        parameters = [v.name for v in element.VARIABLES if v.causality == PARAMETER]
+        parameters = [var.name for var in variables if var.causality == PARAMETER]
         initial = ET.SubElement(structure, "InitialUnknowns")
         for var in outputs:
             deps = sorted((index_of[d] for d in parameters + list(var.depends)))
@@ -412,121 +447,63 @@ def build_element(element, out_dir: Path, runtime: Runtime | None, fingerprint: 
     target = out_dir / f"{name}.fmu"
     partial = out_dir / f".{name}.fmu{PARTIAL_SUFFIX}-{os.getpid()}"
     with tempfile.TemporaryDirectory(prefix=f"build_{name}_") as tmp:
-        script = Path(tmp) / f"{name}_fmu.py"
-        script.write_text(slave_script(name))
-        raw = _fmu_builder().build_FMU(
-            script, dest=tmp, project_files=[shipped_package(Path(tmp) / "shipped")],
-            canGetAndSetFMUstate=True, canSerializeFMUstate=True,
-        )
-        sys.modules.pop(script.stem, None)
-        _finish_fmu(raw, target, partial, name, element, runtime, fingerprint, extensions, targets)
+        resources = _resources(f"{name}_fmu", slave_script(name), [shipped_package(Path(tmp))])
+    _write_fmu(target, partial, name, resources, element(instance_name="build"), runtime, fingerprint,
+               extensions, targets)
     return target
 
 
-def _fmu_builder() -> type[FmuBuilder]:
-    """pythonfmu's FmuBuilder reading the files every FMU carries (pythonfmu's sources, its
-    binary) from the installed package (host_support.pythonfmu_folder): after an FMU has run
-    in this process, ``pythonfmu`` is that FMU's resources copy, without the binary, and
-    fmpy may have deleted it; the builder would silently leave the binary out."""
-    sys.modules[FmuBuilder.__module__].HERE = host_support.pythonfmu_folder()
-    return FmuBuilder
-
-
-#: pythonfmu's modules an FMU imports at the first ask, not with the package: {name: module}.
-#: The builder pulls in argparse, logging, xml.dom and tempfile, a third of a system FMU's first
-#: instantiation in a Python host, and no FMI call needs it.
-PYTHONFMU_ON_ASK = {"FmuBuilder": "builder"}
-PYTHONFMU_INIT = "resources/pythonfmu/__init__.py"
-
-
-def pythonfmu_init(stock: str) -> str:
-    """pythonfmu's ``__init__`` as an FMU carries it: the stock one's imports, those of
-    :data:`PYTHONFMU_ON_ASK` made by a module ``__getattr__`` at the first ask.  A stock
-    ``__init__`` with anything but relative imports of names is refused (a new pythonfmu
-    release needs this looked at again)."""
-    kept, asked = [], set()
-    for statement in ast.parse(stock).body:
-        if not (isinstance(statement, ast.ImportFrom) and statement.level == 1 and statement.module
-                and all(alias.name != "*" and alias.asname is None for alias in statement.names)):
-            raise host_support.HostSupportError(
-                f"pythonfmu {metadata.version('pythonfmu')}'s __init__ has a statement build_fmus.pythonfmu_init "
-                f"does not expect: {ast.get_source_segment(stock, statement)!r}")
-        names = {alias.name for alias in statement.names}
-        if names <= set(PYTHONFMU_ON_ASK) and {PYTHONFMU_ON_ASK[n] for n in names} == {statement.module}:
-            asked |= names
-        else:
-            kept.append(ast.get_source_segment(stock, statement))
-    if asked != set(PYTHONFMU_ON_ASK):
-        raise host_support.HostSupportError(
-            f"pythonfmu {metadata.version('pythonfmu')}'s __init__ does not import "
-            f"{sorted(set(PYTHONFMU_ON_ASK) - asked)} as build_fmus.pythonfmu_init expects")
-    return "\n".join([
-        '"""pythonfmu as a drivetrain-fmu FMU carries it (build_fmus.pythonfmu_init): its names, the',
-        'builder\'s imported at the first ask."""', *kept, "",
-        f"_ON_ASK = {PYTHONFMU_ON_ASK!r}", "", "",
-        "def __getattr__(name):",
-        "    if name not in _ON_ASK:",
-        '        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")',
-        "    from importlib import import_module",
-        "",
-        '    value = getattr(import_module(f"{__name__}.{_ON_ASK[name]}"), name)',
-        "    globals()[name] = value",
-        "    return value", ""])
+def _resources(entry: str, script: str, project: list) -> dict:
+    """``resources/`` of an FMU: {path in the FMU: bytes}: the entry point ``entry``.py with the
+    text ``script``, its name in slavemodule.txt (where pythonfmu's binary reads it), and the
+    files and folders ``project`` (a folder with what it holds, without bytecode)."""
+    files = {f"resources/{entry}.py": script.encode(), "resources/slavemodule.txt": entry.encode()}
+    for path in project:
+        inside = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for file in inside:
+            if file.is_file() and "__pycache__" not in file.parts:
+                files[f"resources/{file.relative_to(path.parent).as_posix()}"] = file.read_bytes()
+    return files
 
 
 def _imported_from_source(path: str, extensions: dict) -> bool:
     """Whether the FMU's file ``path`` is a module of a package in resources/ that an FMU
     imports from its source: none of ``extensions`` (compiled modules) stands beside it.  The
-    entry point at the top of resources/ is left out: pythonfmu compiles its text anyway."""
+    entry point at the top of resources/ is left out: pythonfmu's binary compiles its text anyway."""
     stem = path[:-len(".py")]
     return (path.startswith("resources/") and path.endswith(".py") and path.count("/") > 1
             and not any(compiled.startswith(stem + ".") for compiled in extensions))
 
 
-def _finish_fmu(raw: Path, target: Path, partial: Path, name: str, described, runtime: Runtime | None,
-                fingerprint: str, extensions: dict, targets=()) -> None:
-    """Write pythonfmu's archive ``raw`` as the FMU ``target`` (through ``partial``, renamed
-    when complete): modelDescription completed from ``described.VARIABLES``, the forwarder
-    and the bundled runtime, the compiled modules ({path in the FMU: bytes}), the bytecode for
-    each CPython of ``targets`` of the packages' source modules that have none compiled
-    (compiled_modules.bytecode: pythonfmu's, the packages' ``__init__``), the build stamp."""
-    sources = {}
-    binary, windows_binary = f"binaries/linux64/{name}.so", f"binaries/win64/{name}.dll"
+def _write_fmu(target: Path, partial: Path, name: str, resources: dict, slave, runtime: Runtime | None,
+               fingerprint: str, extensions: dict, targets=()) -> None:
+    """Write the FMU ``target`` (through ``partial``, renamed when complete): its
+    ``resources`` (:func:`_resources`), the modelDescription.xml of ``slave``'s class
+    (:func:`model_description`), pythonfmu's binary behind the forwarder of each platform with
+    the bundled runtime (without a runtime: pythonfmu's Linux binary itself, for Python hosts),
+    the compiled modules ({path in the FMU: bytes}), the bytecode for each CPython of
+    ``targets`` of the packages' source modules that have none compiled
+    (compiled_modules.bytecode: the packages' ``__init__``), the build stamp."""
     linux = runtime is None or bool(runtime.files)           # without a runtime: Python hosts only, Linux
     windows = runtime is not None and runtime.windows_forwarder is not None
+    binaries = {}
+    if linux:
+        stock = host_support.pythonfmu_binary().read_bytes()
+        binaries[f"binaries/linux64/{name}.so"] = (stock if runtime is None else
+                                                   host_support.patch_binary(stock, runtime.folder, runtime.python))
+        binaries.update({f"binaries/linux64/{relative}": data for relative, data in (runtime.files if runtime else {}).items()})
+    if windows:
+        binaries[f"binaries/win64/{name}.dll"] = runtime.windows_forwarder
+        binaries.update({f"binaries/win64/{relative}": data for relative, data in runtime.windows_files.items()})
+    sources = {path: data for path, data in resources.items() if _imported_from_source(path, extensions)}
     try:
-        with zipfile.ZipFile(raw) as src, zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as dst:
-            for item in src.infolist():
-                # pythonfmu's stock binaries are replaced by the forwarders, or left out with their platform
-                if ("__pycache__" in item.filename or (item.filename.startswith("binaries/win64/") and not windows)
-                        or (item.filename.startswith("binaries/linux64/") and not linux)):
-                    continue
-                data = src.read(item.filename)
-                if item.filename == "modelDescription.xml":
-                    data = finish_model_description(data, described)
-                elif item.filename == PYTHONFMU_INIT:
-                    data = pythonfmu_init(data.decode()).encode()
-                elif item.filename == binary and runtime is not None:
-                    data = host_support.patch_binary(data, runtime.folder, runtime.python)
-                elif item.filename == windows_binary:
-                    if data != host_support.pythonfmu_windows_binary().read_bytes():
-                        raise host_support.HostSupportError(
-                            f"the FMU's {windows_binary} is not pythonfmu's stock DLL, which the forwarder replaces")
-                    data = runtime.windows_forwarder
-                elif item.filename.startswith("binaries/win64/"):
-                    continue
-                if _imported_from_source(item.filename, extensions):
-                    sources[item.filename] = data
-                dst.writestr(item, data)
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as fmu:
+            fmu.writestr("modelDescription.xml", model_description(slave))
+            for path, data in {**binaries, **resources, **extensions, **compiled_modules.bytecode(sources, targets)}.items():
+                fmu.writestr(path, data)
             if runtime is not None:
-                for relative, data in runtime.files.items():
-                    dst.writestr(f"binaries/linux64/{relative}", data)
-                for relative, data in (runtime.windows_files or {}).items():
-                    dst.writestr(f"binaries/win64/{relative}", data)
-                dst.writestr("resources/host.json", runtime.description)
-            for path, data in {**extensions, **compiled_modules.bytecode(sources, targets)}.items():
-                dst.writestr(path, data)
-            dst.writestr(BUILD_STAMP, json.dumps({"fingerprint": fingerprint}) + "\n")
+                fmu.writestr("resources/host.json", runtime.description)
+            fmu.writestr(BUILD_STAMP, json.dumps({"fingerprint": fingerprint}) + "\n")
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
@@ -534,7 +511,7 @@ def _finish_fmu(raw: Path, target: Path, partial: Path, name: str, described, ru
 
 def _element_closure(python) -> "host_support.ModuleSet":
     with tempfile.TemporaryDirectory(prefix="closure_") as tmp:
-        return host_support.stdlib_closure(python, [shipped_package(Path(tmp)), host_support.pythonfmu_folder()],
+        return host_support.stdlib_closure(python, [shipped_package(Path(tmp))],
                                            slave_script("Clutch"))
 
 
@@ -590,13 +567,6 @@ def composite_script(name: str, label: str) -> str:
                                    composite=composite_slave.source_fingerprint())
 
 
-class _Described:
-    """What :func:`finish_model_description` reads of an element: its variable table."""
-
-    def __init__(self, variables):
-        self.VARIABLES = tuple(variables)
-
-
 _SYSTEM_RUNTIMES: dict = {}
 
 
@@ -613,8 +583,7 @@ def _system_runtime(package: Path, script_source: str, targets: list, platforms=
     python = host_support.PythonInstallation.current()
     elements = _element_closure(python)
     with tempfile.TemporaryDirectory(prefix="closure_") as tmp:
-        mine = host_support.stdlib_closure(python, [shipped_package(Path(tmp)), host_support.pythonfmu_folder(),
-                                                    package],
+        mine = host_support.stdlib_closure(python, [shipped_package(Path(tmp)), package],
                                            script_source)
     extra = sorted((set(mine.pure) - set(elements.pure)) | (set(mine.extensions) - set(elements.extensions)))
     if extra:
@@ -672,24 +641,17 @@ def build_system_fmu(system, out_dir: Path = Path("results"), inputs=(), outputs
             label, {inst: Component(c["element"], c["parameters"]) for inst, c in description["components"].items()},
             [Connection(*c) for c in description["connections"]], description["stop"] or 0.0,
             description["description"], description["internal_step"]))
-        script = tmp / f"{name}_system_fmu.py"
-        script.write_text(composite_script(name, label))
-        try:
-            raw = _fmu_builder().build_FMU(
-                script, dest=tmp / "raw", project_files=[shipped_package(tmp / "shipped"), package,
-                                                         tmp / composite_slave.DESCRIPTION_FILE, ssd],
-                canGetAndSetFMUstate=True, canSerializeFMUstate=True,
-            )
-        finally:
-            for module in (script.stem, COMPOSITE_PACKAGE, *(f"{COMPOSITE_PACKAGE}.{m}" for m in composite_modules())):
-                sys.modules.pop(module, None)
+        script = composite_script(name, label)
+        resources = _resources(f"{name}_system_fmu", script, [shipped_package(tmp / "shipped"), package,
+                                                             tmp / composite_slave.DESCRIPTION_FILE, ssd])
+        # the system as the FMU's class makes it (from the description in ``tmp``), for its modelDescription
+        slave = type(name, (composite_slave.Composite,), {})(instance_name="build", resources=str(tmp))
         runtime = None
         if not python_hosts_only and sys.platform.startswith("linux"):
-            runtime = _system_runtime(package, script.read_text(), targets, platforms)
+            runtime = _system_runtime(package, script, targets, platforms)
         extensions = compiled_extensions({**element_modules(), **{f"{COMPOSITE_PACKAGE}.{m}": package / f"{m}.py"
                                                                   for m in composite_modules()}}, targets)
-        _finish_fmu(raw, target, partial, name, _Described(composite_slave.interface(description)), runtime,
-                    digest.hexdigest(), extensions, targets)
+        _write_fmu(target, partial, name, resources, slave, runtime, digest.hexdigest(), extensions, targets)
     return target
 
 

@@ -356,7 +356,7 @@ for source in json.load(sys.stdin):
 
 def bytecode(sources: dict, targets) -> dict:
     """``{path in the FMU of a source module: its text (bytes)}`` -> ``{the path of its bytecode in
-    the FMU ('resources/pythonfmu/__pycache__/enums.cpython-311.pyc'): its bytes}`` for each
+    the FMU ('resources/drivetrain_fmu/fmus/__pycache__/__init__.cpython-311.pyc'): its bytes}`` for each
     TargetPython of ``targets``.  An interpreter of that version then imports the module without
     compiling it (also where it may write no bytecode: PYTHONDONTWRITEBYTECODE, a read-only
     folder, a folder fmpy extracts anew for every run), and compiles it as before when the

@@ -1,4 +1,4 @@
-"""The FMI 2.0 shell: the one face of a model towards pythonfmu, for an element FMU and a system FMU.
+"""The FMI 2.0 shell: the one face of a model towards pythonfmu's binary, for an element FMU and a system FMU.
 
 :class:`Shell` is the FMU class around a model mixed into it (``type(name, (Shell, model))``,
 the model class as ``MODEL``): :func:`element_fmu` puts it around an element model
@@ -65,16 +65,13 @@ import signal
 import threading
 import weakref
 
-from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
-from pythonfmu.default_experiment import DefaultExperiment
-from pythonfmu.enums import Fmi2Initial, Fmi2Status
-
+from . import fmi2
+from .fmi2 import Fmi2Slave
 from .kernel_run import KernelRun, made
 from .model import ParameterError, StateError
 from .native_exit import order_native_exit
-from .variables import BOOLEAN, INTEGER, OUTPUT, PARAMETER, REAL, Var
+from .variables import BOOLEAN, INTEGER, OUTPUT, REAL
 
-_FMI_TYPES = {REAL: Real, INTEGER: Integer, BOOLEAN: Boolean}
 #: the Python type an FMI get returns, per FMI type
 CONVERT = {REAL: float, INTEGER: int, BOOLEAN: bool}
 
@@ -215,7 +212,7 @@ def _complete_interrupted(slave, call: str, exc: BaseException, method, args):
     except Exception as error:
         _raise_entry_failure(slave, call, error)
     _pass_on_interrupt(slave, signum, f"{call} was interrupted ({type(exc).__name__}) and run again to its "
-                                      "end; the interrupt is passed on to the host", Fmi2Status.ok)
+                                      "end; the interrupt is passed on to the host", fmi2.OK)
     return result
 
 
@@ -228,7 +225,7 @@ def _refuse_interrupted(slave, exc: BaseException, current_time, step_size) -> b
     _pass_on_interrupt(slave, signum, f"fmi2DoStep from t = {current_time!r} with h = {step_size!r} was "
                                       f"interrupted ({type(exc).__name__}): the step is undone, the instance is "
                                       "as before the call; the interrupt is passed on to the host",
-                       Fmi2Status.discard)
+                       fmi2.DISCARD)
     return False
 
 
@@ -258,22 +255,6 @@ REFUSED = {
 def phase_problem(call: str, phase: str) -> str | None:
     """Why ``call`` is refused in ``phase`` (REFUSED), or None."""
     return REFUSED.get((call, phase))
-
-
-def fmi_variable(var: Var):
-    """The pythonfmu record of the variable ``var``."""
-    discrete = var.type != REAL
-    if var.causality == PARAMETER:
-        kw = dict(causality=Fmi2Causality.parameter, variability=Fmi2Variability.fixed,
-                  initial=Fmi2Initial.exact)
-    elif var.causality == OUTPUT:
-        kw = dict(causality=Fmi2Causality.output,
-                  variability=Fmi2Variability.discrete if discrete else Fmi2Variability.continuous,
-                  initial=Fmi2Initial.calculated)
-    else:
-        kw = dict(causality=Fmi2Causality.input,
-                  variability=Fmi2Variability.discrete if discrete else Fmi2Variability.continuous)
-    return _FMI_TYPES[var.type](var.name, description=var.description, **kw)
 
 
 def raise_to_host(slave, kind: type, message: str):
@@ -350,25 +331,21 @@ class Shell(Fmi2Slave):
         if self.resources and not order_native_exit(self.resources, type(self).__name__):
             self.log(f"binaries/linux64/{type(self).__name__}.so not found next to the resources "
                      f"{self.resources}: its exit-order fix (fmus.native_exit) is not applied",
-                     Fmi2Status.warning)
-        self.default_experiment = DefaultExperiment(0.0, self.DEFAULT_STOP, self.DEFAULT_STEP)
+                     fmi2.WARNING)
         self._fmi_phase = INSTANTIATED
         # the get/set tables: value reference -> variable, per type, and value reference ->
         # name of the settable variables; a reader (writer) per list of value references a
         # host gets (sets), made from them once
         self._declared = {}
-        self._readable = {kind: {} for kind in _FMI_TYPES}
-        self._settable = {kind: {} for kind in _FMI_TYPES}
-        for var in self.interface():
-            fmi = fmi_variable(var)
-            self.register_variable(fmi, nested=False)
-            vr = fmi.value_reference
+        self._readable = {kind: {} for kind in CONVERT}
+        self._settable = {kind: {} for kind in CONVERT}
+        for vr, var in enumerate(self.interface()):     # value references in declaration order
             self._declared[vr] = var
             self._readable[var.type][vr] = var.name
             if var.causality != OUTPUT:
                 self._settable[var.type][vr] = var.name
-        self._readers = {kind: {} for kind in _FMI_TYPES}
-        self._writers = {kind: {} for kind in _FMI_TYPES}
+        self._readers = {kind: {} for kind in CONVERT}
+        self._writers = {kind: {} for kind in CONVERT}
         made(self)      # its hot calls may come from the binary, on the model's ``_run`` (fmus/fmi_kernel.py)
 
     # ------------------------------------------------------------------ FMI
@@ -422,7 +399,7 @@ class Shell(Fmi2Slave):
     def _refuse(self, problem) -> bool:
         """Log why a step is refused (one message, or a tuple of them in order): fmi2Discard."""
         for message in (problem,) if type(problem) is str else problem:
-            self.log(message, Fmi2Status.error)
+            self.log(message, fmi2.ERROR)
         take_pending_signals()
         return False
 

@@ -8,7 +8,7 @@ nothing FMI.
 
 This module runs inside the FMU (``build_fmus.build_system_fmu`` ships it as
 ``resources/drivetrain_composite/slave.py``), so it imports the standard library and the
-element code (``fmus``, ``solvers``; pythonfmu through :mod:`fmus.shell`) only; the build side
+element code (``fmus``, ``solvers``) only; the build side
 is ``systems/composite.py``.
 
 The system travels in ``resources/composite.json`` (written from the system's .ssd by

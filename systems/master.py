@@ -147,9 +147,10 @@ class Instance:
                                modelIdentifier=self.model.coSimulation.modelIdentifier,
                                instanceName=instance_name)
         self._do_step = _DO_STEP(("fmi2DoStep", self.slave.dll))
-        # pythonfmu's FMUs run their Python code in this interpreter (its name: the model
-        # description's generationTool, "PythonFMU <version>")
-        self.keeps_the_gil = (self.model.generationTool or "").startswith("PythonFMU")
+        # pythonfmu's FMUs, ours among them, run their Python code in this interpreter (the
+        # model description's generationTool: "PythonFMU <version>", ours "drivetrain-fmu
+        # <version> (pythonfmu <version>'s binary)")
+        self.keeps_the_gil = "pythonfmu" in (self.model.generationTool or "").lower()
         self.call("instantiate", callbacks=self._callbacks, loggingOn=True)
         self.call("setupExperiment", startTime=start_time)
         try:

@@ -30,7 +30,7 @@ def make(cls, initialize=True, **params):
 
 
 def vr(slave, name):
-    return next(ref for ref, var in slave.vars.items() if var.name == name)
+    return next(ref for ref, var in enumerate(slave.interface()) if var.name == name)
 
 
 def step_message(slave, h=1e-3):

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 import zipfile
 
 import pytest
@@ -184,54 +185,34 @@ def test_a_process_that_ran_an_fmu_builds_whole_fmus(fmu_dir, system_fmu, tmp_pa
     assert eval(ran.stdout.strip().splitlines()[-1]) == [0.0, 1.0, 2.0, 3.0, 4.0]
 
 
-PYTHONFMU_NAMES = """
-import json, sys, types
-sys.path.insert(0, sys.argv[1])
-import pythonfmu
-names = sorted(n for n, value in vars(pythonfmu).items()          # its names, not its submodules
-               if not n.startswith("_") and n != "FmuBuilder" and not isinstance(value, types.ModuleType))
-loaded = "pythonfmu.builder" in sys.modules
-builder = pythonfmu.FmuBuilder
-try:
-    pythonfmu.NoSuchName
-    missing = "given"
-except AttributeError as exc:
-    missing = str(exc)
-print(json.dumps([pythonfmu.__file__, names, loaded, builder.__module__, "pythonfmu.builder" in sys.modules, missing]))
-"""
+def test_an_fmu_carries_pythonfmu_s_binary_only_and_a_description_of_its_model(fmu_dir):
+    """pythonfmu's Python package is a build tool (fmus/fmi2.py): an FMU carries none of it,
+    only its binary behind the forwarder.  Its modelDescription.xml (build_fmus.model_description)
+    declares the model's variables in value-reference order, each parameter's and input's start
+    the value the model holds (read back as the same number), and the log category of every
+    status fmus.fmi2 logs with."""
+    from drivetrain_fmu import fmus
+    from drivetrain_fmu.fmus import fmi2
+    from drivetrain_fmu.fmus.shell import CONVERT
+    from drivetrain_fmu.fmus.variables import OUTPUT
 
-
-def test_an_fmu_s_pythonfmu_gives_its_names_and_the_builder_at_the_first_ask(fmu_dir, tmp_path):
-    """The FMU's pythonfmu (build_fmus.pythonfmu_init) gives the installed package's names,
-    FmuBuilder from pythonfmu.builder only once asked for, and an AttributeError for a name
-    it does not have; each checked in a process that imports the FMU's copy and one that
-    imports the installed package."""
     with zipfile.ZipFile(fmu_dir / "Clutch.fmu") as archive:
-        archive.extractall(tmp_path / "clutch")
-    runs = {}
-    for label, folder in (("fmu", tmp_path / "clutch" / "resources"), ("installed", tmp_path / "nothing")):
-        done = subprocess.run([sys.executable, "-I", "-c", PYTHONFMU_NAMES, str(folder)], capture_output=True,
-                              text=True, timeout=60)
-        assert done.returncode == 0, done.stderr[-2000:]
-        runs[label] = json.loads(done.stdout)
-    (where, names, loaded, module, now, missing), installed = runs["fmu"], runs["installed"]
-    assert where.startswith(str(tmp_path / "clutch")) and not installed[0].startswith(str(tmp_path))
-    assert names == installed[1] and "Fmi2Slave" in names
-    assert (loaded, module, now) == (False, "pythonfmu.builder", True) and installed[2] is True
-    assert "NoSuchName" in missing and missing == installed[5]
-
-
-def test_pythonfmu_init_refuses_a_stock_init_it_does_not_know():
-    """A new pythonfmu whose ``__init__`` has more than relative imports of names, or no
-    longer imports FmuBuilder from its builder, stops the build with the statement named."""
-    from drivetrain_fmu import build_fmus, host_support
-
-    stock = (host_support.pythonfmu_folder() / "__init__.py").read_text()
-    assert "FmuBuilder" in build_fmus.pythonfmu_init(stock)
-    with pytest.raises(host_support.HostSupportError, match="'import os'"):
-        build_fmus.pythonfmu_init(stock + "import os\n")
-    with pytest.raises(host_support.HostSupportError, match="FmuBuilder"):
-        build_fmus.pythonfmu_init(stock.replace("from .builder import FmuBuilder\n", ""))
+        assert [n for n in archive.namelist() if n.startswith("resources/pythonfmu/")] == []
+        assert "binaries/linux64/libdrivetrain_pythonfmu.so" in archive.namelist()
+        root = ET.fromstring(archive.read("modelDescription.xml"))
+    clutch = fmus.Clutch(instance_name="description")
+    variables = list(clutch.interface())
+    scalars = root.find("ModelVariables").findall("ScalarVariable")
+    assert [(sv.get("name"), sv.get("valueReference")) for sv in scalars] == \
+        [(var.name, str(vr)) for vr, var in enumerate(variables)]
+    read = {"Real": float, "Integer": int, "Boolean": lambda text: {"true": True, "false": False}[text]}
+    settable = [var for var in variables if var.causality != OUTPUT]
+    for var in settable:
+        start = next(sv for sv in scalars if sv.get("name") == var.name).find(var.type).get("start")
+        [held] = clutch.reader([var.name], CONVERT[var.type])(clutch)
+        assert read[var.type](start) == held and type(held) is CONVERT[var.type], (var.name, start, held)
+    declared = {category.get("name") for category in root.find("LogCategories")}
+    assert {fmi2.CATEGORY[status] for status in (fmi2.OK, fmi2.WARNING, fmi2.DISCARD, fmi2.ERROR, fmi2.FATAL)} <= declared
 
 
 def test_an_fmu_stores_the_fingerprints_of_the_code_it_carries(system_fmu, tmp_path):
