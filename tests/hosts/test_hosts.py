@@ -44,7 +44,9 @@ def test_ecos_command_line_runs_the_ssp_like_fmpy(fmu_dir, tmp_path):
     from fmpy.ssp.simulation import simulate_ssp
 
     ssp = write_ssp(tmp_path / "clutch_shaft_load.ssp", "clutch_shaft_load", COMPONENTS, CONNECTIONS, fmu_dir, STOP)
-    clean_env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    # TMPDIR: ecos extracts the SSP's FMUs into a folder of its own there and leaves it (120 MB
+    # per run filled this machine's /tmp); under tmp_path pytest removes it
+    clean_env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
     done = subprocess.run([str(_ecos_binary(tmp_path)), "simulate", "--path", ssp.name, "--stepSize", str(STEP),
                            "--stopTime", str(STOP), "--parameterSet", "initialValues"],
                           cwd=tmp_path, env=clean_env, capture_output=True, text=True, timeout=300)
@@ -72,7 +74,7 @@ def _run_c_host(host, ssp, step, n_steps, names, folder, timeout=600, run=None) 
     (time, then ``names`` as 'instance::variable'), n_steps + 1 rows."""
     command = [str(host), ssp.name, str(step), str(n_steps), *names]
     done = run(command, folder, timeout) if run else subprocess.run(
-        command, cwd=folder, env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
+        command, cwd=folder, env={"PATH": "/usr/bin:/bin", "HOME": str(folder), "TMPDIR": str(folder)},  # TMPDIR: as above
         capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     return np.array([[float(x) for x in line.split()] for line in done.stdout.splitlines()])
