@@ -469,7 +469,7 @@ def _resources(entry: str, script: str, project: list) -> dict:
 def _imported_from_source(path: str, extensions: dict) -> bool:
     """Whether the FMU's file ``path`` is a module of a package in resources/ that an FMU
     imports from its source: none of ``extensions`` (compiled modules) stands beside it.  The
-    entry point at the top of resources/ is left out: pythonfmu's binary compiles its text anyway."""
+    entry point at the top of resources/ is not one (each FMU's own: :func:`_write_fmu`)."""
     stem = path[:-len(".py")]
     return (path.startswith("resources/") and path.endswith(".py") and path.count("/") > 1
             and not any(compiled.startswith(stem + ".") for compiled in extensions))
@@ -483,7 +483,9 @@ def _write_fmu(target: Path, partial: Path, name: str, resources: dict, slave, r
     the bundled runtime (without a runtime: pythonfmu's Linux binary itself, for Python hosts),
     the compiled modules ({path in the FMU: bytes}), the bytecode for each CPython of
     ``targets`` of the packages' source modules that have none compiled
-    (compiled_modules.bytecode: the packages' ``__init__``), the build stamp."""
+    (compiled_modules.bytecode: the packages' ``__init__``, the same in every FMU of a build)
+    and of the entry point (which a host's import compiled besides pythonfmu's binary reading
+    its text: 3.5 % of a system FMU's first instantiation), the build stamp."""
     linux = runtime is None or bool(runtime.files)           # without a runtime: Python hosts only, Linux
     windows = runtime is not None and runtime.windows_forwarder is not None
     binaries = {}
@@ -495,11 +497,13 @@ def _write_fmu(target: Path, partial: Path, name: str, resources: dict, slave, r
     if windows:
         binaries[f"binaries/win64/{name}.dll"] = runtime.windows_forwarder
         binaries.update({f"binaries/win64/{relative}": data for relative, data in runtime.windows_files.items()})
-    sources = {path: data for path, data in resources.items() if _imported_from_source(path, extensions)}
+    shared = {path: data for path, data in resources.items() if _imported_from_source(path, extensions)}
+    entry = {path: data for path, data in resources.items() if path.count("/") == 1 and path.endswith(".py")}
+    bytecode = {**compiled_modules.bytecode(shared, targets), **compiled_modules.bytecode(entry, targets)}
     try:
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as fmu:
             fmu.writestr("modelDescription.xml", model_description(slave))
-            for path, data in {**binaries, **resources, **extensions, **compiled_modules.bytecode(sources, targets)}.items():
+            for path, data in {**binaries, **resources, **extensions, **bytecode}.items():
                 fmu.writestr(path, data)
             if runtime is not None:
                 fmu.writestr("resources/host.json", runtime.description)

@@ -360,10 +360,14 @@ def bytecode(sources: dict, targets) -> dict:
     TargetPython of ``targets``.  An interpreter of that version then imports the module without
     compiling it (also where it may write no bytecode: PYTHONDONTWRITEBYTECODE, a read-only
     folder, a folder fmpy extracts anew for every run), and compiles it as before when the
-    source is no longer the one compiled.  CompileError naming the interpreter when one fails."""
-    out = {}
-    for target in targets:
-        out.update(_bytecode(target.executable, tuple(sorted(sources.items()))))
+    source is no longer the one compiled.  CompileError naming the interpreter when one fails.
+    The interpreters run side by side (a process each)."""
+    key, out = tuple(sorted(sources.items())), {}
+    if not key:
+        return out
+    with ThreadPoolExecutor(max_workers=max(1, len(targets))) as pool:
+        for written in pool.map(lambda target: _bytecode(target.executable, key), targets):
+            out.update(written)
     return out
 
 
