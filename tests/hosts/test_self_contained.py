@@ -99,7 +99,9 @@ def hiding(tmp_path_factory):
     def run(hidden, command, cwd, timeout=600):
         return subprocess.run([*unshare, "sh", "-c", HIDE_SCRIPT, "sh", *hidden, "--", *map(str, command)],
                               cwd=cwd, capture_output=True, text=True,
-                              env={"PATH": "/usr/bin:/bin", "HOME": str(home)}, timeout=timeout)
+                              # TMPDIR: what a host extracts there and leaves (ecos: 120 MB per
+                              # run, tests/hosts/test_hosts.py) stays in the test's folder
+                              env={"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(cwd)}, timeout=timeout)
 
     return run
 
