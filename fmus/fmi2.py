@@ -1,9 +1,10 @@
 """What pythonfmu 0.7.0's binary asks of an FMU's Python class: the base of :class:`fmus.shell.Shell`.
 
 Every FMU carries pythonfmu's binary (``binaries/<platform>/``, behind our forwarder) and none
-of pythonfmu's Python: its package builds FMUs, and importing it cost a system FMU's first
-instantiation in a Python host about a quarter of its instructions (xml.etree, uuid, datetime
-and json for the modelDescription it writes at build time).  The binary (PySlaveInstance.cpp):
+of pythonfmu's Python (build_fmus writes the FMU, its modelDescription.xml included):
+importing pythonfmu's Fmi2Slave cost a system FMU's first instantiation in a Python host about
+a quarter of its instructions (xml.etree, uuid, datetime and json, for the modelDescription
+it writes at build time).  The binary (PySlaveInstance.cpp):
 
 1. imports the entry point named in ``resources/slavemodule.txt`` and executes its text again,
    then takes the class whose ancestry holds a class named ``Fmi2Slave`` at the deepest place;
