@@ -150,9 +150,10 @@ def count_instructions(folder: Path, case: str, steps: int, driver: str = __file
                      dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1"))  # no idle BLAS threads
 
 
-def callgrind(command: list[str], env: dict) -> int:
-    """Instructions valgrind's callgrind counts for the whole process ``command``."""
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+def callgrind(command: list[str], env: dict, options=()) -> int:
+    """Instructions valgrind's callgrind counts for the whole process ``command`` (with
+    ``options`` such as --toggle-collect=FUNCTION: within what they select)."""
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *options, *command],
                          capture_output=True, text=True, env=env, check=True)
     found = re.search(r"Collected : (\d+)", out.stderr)
     if found is None:
