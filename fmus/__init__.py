@@ -6,8 +6,8 @@ Clutch FMU, ``fmus.clutch.Clutch`` its model.
 
 ``REGISTRY`` names each model and its module.  ``MODELS``, ``ELEMENTS`` and the FMU classes
 are made from it when first asked for, and :func:`model_class` imports one model's module
-alone: a system FMU imports the modules of its elements, not all of them, so its first
-instantiation in a host's Python is shorter.  The modules imported later come from the
+alone: an element FMU imports its model's module, a system FMU those of its elements, not all
+of them, so the first instantiation in a host's Python is shorter.  The modules imported later come from the
 package's ``__path__``, which each FMU's entry point extends by its own copy
 (build_fmus.SCRIPT_PREAMBLE: the copy first loaded may be gone).
 """
@@ -106,14 +106,24 @@ def model_class(name: str):
 def __getattr__(name: str):
     """``MODELS``, ``ELEMENTS`` and the FMU classes (``fmus.Clutch``), made at the first ask;
     an element's module (``fmus.clutch``), imported at the first ask."""
-    if name in ("MODELS", "ELEMENTS") or name in _MODULE_OF:
-        from .shell import element_fmu
-
+    if name in ("MODELS", "ELEMENTS"):
         models = tuple(model_class(model) for _, model in REGISTRY)
-        elements = tuple(element_fmu(model, code_fingerprint) for model in models)
-        globals().update(MODELS=models, ELEMENTS=elements)
-        globals().update((element.__name__, element) for element in elements)     # fmus.Clutch: the Clutch FMU
+        globals().update(MODELS=models, ELEMENTS=tuple(_element_fmu(model.__name__) for model in models))
         return globals()[name]
+    if name in _MODULE_OF:
+        return _element_fmu(name)
     if name in _MODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _element_fmu(name: str):
+    """The FMU class of the element model ``name`` (``fmus.Clutch``), made once, importing its
+    model's module alone: an element FMU's entry point asks for its own class only, so its first
+    instantiation imports no other element's module (and no solver only they use)."""
+    element = globals().get(name)
+    if element is None:
+        from .shell import element_fmu
+
+        element = globals()[name] = element_fmu(model_class(name), code_fingerprint)
+    return element

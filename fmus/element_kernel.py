@@ -30,11 +30,7 @@ from cython.cimports.libc.math import M_PI, exp, expm1, fabs, isfinite, pow, sin
 from cython.cimports.libc.stdlib import free, malloc  # noqa: E402
 from cython.cimports.libc.string import memcmp, memcpy  # noqa: E402
 
-from drivetrain_fmu.fmus.inertia import Engine, Inertia  # noqa: E402
-from drivetrain_fmu.fmus.shaft import Shaft  # noqa: E402
-from drivetrain_fmu.fmus.sources import SineTorque, SpeedDependentTorque  # noqa: E402
-from drivetrain_fmu.fmus.table import ForceTable, Table, TorqueTable  # noqa: E402
-from drivetrain_fmu.fmus.clutch import Clutch, ClutchChain, DualClutch, ThermalChainState  # noqa: E402
+from drivetrain_fmu.fmus.clutch import ThermalChainState  # noqa: E402
 from drivetrain_fmu.fmus.compliance import SLIVER, STEP_ROUNDING  # noqa: E402
 from drivetrain_fmu.fmus.variables import BOOLEAN, INPUT, OUTPUT  # noqa: E402
 from drivetrain_fmu.solvers.friction_state import Mode  # noqa: E402
@@ -603,11 +599,22 @@ class ChainKernel(Element):
         return TAKEN
 
 
-#: the element models with a kernel here (exactly these classes: a subclass may change the law)
-KERNELS = {Inertia: InertiaKernel, Engine: EngineKernel, Shaft: ShaftKernel, Table: TableKernel,
-           TorqueTable: TableKernel, ForceTable: TableKernel, SineTorque: SineTorqueKernel,
-           SpeedDependentTorque: SpeedTorqueKernel, Clutch: ChainKernel, DualClutch: ChainKernel,
-           ClutchChain: ChainKernel}
+#: the element models with a kernel here, by module and name (exactly these classes: a subclass
+#: may change the law; named, not imported: an FMU imports the modules of its own elements only)
+KERNELS = {"inertia.Inertia": InertiaKernel, "inertia.Engine": EngineKernel, "shaft.Shaft": ShaftKernel,
+           "table.Table": TableKernel, "table.TorqueTable": TableKernel, "table.ForceTable": TableKernel,
+           "sources.SineTorque": SineTorqueKernel, "sources.SpeedDependentTorque": SpeedTorqueKernel,
+           "clutch.Clutch": ChainKernel, "clutch.DualClutch": ChainKernel, "clutch.ClutchChain": ChainKernel}
+#: the package of those modules
+_MODELS_PACKAGE = "drivetrain_fmu.fmus."
+
+
+def kernel_class(model_class):
+    """The kernel of the element model class ``model_class`` when it is one of :data:`KERNELS`, or None."""
+    module = model_class.__module__
+    if not module.startswith(_MODELS_PACKAGE):
+        return None
+    return KERNELS.get(f"{module[len(_MODELS_PACKAGE):]}.{model_class.__qualname__}")
 
 
 def kernel_of(model, model_class):
@@ -616,7 +623,7 @@ def kernel_of(model, model_class):
     range (the kernels but the chain's screen finiteness only), or it is a friction chain with
     its thermal model or larger than the friction kernel takes, or an engine with harmonics
     (solvers.rigid.step_engine integrates it adaptively)."""
-    kernel = KERNELS.get(model_class)
+    kernel = kernel_class(model_class)
     if kernel is None or (kernel is EngineKernel and (model.h2 != 0.0 or model.h4 != 0.0)):
         return None
     if kernel is ChainKernel:
