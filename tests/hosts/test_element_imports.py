@@ -112,6 +112,23 @@ def test_an_element_fmu_imports_its_own_model_s_module_only(fmu_dir, tmp_path):
     for unused in ("vehicle", "tire", "backlash", "elasto_backlash", "pwa", "lcp", "gear"):
         assert f"drivetrain_fmu.solvers.{unused}" not in imported, imported
     assert rows
+    # nor json (FMU states only), which fmpy's process had imported: in a bare interpreter
+    resources = tmp_path / "clutch" / "resources"
+    done = subprocess.run([sys.executable, "-I", "-c", BARE, str(resources)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["Clutch", "[]"], done.stdout
+
+
+#: the Clutch FMU's class made as pythonfmu's binary makes it, in an interpreter that imported
+#: nothing else: which of the modules pythonfmu's Python imported are loaded then
+BARE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import Clutch_fmu
+print(type(Clutch_fmu.Clutch(instance_name="bare", resources=sys.argv[1])).__name__)
+print([m for m in ("json", "datetime", "uuid", "xml.etree.ElementTree") if m in sys.modules])
+"""
 
 
 def test_a_second_fmu_imports_its_elements_after_the_first_one_s_copy_is_gone(system_fmus, tmp_path):
