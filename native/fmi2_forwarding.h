@@ -320,7 +320,7 @@ static struct instance *instantiate_slave(char *resources, const char *module, c
         /* pythonfmu 0.7.0 looks the class up by an empty name when the module defines none */
         if (strstr(self->fatal, "has no attribute ''") != NULL) {
             snprintf(error, sizeof error, "drivetrain-fmu: the slave module %s%c%s.py defines no class derived "
-                     "from pythonfmu's Fmi2Slave", resources, separator, module);
+                     "from a class named Fmi2Slave (drivetrain_fmu.fmus.fmi2's)", resources, separator, module);
         } else {
             snprintf(error, sizeof error, "drivetrain-fmu: pythonfmu could not load or instantiate the slave "
                      "module %s%c%s.py (the message before says why)", resources, separator, module);

@@ -324,7 +324,7 @@ BROKEN = {
     "module source renamed": 'slave module "{module}" that slavemodule.txt names has no readable source '
                              "{resources}/{module}.py",
     "module not importable": "could not load or instantiate the slave module {resources}/{module}.py",
-    "no slave class": "{resources}/{module}.py defines no class derived from pythonfmu's Fmi2Slave",
+    "no slave class": "{resources}/{module}.py defines no class derived from a class named Fmi2Slave",
 }
 
 
@@ -360,5 +360,5 @@ def test_a_slave_that_cannot_be_found_fails_fmucheck_cleanly(name, how, fmus, tm
     log = done.stdout + done.stderr
     assert done.returncode != 0, log[-3000:]
     expected = {"no resources folder": "/resources (fmuResourceLocation",
-                "no slave class": f"/resources/{module}.py defines no class derived from pythonfmu's Fmi2Slave"}[how]
+                "no slave class": f"/resources/{module}.py defines no class derived from a class named Fmi2Slave"}[how]
     assert expected in log and "logStatusFatal" in log, log[-3000:]
