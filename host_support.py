@@ -18,8 +18,8 @@ fmuCheck, ecos, Dymola, Simulink) gets it from the FMU itself:
     ``libdrivetrain_python.so``     the runtime starter (native/linux64/starter.c);
     ``libffi.so.8`` ...             native libraries the bundled extension modules need
                                    beyond the C library;
-    ``python/stdlib.zip``           the standard-library modules the element code and
-                                   pythonfmu import, compiled (unchecked hash-based .pyc);
+    ``python/stdlib.zip``           the standard-library modules the element code
+                                   imports, compiled (unchecked hash-based .pyc);
     ``python/lib-dynload/``         the extension modules among them.
 
 The starter's constructor runs when the host loads the FMU.  If the process has no
@@ -46,8 +46,8 @@ It also makes an element FMU's hot calls (fmi2DoStep, fmi2GetReal, fmi2GetBoolea
 fmi2SetReal) on its compiled kernel before pythonfmu, through the C functions of
 fmus/fmi_kernel.py (native/fmi2_forwarding.h, the fast calls).
 
-Which modules: the static import graph (``modulefinder``) of the element packages, the
-slave script and pythonfmu's runtime modules, minus :data:`EXCLUDED_STDLIB` (packages that
+Which modules: the static import graph (``modulefinder``) of the element packages and the
+slave script, minus :data:`EXCLUDED_STDLIB` (packages that
 graph reaches only through code paths the FMUs never take); an import that resolves
 outside the standard library and the shipped packages stops the build, naming it.
 Extension modules whose native library is not part of every Linux system are left out
@@ -206,8 +206,8 @@ class ModuleSet:
 
 def stdlib_closure(python: PythonInstallation, packages: list[Path], entry_source: str) -> ModuleSet:
     """Standard-library modules reachable from ``entry_source`` (the slave script) through
-    ``packages`` (the folders of the packages shipped in resources/: our element code and
-    pythonfmu).  Refuses an import that is neither standard library nor shipped."""
+    ``packages`` (the folders of the packages shipped in resources/: our element code, and a
+    system FMU's composite runtime).  Refuses an import that is neither standard library nor shipped."""
     with tempfile.TemporaryDirectory(prefix="closure_") as tmp:
         shipped_root = Path(tmp) / "resources"
         shipped_root.mkdir()
@@ -412,9 +412,8 @@ def build_shim(folder: Path, python: PythonInstallation) -> bytes:
 
 
 def pythonfmu_folder() -> Path:
-    """The installed pythonfmu package's folder: from its distribution, not from where
-    ``pythonfmu`` was imported (an FMU run in this process first puts its resources' copy,
-    without binaries, which fmpy then deletes)."""
+    """The installed pythonfmu package's folder (whose binaries every FMU carries): from its
+    distribution, not from where ``pythonfmu`` was imported."""
     try:
         folder = Path(metadata.distribution("pythonfmu").locate_file("pythonfmu"))
     except metadata.PackageNotFoundError:
