@@ -230,8 +230,9 @@ def model_description(slave, generated: datetime.datetime | None = None) -> byte
     categories = ET.SubElement(root, "LogCategories")
     for name, text in fmi2.LOG_CATEGORIES.items():
         ET.SubElement(categories, "Category", name=name, description=text)
-    ET.SubElement(root, "DefaultExperiment", startTime="0.0", stopTime=str(float(slave.DEFAULT_STOP)),
-                  stepSize=str(float(slave.DEFAULT_STEP)))
+    ET.SubElement(root, "DefaultExperiment", startTime="0.0", **{      # a system may give no stop time
+        attribute: str(float(value)) for attribute, value in (("stopTime", slave.DEFAULT_STOP),
+                                                              ("stepSize", slave.DEFAULT_STEP)) if value is not None})
     starts = {}                             # parameters and inputs: their values in the instance
     for kind, convert in _CONVERT.items():
         names = [var.name for var in variables if var.type == kind and var.causality != OUTPUT]

@@ -162,6 +162,22 @@ def _host_run(fmu: Path, stop: float, step: float, keys, inputs=None, parameters
     return {k: np.array(column) for k, column in zip(keys, zip(*rows))}
 
 
+def test_a_system_without_a_stop_time_runs_for_the_host_s(fmu_dir, tmp_path):
+    """An .ssd may give no DefaultExperiment stopTime (systems.ssp: stop None): the system FMU
+    declares its step and no stop time, and runs as long as the host asks, the same values
+    as the system with its stop time over the same steps."""
+    from fmpy import read_model_description, simulate_fmu
+
+    timed = composite.describe("z3", (), ("vehicle.w",), None, {}, 0)
+    untimed = build_fmus.build_system_fmu({**timed, "stop": None}, tmp_path / "untimed")
+    experiment = read_model_description(str(untimed)).defaultExperiment
+    assert experiment.stopTime is None and float(experiment.stepSize) == z3.SYSTEM.step
+    results = [simulate_fmu(str(fmu), stop_time=0.5, step_size=z3.SYSTEM.step, output=["vehicle.w"])
+               for fmu in (untimed, build_fmus.build_system_fmu(timed, tmp_path / "timed"))]
+    assert len(results[0]) == 251 and np.ptp(results[0]["vehicle.w"]) > 0.1    # the vehicle moves
+    assert np.array_equal(results[0]["vehicle.w"], results[1]["vehicle.w"])
+
+
 def test_inputs_from_the_host_give_the_results_of_the_tables_they_replace(system_dir):
     """z3 with --input clutch.tau_2 --input clutch.f_n_a: the host sets the engine torque
     and clamp a's force to the values their Tables take (a Table's time is the previous
