@@ -205,9 +205,9 @@ class ModuleSet:
 
 
 def stdlib_closure(python: PythonInstallation, packages: list[Path], entry_source: str) -> ModuleSet:
-    """Standard-library modules reachable from ``entry_source`` (the slave script) through
-    ``packages`` (the folders of the packages shipped in resources/: our element code, and a
-    system FMU's composite runtime).  Refuses an import that is neither standard library nor shipped."""
+    """Standard-library modules reachable from ``entry_source`` (the slave script) and from
+    every module of ``packages`` (the folders of the packages shipped in resources/: our
+    element code, and a system FMU's composite runtime).  Refuses an import that is neither standard library nor shipped."""
     with tempfile.TemporaryDirectory(prefix="closure_") as tmp:
         shipped_root = Path(tmp) / "resources"
         shipped_root.mkdir()
@@ -227,6 +227,13 @@ def stdlib_closure(python: PythonInstallation, packages: list[Path], entry_sourc
         finder = modulefinder.ModuleFinder(path=[str(shipped_root), python.stdlib, python.dynload],
                                            excludes=list(EXCLUDED_STDLIB))
         finder.run_script(str(entry))
+        # and every module of the packages: an FMU imports its elements' modules by name when
+        # first used (fmus.model_class), which the entry point's import graph does not show
+        for package in packages:
+            for source in sorted(package.resolve().rglob("*.py")):
+                parts = (package.name, *source.relative_to(package.resolve()).with_suffix("").parts)
+                if "__pycache__" not in parts:
+                    finder.import_hook(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     shipped_folders = {package.name: package.resolve() for package in packages}
     shipped_names = set(shipped_folders)
     pure, extensions, checked = {}, {}, {}

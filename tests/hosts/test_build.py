@@ -246,6 +246,20 @@ def test_the_bundled_runtime_refuses_element_code_that_imports_outside_the_stand
         host_support.stdlib_closure(host_support.PythonInstallation.current(), [package], "import element\n")
 
 
+def test_the_bundled_runtime_holds_what_every_shipped_module_imports(tmp_path):
+    """An FMU imports its element's module by name when first used (fmus.model_class), which the
+    entry point's import graph does not show: the runtime holds the standard-library modules
+    every shipped module imports, reached from the entry point or not."""
+    from drivetrain_fmu import host_support
+
+    package = tmp_path / "element"
+    package.mkdir()
+    (package / "__init__.py").write_text("import importlib\n")
+    (package / "law.py").write_text("import colorsys\n")      # imported by name only
+    modules = host_support.stdlib_closure(host_support.PythonInstallation.current(), [package], "import element\n")
+    assert "colorsys" in modules.pure
+
+
 def test_an_excluded_module_needed_at_import_time_stops_the_build(tmp_path):
     """A module left out of the runtime (host_support.EXCLUDED_STDLIB) but imported when the
     element code loads would fail in every host: the build refuses it by name."""
