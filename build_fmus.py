@@ -503,12 +503,14 @@ def _write_fmu(target: Path, partial: Path, name: str, resources: dict, slave, r
     bytecode = {**compiled_modules.bytecode(shared, targets), **compiled_modules.bytecode(entry, targets)}
     try:
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as fmu:
-            fmu.writestr("modelDescription.xml", model_description(slave))
-            for path, data in {**binaries, **resources, **extensions, **bytecode}.items():
-                fmu.writestr(path, data)
-            if runtime is not None:
-                fmu.writestr("resources/host.json", runtime.description)
-            fmu.writestr(BUILD_STAMP, json.dumps({"fingerprint": fingerprint}) + "\n")
+            members = {"modelDescription.xml": model_description(slave), **binaries, **resources, **extensions,
+                       **bytecode, **({"resources/host.json": runtime.description} if runtime else {}),
+                       BUILD_STAMP: json.dumps({"fingerprint": fingerprint}) + "\n"}
+            written = time.localtime()[:6]
+            for path, data in members.items():
+                member = zipfile.ZipInfo(path, written)
+                member.external_attr = 0o644 << 16      # readable by all, as extracted by a tool that keeps modes
+                fmu.writestr(member, data, zipfile.ZIP_DEFLATED)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)

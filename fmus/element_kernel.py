@@ -21,6 +21,8 @@ Uncompiled, this module refuses to be imported and the models run.
 """
 from __future__ import annotations
 
+import sys
+
 import cython
 
 if not cython.compiled:
@@ -610,11 +612,12 @@ _MODELS_PACKAGE = "drivetrain_fmu.fmus."
 
 
 def kernel_class(model_class):
-    """The kernel of the element model class ``model_class`` when it is one of :data:`KERNELS`, or None."""
-    module = model_class.__module__
-    if not module.startswith(_MODELS_PACKAGE):
+    """The kernel of the element model class ``model_class`` when it is one of :data:`KERNELS`
+    (the class its module holds under that name, not a class named as it: an FMU class), or None."""
+    module, name = model_class.__module__, model_class.__qualname__
+    if not module.startswith(_MODELS_PACKAGE) or getattr(sys.modules.get(module), name, None) is not model_class:
         return None
-    return KERNELS.get(f"{module[len(_MODELS_PACKAGE):]}.{model_class.__qualname__}")
+    return KERNELS.get(f"{module[len(_MODELS_PACKAGE):]}.{name}")
 
 
 def kernel_of(model, model_class):
