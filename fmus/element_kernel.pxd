@@ -75,6 +75,7 @@ cdef class ShaftKernel(Element):
 cdef class ClockedKernel(Element):
     cdef double time                    # of the communication point
     cdef int out_y
+    cdef double value_at(self, double time) except? -1
 
 cdef class TableKernel(ClockedKernel):
     cdef double times[6]                # fmus.table.MAX_POINTS

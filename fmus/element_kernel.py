@@ -3,8 +3,9 @@ FMU's inner loop and for an element FMU.
 
 An element whose class has a kernel here (:data:`KERNELS`) computes from one C array of
 doubles into it, each of its inputs and outputs a slot of that array: Inertia, the Engine
-without harmonics, Shaft, the time tables and the torque sources keep their state as C doubles and compute their outputs with their reference's
-IEEE operations in its order (gcc -ffp-contract=off: compiled_modules); a friction chain
+without harmonics, Shaft, the time tables and the torque sources keep their state as C
+doubles and compute their outputs with their reference's IEEE operations in its order (gcc
+-ffp-contract=off: compiled_modules; a clocked source's law is its ``value_at``); a friction chain
 without its thermal model keeps its friction system's state as C values
 (friction_kernel.ChainValues) and makes its model's calls over them on that system's kernel
 (solvers/friction_kernel.py, cimported), without a Python object between.  So every float is
@@ -28,7 +29,7 @@ import cython
 if not cython.compiled:
     raise ImportError("fmus.element_kernel runs compiled only: the element models run instead")
 
-from cython.cimports.libc.math import M_PI, exp, expm1, fabs, isfinite, pow, sin  # noqa: E402
+from cython.cimports.libc.math import M_PI, NAN, exp, expm1, fabs, isfinite, pow, sin  # noqa: E402
 from cython.cimports.libc.stdlib import free, malloc  # noqa: E402
 from cython.cimports.libc.string import memcmp, memcpy  # noqa: E402
 
@@ -322,12 +323,26 @@ class ShaftKernel(Element):
 @cython.cclass
 class ClockedKernel(Element):
     """A source of fmus.model.ClockedModel: its state is the time of the communication point,
-    its output y a function of it."""
+    its output y a function of it (``value_at``, each source's law)."""
 
     def __init__(self, label, model, slots):
         Element.__init__(self, label, model, slots)
         self.out_y = slots["y"]
         self.saved_size = cython.sizeof(cython.double)
+
+    def value_at(self, time):
+        """y at ``time``; NaN leaves the step to the model."""
+        return NAN
+
+    @cython.locals(time=cython.double, y=cython.double)
+    def step(self, x, t, h):
+        time = t + h                                    # ClockedModel.step
+        y = self.value_at(time)
+        if not isfinite(y):
+            return BY_REFERENCE
+        self.time = time
+        x[self.out_y] = y
+        return TAKEN
 
     def read_state(self, state):
         self.time = state
@@ -355,9 +370,8 @@ class TableKernel(ClockedKernel):
         for i in range(self.n):
             self.times[i], self.values[i] = model._t[i], model._y[i]
 
-    @cython.locals(time=cython.double, index=cython.int, i=cython.int, y=cython.double, fraction=cython.double)
-    def step(self, x, t, h):
-        time = t + h                                    # ClockedModel.step
+    @cython.locals(index=cython.int, i=cython.int, fraction=cython.double)
+    def value_at(self, time):
         index = -1                                      # table_value: the last point at or before
         for i in range(self.n):                         # time (bisect_right - 1 over increasing times)
             if self.times[i] <= time:
@@ -365,17 +379,11 @@ class TableKernel(ClockedKernel):
             else:
                 break
         if index < 0:
-            y = self.values[0]
-        elif self.hold or index == self.n - 1:
-            y = self.values[index]
-        else:
-            fraction = (time - self.times[index]) / (self.times[index + 1] - self.times[index])
-            y = self.values[index] + (self.values[index + 1] - self.values[index]) * fraction
-        if not isfinite(y):
-            return BY_REFERENCE
-        self.time = time
-        x[self.out_y] = y
-        return TAKEN
+            return self.values[0]
+        if self.hold or index == self.n - 1:
+            return self.values[index]
+        fraction = (time - self.times[index]) / (self.times[index + 1] - self.times[index])
+        return self.values[index] + (self.values[index + 1] - self.values[index]) * fraction
 
 
 @cython.cclass
@@ -388,17 +396,10 @@ class SineTorqueKernel(ClockedKernel):
         self.amplitude, self.f, self.phase, self.offset = model.amplitude, model.f, model.phase, model.offset
         self.t_start, self.t_stop = model.t_start, model.t_stop
 
-    @cython.locals(time=cython.double, y=cython.double)
-    def step(self, x, t, h):
-        time = t + h                                    # ClockedModel.step
-        y = self.offset                                 # gated_sine, operation for operation
-        if self.t_start <= time < self.t_stop:
-            y = self.offset + self.amplitude * sin(2.0 * M_PI * self.f * (time - self.t_start) + self.phase)
-        if not isfinite(y):
-            return BY_REFERENCE
-        self.time = time
-        x[self.out_y] = y
-        return TAKEN
+    def value_at(self, time):
+        if self.t_start <= time < self.t_stop:          # gated_sine, operation for operation
+            return self.offset + self.amplitude * sin(2.0 * M_PI * self.f * (time - self.t_start) + self.phase)
+        return self.offset
 
 
 @cython.cclass
