@@ -8,8 +8,9 @@ An FMU carries the entry point (:func:`slave_script`), our ``solvers``/``fmus`` 
 the entry point's class: fmus/fmi2.py says what it asks of it) behind our forwarder, and the
 modelDescription.xml :func:`model_description` writes from the variable table (units,
 ranges, output dependencies and InitialUnknowns included).  pythonfmu's Python package is not
-in the FMU: an FMU runs our FMI shell (fmus/shell.py) only.  :mod:`host_support` bundles the CPython runtime the FMU needs (libpython,
-the standard-library modules it imports, a starter), so the FMU runs on a machine without
+in the FMU: an FMU runs our FMI shell (fmus/shell.py) only.  :mod:`host_support` bundles the
+CPython runtime the FMU needs (libpython, the standard-library modules it imports, a
+starter), so the FMU runs on a machine without
 Python, on Linux (``binaries/linux64``) and on Windows (``binaries/win64``, cross-compiled
 with mingw-w64; ``--platform`` chooses one); ``--python-hosts-only`` leaves it out (Linux FMUs
 for CPython hosts only).
@@ -69,6 +70,7 @@ def _own_code_after_an_fmu_s() -> None:
 _own_code_after_an_fmu_s()
 
 from drivetrain_fmu.fmus import ELEMENTS, fmi2  # noqa: E402
+from drivetrain_fmu.fmus.shell import CONVERT  # noqa: E402
 from drivetrain_fmu.fmus.variables import BOOLEAN, INPUT, INTEGER, OUTPUT, PARAMETER, REAL, UNITS  # noqa: E402
 from drivetrain_fmu.systems import algorithm, composite, composite_slave  # noqa: E402
 from drivetrain_fmu.systems.master import Connection  # noqa: E402
@@ -197,10 +199,9 @@ _CAUSALITY = {PARAMETER: ("parameter", "fixed", "fixed", "exact"),
 #: a start value as modelDescription.xml writes it, per type (repr: a Real reads back the same double)
 _START_TEXT = {REAL: lambda value: repr(float(value)), INTEGER: lambda value: str(int(value)),
                BOOLEAN: lambda value: "true" if value else "false"}
-_CONVERT = {REAL: float, INTEGER: int, BOOLEAN: bool}
 
 
-def model_description(slave, generated: datetime.datetime | None = None) -> bytes:
+def model_description(slave) -> bytes:
     """modelDescription.xml of the FMU whose class made ``slave`` (an instance, at build time:
     fmus.shell.Shell around a model): the model's ``interface()`` in value-reference order,
     each with its unit and declared range, the start values of parameters and inputs as the
@@ -210,8 +211,7 @@ def model_description(slave, generated: datetime.datetime | None = None) -> byte
     root = ET.Element("fmiModelDescription", {
         "fmiVersion": "2.0", "modelName": cls.__name__, "guid": str(uuid.uuid1()),
         "generationTool": f"drivetrain-fmu {cls.version} (pythonfmu {metadata.version('pythonfmu')}'s binary)",
-        "generationDateAndTime": (generated or datetime.datetime.now(datetime.timezone.utc)).isoformat(
-            timespec="seconds"),
+        "generationDateAndTime": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "variableNamingConvention": "structured",
         **{attribute: value for attribute in ("description", "author", "license", "version")
            if (value := getattr(slave, attribute, None)) is not None}})
@@ -234,7 +234,7 @@ def model_description(slave, generated: datetime.datetime | None = None) -> byte
         attribute: str(float(value)) for attribute, value in (("stopTime", slave.DEFAULT_STOP),
                                                               ("stepSize", slave.DEFAULT_STEP)) if value is not None})
     starts = {}                             # parameters and inputs: their values in the instance
-    for kind, convert in _CONVERT.items():
+    for kind, convert in CONVERT.items():
         names = [var.name for var in variables if var.type == kind and var.causality != OUTPUT]
         starts.update(zip(names, slave.reader(names, convert)(slave)) if names else ())
     scalars = ET.SubElement(root, "ModelVariables")
@@ -494,7 +494,8 @@ def _write_fmu(target: Path, partial: Path, name: str, resources: dict, slave, r
         stock = host_support.pythonfmu_binary().read_bytes()
         binaries[f"binaries/linux64/{name}.so"] = (stock if runtime is None else
                                                    host_support.patch_binary(stock, runtime.folder, runtime.python))
-        binaries.update({f"binaries/linux64/{relative}": data for relative, data in (runtime.files if runtime else {}).items()})
+        binaries.update({f"binaries/linux64/{relative}": data
+                         for relative, data in (runtime.files if runtime else {}).items()})
     if windows:
         binaries[f"binaries/win64/{name}.dll"] = runtime.windows_forwarder
         binaries.update({f"binaries/win64/{relative}": data for relative, data in runtime.windows_files.items()})

@@ -207,7 +207,8 @@ class ModuleSet:
 def stdlib_closure(python: PythonInstallation, packages: list[Path], entry_source: str) -> ModuleSet:
     """Standard-library modules reachable from ``entry_source`` (the slave script) and from
     every module of ``packages`` (the folders of the packages shipped in resources/: our
-    element code, and a system FMU's composite runtime).  Refuses an import that is neither standard library nor shipped."""
+    element code, and a system FMU's composite runtime).  Refuses an import that is neither
+    standard library nor shipped."""
     with tempfile.TemporaryDirectory(prefix="closure_") as tmp:
         shipped_root = Path(tmp) / "resources"
         shipped_root.mkdir()
@@ -230,8 +231,9 @@ def stdlib_closure(python: PythonInstallation, packages: list[Path], entry_sourc
         # and every module of the packages: an FMU imports its elements' modules by name when
         # first used (fmus.model_class), which the entry point's import graph does not show
         for package in packages:
-            for source in sorted(package.resolve().rglob("*.py")):
-                parts = (package.name, *source.relative_to(package.resolve()).with_suffix("").parts)
+            folder = package.resolve()
+            for source in sorted(folder.rglob("*.py")):
+                parts = (package.name, *source.relative_to(folder).with_suffix("").parts)
                 if "__pycache__" not in parts:
                     finder.import_hook(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     shipped_folders = {package.name: package.resolve() for package in packages}

@@ -7,9 +7,9 @@ Clutch FMU, ``fmus.clutch.Clutch`` its model.
 ``REGISTRY`` names each model and its module.  ``MODELS``, ``ELEMENTS`` and the FMU classes
 are made from it when first asked for, and :func:`model_class` imports one model's module
 alone: an element FMU imports its model's module, a system FMU those of its elements, not all
-of them, so the first instantiation in a host's Python is shorter.  The modules imported later come from the
-package's ``__path__``, which each FMU's entry point extends by its own copy
-(build_fmus.SCRIPT_PREAMBLE: the copy first loaded may be gone).
+of them, so the first instantiation in a host's Python is shorter.  The modules imported
+later come from the package's ``__path__``, which each FMU's entry point extends by its own
+copy (build_fmus.SCRIPT_PREAMBLE: the copy first loaded may be gone).
 """
 import importlib
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""The FMI 2.0 shell: the one face of a model towards pythonfmu's binary, for an element FMU and a system FMU.
+"""The FMI 2.0 shell: the one face of a model towards pythonfmu's binary, for an element and a system FMU.
 
 :class:`Shell` is the FMU class around a model mixed into it (``type(name, (Shell, model))``,
 the model class as ``MODEL``): :func:`element_fmu` puts it around an element model
